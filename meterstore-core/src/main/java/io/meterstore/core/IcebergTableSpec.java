@@ -1,0 +1,132 @@
+package io.meterstore.core;
+
+import com.google.common.collect.ImmutableMap;
+import org.apache.iceberg.PartitionField;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SortOrder;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.TableUtil;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.types.Types.NestedField;
+
+import java.util.Map;
+
+import static io.meterstore.core.MeterstoreException.Reason.TABLE_LAYOUT_UNSUPPORTED;
+
+/**
+ * The cold tier's table: Iceberg format v2 (verified after creation, never v3, which many engines cannot read),
+ * partitioned by month("from") (day partitions would make ~3,650 small partitions a decade), sorted by the merge key
+ * and version, ZSTD, bloom filters on the point-lookup columns, 512 MiB target files.
+ */
+public final class IcebergTableSpec
+{
+    public static final int FORMAT_VERSION = 2;
+    public static final long TARGET_FILE_SIZE_BYTES = 512L * 1024 * 1024;
+    public static final int ROW_GROUP_ROWS = 256 * 1024;
+
+    private IcebergTableSpec() {}
+
+    public static PartitionSpec partitionSpec(Schema schema)
+    {
+        return PartitionSpec.builderFor(schema).month(ReadingsColumn.FROM.columnName()).build();
+    }
+
+    public static SortOrder sortOrder(Schema schema)
+    {
+        SortOrder.Builder builder = SortOrder.builderFor(schema);
+        for (ReadingsColumn column : ReadingsColumn.SORT_KEY) {
+            builder.asc(column.columnName());
+        }
+        return builder.build();
+    }
+
+    public static Map<String, String> properties()
+    {
+        return ImmutableMap.<String, String>builder()
+                .put(TableProperties.FORMAT_VERSION, String.valueOf(FORMAT_VERSION))
+                .put(TableProperties.DEFAULT_FILE_FORMAT, "parquet")
+                .put(TableProperties.PARQUET_COMPRESSION, "zstd")
+                .put(TableProperties.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX + ReadingsColumn.MALO_ID.columnName(), "true")
+                .put(TableProperties.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX + ReadingsColumn.OBIS_CODE.columnName(), "true")
+                .put(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, String.valueOf(TARGET_FILE_SIZE_BYTES))
+                // the library's retry re-applies a stale summary, which could republish an older watermark;
+                // MeterStore owns the retry loop and re-derives the summary from the refreshed base
+                .put(TableProperties.COMMIT_NUM_RETRIES, "0")
+                .put(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
+                .buildOrThrow();
+    }
+
+    /** Creates the table (and its namespace) if missing, then verifies the layout either way. */
+    public static Table createIfMissing(Catalog catalog, TableIdentifier identifier)
+    {
+        if (catalog instanceof SupportsNamespaces namespaces && !identifier.namespace().isEmpty()) {
+            Namespace namespace = identifier.namespace();
+            if (!namespaces.namespaceExists(namespace)) {
+                try {
+                    namespaces.createNamespace(namespace);
+                }
+                catch (AlreadyExistsException ignored) {
+                    // created concurrently: fine
+                }
+            }
+        }
+        Table table;
+        if (catalog.tableExists(identifier)) {
+            table = catalog.loadTable(identifier);
+        }
+        else {
+            Schema schema = ReadingsSchema.icebergSchema();
+            try {
+                table = catalog.buildTable(identifier, schema)
+                        .withPartitionSpec(partitionSpec(schema))
+                        .withSortOrder(sortOrder(schema))
+                        .withProperties(properties())
+                        .create();
+            }
+            catch (AlreadyExistsException e) {
+                table = catalog.loadTable(identifier);
+            }
+        }
+        verify(table);
+        return table;
+    }
+
+    /**
+     * Verifies what MeterStore relies on: format v2, the readings schema by field id and type, month("from") partitions.
+     * The format version is checked rather than trusted because it is a reserved property: a library default moving
+     * to v3 must fail loudly instead of silently migrating a decade of history.
+     */
+    public static void verify(Table table)
+    {
+        int formatVersion = TableUtil.formatVersion(table);
+        if (formatVersion != FORMAT_VERSION) {
+            throw new MeterstoreException(TABLE_LAYOUT_UNSUPPORTED,
+                    "Iceberg table '%s' has format version %s: MeterStore reads and writes format version 2 only; recreate the table with format-version=2"
+                            .formatted(table.name(), formatVersion));
+        }
+        Schema schema = table.schema();
+        for (ReadingsColumn column : ReadingsColumn.values()) {
+            NestedField field = schema.findField(column.fieldId());
+            if (field == null || !field.name().equals(column.columnName()) || !field.type().equals(column.icebergType())) {
+                throw new MeterstoreException(TABLE_LAYOUT_UNSUPPORTED,
+                        "Iceberg table '%s' is not a readings table: field %s should be '%s' of type %s, found %s"
+                                .formatted(table.name(), column.fieldId(), column.columnName(), column.icebergType(), field == null ? "nothing" : "'%s' of type %s".formatted(field.name(), field.type())));
+            }
+        }
+        PartitionSpec spec = table.spec();
+        boolean monthOfFrom = spec.fields().size() == 1
+                && spec.fields().getFirst().sourceId() == ReadingsColumn.FROM.fieldId()
+                && spec.fields().getFirst().transform().toString().equals("month");
+        if (!monthOfFrom) {
+            throw new MeterstoreException(TABLE_LAYOUT_UNSUPPORTED,
+                    "Iceberg table '%s' is partitioned by %s: a readings table is partitioned by month(\"from\")"
+                            .formatted(table.name(), spec.fields().stream().map(PartitionField::toString).toList()));
+        }
+    }
+}

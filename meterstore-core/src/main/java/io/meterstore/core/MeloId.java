@@ -1,0 +1,28 @@
+package io.meterstore.core;
+
+import java.util.regex.Pattern;
+
+import static java.util.Objects.requireNonNull;
+
+/** A metering location id (Messlokations-ID): 33 characters, country code, 6 digits, 25 uppercase letters or digits. */
+public record MeloId(String value)
+{
+    private static final Pattern SHAPE = Pattern.compile("[A-Z]{2}[0-9]{6}[A-Z0-9]{25}");
+
+    public MeloId
+    {
+        requireNonNull(value, "value is null");
+        if (value.length() != 33) {
+            throw new InvalidReadingException("Invalid MeLo-ID '%s': a MeLo-ID has exactly 33 characters, this has %s".formatted(value, value.length()));
+        }
+        if (!SHAPE.matcher(value).matches()) {
+            throw new InvalidReadingException("Invalid MeLo-ID '%s': a MeLo-ID is 2 uppercase letters, 6 digits and 25 uppercase letters or digits".formatted(value));
+        }
+    }
+
+    @Override
+    public String toString()
+    {
+        return value;
+    }
+}

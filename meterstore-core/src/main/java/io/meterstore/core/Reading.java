@@ -1,0 +1,129 @@
+package io.meterstore.core;
+
+import io.meterstore.core.Sparte.MeasurementUnit;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+import static java.util.Objects.requireNonNull;
+
+/** One version of one reading: a row of {@code readings_versions}, in both tiers. */
+public record Reading(
+        String maloId,
+        Optional<String> meloId,
+        String obisCode,
+        Sparte sparte,
+        Instant from,
+        Instant to,
+        BigDecimal value,
+        MeasurementUnit unit,
+        Quality quality,
+        String resolution,
+        String sourceKind,
+        Optional<String> sourceDetail,
+        Optional<String> provenance,
+        BigInteger version,
+        String versionScope,
+        Instant recordedAt,
+        LocalDate balancingDay)
+{
+    public static final int VALUE_PRECISION = 18;
+    public static final int VALUE_SCALE = 6;
+    private static final Pattern VERSION_SCOPE = Pattern.compile("(\\d{13}):(\\d{4})-(\\d{2})");
+    private static final BigInteger MAX_VERSION = BigInteger.TEN.pow(20);
+
+    public Reading
+    {
+        requireNonNull(maloId, "maloId is null");
+        requireNonNull(meloId, "meloId is null");
+        requireNonNull(obisCode, "obisCode is null");
+        requireNonNull(sparte, "sparte is null");
+        requireNonNull(from, "from is null");
+        requireNonNull(to, "to is null");
+        requireNonNull(value, "value is null");
+        requireNonNull(unit, "unit is null");
+        requireNonNull(quality, "quality is null");
+        requireNonNull(resolution, "resolution is null");
+        requireNonNull(sourceKind, "sourceKind is null");
+        requireNonNull(sourceDetail, "sourceDetail is null");
+        requireNonNull(provenance, "provenance is null");
+        requireNonNull(version, "version is null");
+        requireNonNull(versionScope, "versionScope is null");
+        requireNonNull(recordedAt, "recordedAt is null");
+        requireNonNull(balancingDay, "balancingDay is null");
+    }
+
+    /**
+     * Checks every rule of the model and throws {@link InvalidReadingException} naming the first one broken:
+     * identifiers, the unit of the commodity, the interval on its resolution's grid, the version scope's month,
+     * the value's precision.
+     */
+    public Reading validate()
+    {
+        MaloId.parse(maloId);
+        meloId.ifPresent(MeloId::new);
+        new ObisCode(obisCode);
+        if (!sparte.allows(unit)) {
+            throw new InvalidReadingException("Unit %s does not fit sparte %s: %s".formatted(unit, sparte, sparte == Sparte.GAS ? "gas is M3 or KWH" : sparte == Sparte.WASSER ? "water is M3" : "use KWH"));
+        }
+        Duration step = resolutionDuration(resolution);
+        if (!from.isBefore(to)) {
+            throw new InvalidReadingException("Interval [%s, %s) of MaLo-ID '%s' is empty or reversed: \"from\" must be before \"to\"".formatted(from, to, maloId));
+        }
+        if (from.getEpochSecond() % step.toSeconds() != 0 || from.getNano() != 0 || !Duration.between(from, to).equals(step)) {
+            throw new InvalidReadingException("Interval [%s, %s) of MaLo-ID '%s' is not on the %s grid: it must start at a multiple of %s and last exactly %s"
+                    .formatted(from, to, maloId, resolution, step, step));
+        }
+        BigDecimal scaled;
+        try {
+            scaled = value.setScale(VALUE_SCALE);
+        }
+        catch (ArithmeticException e) {
+            throw new InvalidReadingException("Value %s of MaLo-ID '%s' at %s has more than %s decimal places".formatted(value.toPlainString(), maloId, from, VALUE_SCALE));
+        }
+        if (scaled.precision() > VALUE_PRECISION) {
+            throw new InvalidReadingException("Value %s of MaLo-ID '%s' at %s does not fit decimal(18,6)".formatted(value.toPlainString(), maloId, from));
+        }
+        if (version.signum() < 0 || version.compareTo(MAX_VERSION) >= 0) {
+            throw new InvalidReadingException("Version %s of MaLo-ID '%s' at %s does not fit decimal(20,0)".formatted(version, maloId, from));
+        }
+        String expectedMonth = MeteringCalendar.settlementMonth(sparte, from).toString();
+        var matcher = VERSION_SCOPE.matcher(versionScope);
+        if (!matcher.matches()) {
+            throw new InvalidReadingException("Version scope '%s' of MaLo-ID '%s' must be '<13-digit operator id>:<YYYY-MM>'".formatted(versionScope, maloId));
+        }
+        if (!versionScope.endsWith(":" + expectedMonth)) {
+            throw new InvalidReadingException("Version scope '%s' of MaLo-ID '%s' does not cover the interval at %s, whose settlement month is %s".formatted(versionScope, maloId, from, expectedMonth));
+        }
+        LocalDate expectedDay = MeteringCalendar.balancingDay(sparte, from);
+        if (!balancingDay.equals(expectedDay)) {
+            throw new InvalidReadingException("Balancing day %s of MaLo-ID '%s' at %s should be %s".formatted(balancingDay, maloId, from, expectedDay));
+        }
+        return this;
+    }
+
+    /** The length of an ISO-8601 resolution: {@code PT15M}, {@code PT1H}, {@code PT60S}, ... */
+    public static Duration resolutionDuration(String resolution)
+    {
+        try {
+            Duration duration = Duration.parse(resolution);
+            if (duration.isNegative() || duration.isZero() || Duration.ofDays(1).toSeconds() % duration.toSeconds() != 0) {
+                throw new InvalidReadingException("Resolution '%s' must divide a day".formatted(resolution));
+            }
+            return duration;
+        }
+        catch (java.time.format.DateTimeParseException e) {
+            throw new InvalidReadingException("Resolution '%s' is not an ISO-8601 duration such as PT15M".formatted(resolution));
+        }
+    }
+
+    public static String versionScope(String operatorId, Sparte sparte, Instant from)
+    {
+        return operatorId + ":" + MeteringCalendar.settlementMonth(sparte, from);
+    }
+}

@@ -1,0 +1,142 @@
+package io.meterstore.testing;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A real PostgreSQL 17 from Maven Central (zonky embedded binaries), started once per JVM; each test class takes a
+ * fresh database. A persistent data directory (the demo) survives restarts.
+ */
+public final class TestingPostgresServer
+        implements AutoCloseable
+{
+    public static final String USER = "postgres";
+
+    private static TestingPostgresServer shared;
+    private static final AtomicInteger DATABASES = new AtomicInteger();
+
+    private final EmbeddedPostgres postgres;
+
+    private TestingPostgresServer(EmbeddedPostgres postgres)
+    {
+        this.postgres = requireNonNull(postgres, "postgres is null");
+    }
+
+    /** The JVM's server, started on first use and stopped when the JVM exits. */
+    public static synchronized TestingPostgresServer shared()
+    {
+        if (shared == null) {
+            shared = start(builder());
+        }
+        return shared;
+    }
+
+    /** A server whose data lives in {@code dataDirectory} across restarts, on {@code port} (0 picks a free one). */
+    public static TestingPostgresServer persistent(Path dataDirectory, int port)
+    {
+        EmbeddedPostgres.Builder builder = builder()
+                .setDataDirectory(dataDirectory)
+                .setCleanDataDirectory(false);
+        if (port > 0) {
+            builder.setPort(port);
+        }
+        return start(builder);
+    }
+
+    private static EmbeddedPostgres.Builder builder()
+    {
+        return EmbeddedPostgres.builder()
+                .setPGStartupWait(Duration.ofSeconds(60))
+                .setServerConfig("max_connections", "300")
+                .setServerConfig("listen_addresses", "localhost")
+                .setServerConfig("unix_socket_directories", "")
+                .setServerConfig("max_locks_per_transaction", "256")
+                .setServerConfig("fsync", "off")
+                .setServerConfig("full_page_writes", "off")
+                .setServerConfig("synchronous_commit", "off")
+                .setLocaleConfig("locale", "C")
+                .setLocaleConfig("encoding", "UTF8");
+    }
+
+    private static TestingPostgresServer start(EmbeddedPostgres.Builder builder)
+    {
+        try {
+            return new TestingPostgresServer(builder.start());
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException("Cannot start embedded PostgreSQL", e);
+        }
+    }
+
+    public int port()
+    {
+        return postgres.getPort();
+    }
+
+    public String jdbcUrl(String database)
+    {
+        return "jdbc:postgresql://localhost:%s/%s".formatted(port(), database);
+    }
+
+    /** Creates a fresh database named after {@code hint} and returns it. */
+    public TestingDatabase createDatabase(String hint)
+    {
+        String name = (hint.toLowerCase().replaceAll("[^a-z0-9]+", "_") + "_" + ProcessHandle.current().pid() + "_" + DATABASES.incrementAndGet());
+        name = name.length() > 60 ? name.substring(name.length() - 60) : name;
+        name = name.replaceFirst("^[^a-z]+", "db_");
+        createDatabaseIfMissing(name);
+        return new TestingDatabase(this, name);
+    }
+
+    /** Creates {@code name} unless it exists; used by the demo, whose database outlives the process. */
+    public TestingDatabase database(String name)
+    {
+        createDatabaseIfMissing(name);
+        return new TestingDatabase(this, name);
+    }
+
+    private void createDatabaseIfMissing(String name)
+    {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl("postgres"), USER, null);
+                Statement statement = connection.createStatement()) {
+            try (var result = statement.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + name.replace("'", "''") + "'")) {
+                if (result.next()) {
+                    return;
+                }
+            }
+            statement.execute("CREATE DATABASE \"" + name + "\"");
+        }
+        catch (SQLException e) {
+            throw new IllegalStateException("Cannot create database '%s'".formatted(name), e);
+        }
+    }
+
+    void dropDatabase(String name)
+    {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl("postgres"), USER, null);
+                Statement statement = connection.createStatement()) {
+            statement.execute("DROP DATABASE IF EXISTS \"" + name + "\" WITH (FORCE)");
+        }
+        catch (SQLException e) {
+            throw new IllegalStateException("Cannot drop database '%s'".formatted(name), e);
+        }
+    }
+
+    @Override
+    public void close()
+            throws IOException
+    {
+        postgres.close();
+    }
+}
