@@ -1,0 +1,33 @@
+package io.meterstore.trino;
+
+import io.meterstore.core.ReadingsColumn;
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.connector.ColumnMetadata;
+import io.trino.spi.type.Type;
+
+import static java.util.Objects.requireNonNull;
+
+/** A column of a readings table; {@code column} names its place in the one schema definition. */
+public record MeterstoreColumnHandle(ReadingsColumn column, Type type)
+        implements ColumnHandle
+{
+    public MeterstoreColumnHandle
+    {
+        requireNonNull(column, "column is null");
+        requireNonNull(type, "type is null");
+    }
+
+    public String name()
+    {
+        return column.columnName();
+    }
+
+    public ColumnMetadata toColumnMetadata()
+    {
+        return ColumnMetadata.builder()
+                .setName(column.columnName())
+                .setType(type)
+                .setNullable(column.nullable())
+                .build();
+    }
+}
