@@ -28,7 +28,8 @@ public final class MeteringCalendar
     {
         ZonedDateTime local = from.atZone(BERLIN);
         if (sparte == Sparte.GAS) {
-            return local.minus(GAS_DAY_OFFSET).toLocalDate();
+            // on the local timeline: on DST days six hours of wall clock are not six hours of instants
+            return local.toLocalDateTime().minus(GAS_DAY_OFFSET).toLocalDate();
         }
         return local.toLocalDate();
     }

@@ -60,8 +60,14 @@ public record PartitionNaming(String table, Duration step)
             return Optional.empty();
         }
         try {
-            Instant start = LocalDateTime.parse(name.substring(table.length() + 1), SUFFIX).toInstant(ZoneOffset.UTC);
-            return isAligned(start) ? Optional.of(start) : Optional.empty();
+            String suffix = name.substring(table.length() + 1);
+            LocalDateTime start = LocalDateTime.parse(suffix, SUFFIX);
+            // java.time resolves impossible dates leniently (02_30 becomes 02_28): only a name that round-trips is ours
+            if (!SUFFIX.format(start).equals(suffix)) {
+                return Optional.empty();
+            }
+            // deliberately not checked against the step: a reader configured with another step must still see every partition
+            return Optional.of(start.toInstant(ZoneOffset.UTC));
         }
         catch (DateTimeParseException e) {
             return Optional.empty();

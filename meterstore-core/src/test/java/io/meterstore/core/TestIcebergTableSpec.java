@@ -1,0 +1,158 @@
+package io.meterstore.core;
+
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SortDirection;
+import org.apache.iceberg.SortField;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableUtil;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.inmemory.InMemoryCatalog;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.types.Types.NestedField;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static io.meterstore.core.MeterstoreException.Reason.TABLE_LAYOUT_UNSUPPORTED;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+final class TestIcebergTableSpec
+{
+    private static final Namespace NAMESPACE = Namespace.of("meterstore");
+
+    private InMemoryCatalog catalog;
+
+    @BeforeEach
+    void createCatalog()
+    {
+        catalog = new InMemoryCatalog();
+        catalog.initialize("test", Map.of());
+    }
+
+    @Test
+    void testCreateIfMissing()
+    {
+        TableIdentifier identifier = TableIdentifier.of(NAMESPACE, "readings");
+        Table table = IcebergTableSpec.createIfMissing(catalog, identifier);
+
+        assertThat(catalog.namespaceExists(NAMESPACE)).isTrue();
+        assertThat(TableUtil.formatVersion(table)).isEqualTo(2);
+        assertThat(table.schema().sameSchema(ReadingsSchema.icebergSchema())).isTrue();
+        assertThat(table.schema().columns().stream().map(NestedField::name).toList())
+                .containsExactly("malo_id", "melo_id", "obis_code", "sparte", "from", "to", "value", "unit", "quality", "resolution", "source_kind", "source_detail", "provenance", "version", "version_scope", "recorded_at", "balancing_day");
+        assertThat(table.schema().findField("value").type()).isEqualTo(Types.DecimalType.of(18, 6));
+        assertThat(table.schema().findField("version").type()).isEqualTo(Types.DecimalType.of(20, 0));
+        assertThat(table.schema().findField("melo_id").isOptional()).isTrue();
+        assertThat(table.schema().findField("malo_id").isRequired()).isTrue();
+
+        assertThat(table.spec().fields()).hasSize(1);
+        assertThat(table.spec().fields().getFirst().transform().toString()).isEqualTo("month");
+        assertThat(table.spec().fields().getFirst().sourceId()).isEqualTo(ReadingsColumn.FROM.fieldId());
+
+        List<String> sortColumns = new ArrayList<>();
+        for (SortField field : table.sortOrder().fields()) {
+            assertThat(field.direction()).isEqualTo(SortDirection.ASC);
+            sortColumns.add(table.schema().findColumnName(field.sourceId()));
+        }
+        assertThat(sortColumns).containsExactly("malo_id", "obis_code", "from", "version");
+
+        assertThat(table.properties())
+                .containsEntry("write.parquet.compression-codec", "zstd")
+                .containsEntry("write.parquet.bloom-filter-enabled.column.malo_id", "true")
+                .containsEntry("write.parquet.bloom-filter-enabled.column.obis_code", "true")
+                .containsEntry("write.target-file-size-bytes", String.valueOf(512L * 1024 * 1024))
+                .containsEntry("commit.retry.num-retries", "0");
+
+        // a second call finds the table instead of replacing it
+        Table again = IcebergTableSpec.createIfMissing(catalog, identifier);
+        assertThat(again.uuid()).isEqualTo(table.uuid());
+    }
+
+    @Test
+    void testVersion3Rejected()
+    {
+        TableIdentifier identifier = TableIdentifier.of(NAMESPACE, "readings_v3");
+        catalog.createNamespace(NAMESPACE);
+        Schema schema = ReadingsSchema.icebergSchema();
+        Table table = catalog.buildTable(identifier, schema)
+                .withPartitionSpec(IcebergTableSpec.partitionSpec(schema))
+                .withProperty("format-version", "3")
+                .create();
+        assertThat(TableUtil.formatVersion(table)).isEqualTo(3);
+
+        assertThatThrownBy(() -> IcebergTableSpec.verify(table))
+                .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(TABLE_LAYOUT_UNSUPPORTED))
+                .hasMessage("Iceberg table '%s' has format version 3: MeterStore reads and writes format version 2 only; recreate the table with format-version=2".formatted(table.name()));
+        // finding the table is no excuse to skip the check
+        assertThatThrownBy(() -> IcebergTableSpec.createIfMissing(catalog, identifier))
+                .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(TABLE_LAYOUT_UNSUPPORTED));
+    }
+
+    @Test
+    void testOtherSchemaRejected()
+    {
+        catalog.createNamespace(NAMESPACE);
+        List<NestedField> fields = new ArrayList<>(ReadingsSchema.icebergSchema().columns());
+        // value as a double: the one change that would silently lose exactness
+        fields.set(ReadingsColumn.VALUE.ordinal(), NestedField.required(ReadingsColumn.VALUE.fieldId(), "value", Types.DoubleType.get()));
+        Schema doubleValue = new Schema(fields);
+        Table table = catalog.buildTable(TableIdentifier.of(NAMESPACE, "double_value"), doubleValue)
+                .withPartitionSpec(IcebergTableSpec.partitionSpec(doubleValue))
+                .withProperty("format-version", "2")
+                .create();
+        assertThatThrownBy(() -> IcebergTableSpec.verify(table))
+                .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(TABLE_LAYOUT_UNSUPPORTED))
+                .hasMessage("Iceberg table '%s' is not a readings table: field 7 should be 'value' of type decimal(18, 6), found 'value' of type double".formatted(table.name()));
+
+        Schema missingColumn = new Schema(ReadingsSchema.icebergSchema().columns().subList(0, 16));
+        Table withoutBalancingDay = catalog.buildTable(TableIdentifier.of(NAMESPACE, "missing_column"), missingColumn)
+                .withPartitionSpec(IcebergTableSpec.partitionSpec(missingColumn))
+                .withProperty("format-version", "2")
+                .create();
+        assertThatThrownBy(() -> IcebergTableSpec.verify(withoutBalancingDay))
+                .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(TABLE_LAYOUT_UNSUPPORTED))
+                .hasMessageContaining("field 17 should be 'balancing_day' of type date, found nothing");
+    }
+
+    @Test
+    void testOtherPartitioningRejected()
+    {
+        catalog.createNamespace(NAMESPACE);
+        Schema schema = ReadingsSchema.icebergSchema();
+        Table daily = catalog.buildTable(TableIdentifier.of(NAMESPACE, "daily"), schema)
+                .withPartitionSpec(PartitionSpec.builderFor(schema).day("from").build())
+                .withProperty("format-version", "2")
+                .create();
+        assertThatThrownBy(() -> IcebergTableSpec.verify(daily))
+                .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(TABLE_LAYOUT_UNSUPPORTED))
+                .hasMessageStartingWith("Iceberg table '%s' is partitioned by [".formatted(daily.name()))
+                .hasMessageEndingWith("]: a readings table is partitioned by month(\"from\")");
+
+        Table unpartitioned = catalog.buildTable(TableIdentifier.of(NAMESPACE, "unpartitioned"), schema)
+                .withProperty("format-version", "2")
+                .create();
+        assertThatThrownBy(() -> IcebergTableSpec.verify(unpartitioned))
+                .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(TABLE_LAYOUT_UNSUPPORTED))
+                .hasMessage("Iceberg table '%s' is partitioned by []: a readings table is partitioned by month(\"from\")".formatted(unpartitioned.name()));
+
+        Table monthOfRecordedAt = catalog.buildTable(TableIdentifier.of(NAMESPACE, "by_recorded_at"), schema)
+                .withPartitionSpec(PartitionSpec.builderFor(schema).month("recorded_at").build())
+                .withProperty("format-version", "2")
+                .create();
+        assertThatThrownBy(() -> IcebergTableSpec.verify(monthOfRecordedAt))
+                .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(TABLE_LAYOUT_UNSUPPORTED));
+
+        Table monthAndMeter = catalog.buildTable(TableIdentifier.of(NAMESPACE, "by_month_and_meter"), schema)
+                .withPartitionSpec(PartitionSpec.builderFor(schema).month("from").identity("malo_id").build())
+                .withProperty("format-version", "2")
+                .create();
+        assertThatThrownBy(() -> IcebergTableSpec.verify(monthAndMeter))
+                .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(TABLE_LAYOUT_UNSUPPORTED));
+    }
+}

@@ -1,0 +1,218 @@
+package io.meterstore.core;
+
+import io.meterstore.core.Sparte.MeasurementUnit;
+import org.junit.jupiter.api.Test;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+final class TestReading
+{
+    private static final String OPERATOR = "9900000000003";
+    private static final Instant FROM = Instant.parse("2026-08-20T10:15:00Z");
+
+    @Test
+    void testValid()
+    {
+        Reading reading = reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), new BigDecimal("0.123000"));
+        assertThat(reading.validate()).isSameAs(reading);
+        assertThat(reading.versionScope()).isEqualTo("9900000000003:2026-08");
+        assertThat(reading.balancingDay()).isEqualTo(LocalDate.of(2026, 8, 20));
+        // the same with the other units each commodity allows
+        reading(Sparte.GAS, MeasurementUnit.M3, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate();
+        reading(Sparte.GAS, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate();
+        reading(Sparte.WASSER, MeasurementUnit.M3, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate();
+        reading(Sparte.WAERME, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate();
+    }
+
+    @Test
+    void testUnitOfSparte()
+    {
+        assertThatThrownBy(() -> reading(Sparte.STROM, MeasurementUnit.M3, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate())
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessage("Unit M3 does not fit sparte STROM: use KWH");
+        assertThatThrownBy(() -> reading(Sparte.WASSER, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate())
+                .hasMessage("Unit KWH does not fit sparte WASSER: water is M3");
+        assertThatThrownBy(() -> reading(Sparte.WAERME, MeasurementUnit.M3, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate())
+                .hasMessage("Unit M3 does not fit sparte WAERME: use KWH");
+    }
+
+    @Test
+    void testMisalignedInterval()
+    {
+        Instant from = FROM.plus(Duration.ofMinutes(7));
+        assertThatThrownBy(() -> reading(Sparte.STROM, MeasurementUnit.KWH, from, from.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate())
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessage("Interval [2026-08-20T10:22:00Z, 2026-08-20T10:37:00Z) of MaLo-ID '41373559241' is not on the PT15M grid: it must start at a multiple of PT15M and last exactly PT15M");
+        Instant fractional = FROM.plusNanos(1_000);
+        assertThatThrownBy(() -> reading(Sparte.STROM, MeasurementUnit.KWH, fractional, fractional.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate())
+                .hasMessageContaining("is not on the PT15M grid");
+    }
+
+    @Test
+    void testWrongDuration()
+    {
+        assertThatThrownBy(() -> reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(30)), BigDecimal.ONE).validate())
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessage("Interval [2026-08-20T10:15:00Z, 2026-08-20T10:45:00Z) of MaLo-ID '41373559241' is not on the PT15M grid: it must start at a multiple of PT15M and last exactly PT15M");
+        assertThatThrownBy(() -> reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM, BigDecimal.ONE).validate())
+                .hasMessageContaining("is empty or reversed");
+        assertThatThrownBy(() -> reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM.minus(Duration.ofMinutes(15)), BigDecimal.ONE).validate())
+                .hasMessageContaining("is empty or reversed");
+    }
+
+    @Test
+    void testResolution()
+    {
+        assertThat(Reading.resolutionDuration("PT15M")).isEqualTo(Duration.ofMinutes(15));
+        assertThat(Reading.resolutionDuration("PT1H")).isEqualTo(Duration.ofHours(1));
+        assertThatThrownBy(() -> Reading.resolutionDuration("PT7M"))
+                .hasMessage("Resolution 'PT7M' must divide a day");
+        assertThatThrownBy(() -> Reading.resolutionDuration("15min"))
+                .hasMessage("Resolution '15min' is not an ISO-8601 duration such as PT15M");
+    }
+
+    @Test
+    void testVersionScopeOfAnotherMonth()
+    {
+        Reading reading = reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE);
+        Reading otherMonth = withScope(reading, OPERATOR + ":2026-07");
+        assertThatThrownBy(otherMonth::validate)
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessage("Version scope '9900000000003:2026-07' of MaLo-ID '41373559241' does not cover the interval at 2026-08-20T10:15:00Z, whose settlement month is 2026-08");
+        assertThatThrownBy(() -> withScope(reading, "990000000003:2026-08").validate())
+                .hasMessage("Version scope '990000000003:2026-08' of MaLo-ID '41373559241' must be '<13-digit operator id>:<YYYY-MM>'");
+        // the settlement month is the Berlin month: 2026-08-31T22:00Z is already September in Berlin
+        Instant september = Instant.parse("2026-08-31T22:00:00Z");
+        assertThat(Reading.versionScope(OPERATOR, Sparte.STROM, september)).isEqualTo("9900000000003:2026-09");
+        assertThat(Reading.versionScope(OPERATOR, Sparte.STROM, september.minus(Duration.ofMinutes(15)))).isEqualTo("9900000000003:2026-08");
+        // for gas the month turns at 06:00 local time: 1 March 04:30 CET still belongs to February's gas day
+        Instant gasMorning = Instant.parse("2026-03-01T04:30:00Z");
+        assertThat(Reading.versionScope(OPERATOR, Sparte.GAS, gasMorning)).isEqualTo("9900000000003:2026-02");
+        assertThat(Reading.versionScope(OPERATOR, Sparte.STROM, gasMorning)).isEqualTo("9900000000003:2026-03");
+        assertThatThrownBy(() -> withScope(reading(Sparte.GAS, MeasurementUnit.M3, gasMorning, gasMorning.plus(Duration.ofMinutes(15)), BigDecimal.ONE), OPERATOR + ":2026-03").validate())
+                .hasMessageContaining("whose settlement month is 2026-02");
+    }
+
+    @Test
+    void testValuePrecision()
+    {
+        assertThatThrownBy(() -> reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), new BigDecimal("0.1234567")).validate())
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessage("Value 0.1234567 of MaLo-ID '41373559241' at 2026-08-20T10:15:00Z has more than 6 decimal places");
+        // trailing zeros are no extra precision
+        reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), new BigDecimal("0.1234560")).validate();
+        // decimal(18,6) holds 12 integer digits
+        reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), new BigDecimal("999999999999.999999")).validate();
+        reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), new BigDecimal("-999999999999.999999")).validate();
+        assertThatThrownBy(() -> reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), new BigDecimal("1000000000000")).validate())
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessage("Value 1000000000000 of MaLo-ID '41373559241' at 2026-08-20T10:15:00Z does not fit decimal(18,6)");
+    }
+
+    @Test
+    void testVersionRange()
+    {
+        Reading reading = reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE);
+        withVersion(reading, BigInteger.TEN.pow(20).subtract(BigInteger.ONE)).validate();
+        assertThatThrownBy(() -> withVersion(reading, BigInteger.TEN.pow(20)).validate())
+                .hasMessage("Version 100000000000000000000 of MaLo-ID '41373559241' at 2026-08-20T10:15:00Z does not fit decimal(20,0)");
+        assertThatThrownBy(() -> withVersion(reading, BigInteger.valueOf(-1)).validate())
+                .hasMessageContaining("Version -1 of MaLo-ID");
+    }
+
+    @Test
+    void testIdentifiers()
+    {
+        Reading reading = reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE);
+        assertThatThrownBy(() -> new Reading("41373559242", reading.meloId(), reading.obisCode(), reading.sparte(), reading.from(), reading.to(), reading.value(), reading.unit(), reading.quality(),
+                reading.resolution(), reading.sourceKind(), reading.sourceDetail(), reading.provenance(), reading.version(), reading.versionScope(), reading.recordedAt(), reading.balancingDay()).validate())
+                .hasMessageContaining("Invalid MaLo-ID '41373559242'");
+        assertThatThrownBy(() -> new Reading(reading.maloId(), Optional.of("DE123"), reading.obisCode(), reading.sparte(), reading.from(), reading.to(), reading.value(), reading.unit(), reading.quality(),
+                reading.resolution(), reading.sourceKind(), reading.sourceDetail(), reading.provenance(), reading.version(), reading.versionScope(), reading.recordedAt(), reading.balancingDay()).validate())
+                .hasMessageContaining("Invalid MeLo-ID 'DE123'");
+        assertThatThrownBy(() -> new Reading(reading.maloId(), reading.meloId(), "1-1:1.29.0*255", reading.sparte(), reading.from(), reading.to(), reading.value(), reading.unit(), reading.quality(),
+                reading.resolution(), reading.sourceKind(), reading.sourceDetail(), reading.provenance(), reading.version(), reading.versionScope(), reading.recordedAt(), reading.balancingDay()).validate())
+                .hasMessageContaining("store it as '1-1:1.29.0'");
+    }
+
+    @Test
+    void testBalancingDayAcrossDaylightSaving()
+    {
+        // 2026-03-29: clocks jump from 02:00 CET to 03:00 CEST; the Berlin day starts at 23:00 UTC the day before
+        Instant springMidnight = Instant.parse("2026-03-28T23:00:00Z");
+        Reading spring = reading(Sparte.STROM, MeasurementUnit.KWH, springMidnight, springMidnight.plus(Duration.ofMinutes(15)), BigDecimal.ONE);
+        assertThat(spring.balancingDay()).isEqualTo(LocalDate.of(2026, 3, 29));
+        spring.validate();
+        assertThatThrownBy(() -> withBalancingDay(spring, LocalDate.of(2026, 3, 28)).validate())
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessage("Balancing day 2026-03-28 of MaLo-ID '41373559241' at 2026-03-28T23:00:00Z should be 2026-03-29");
+
+        // 2026-10-25: 02:00-03:00 happens twice; both quarter-hours at 02:30 belong to the 25th, the last one of the day is 23:45 CET
+        for (String from : new String[] {"2026-10-25T00:30:00Z", "2026-10-25T01:30:00Z", "2026-10-24T22:00:00Z", "2026-10-25T22:45:00Z"}) {
+            Instant instant = Instant.parse(from);
+            Reading autumn = reading(Sparte.STROM, MeasurementUnit.KWH, instant, instant.plus(Duration.ofMinutes(15)), BigDecimal.ONE);
+            assertThat(autumn.validate().balancingDay()).as(from).isEqualTo(LocalDate.of(2026, 10, 25));
+        }
+        Instant nextDay = Instant.parse("2026-10-25T23:00:00Z");
+        assertThat(MeteringCalendar.balancingDay(Sparte.STROM, nextDay)).isEqualTo(LocalDate.of(2026, 10, 26));
+
+        // gas days run 06:00 to 06:00 local time, also on the days the clocks change
+        Instant gasSpring = Instant.parse("2026-03-29T04:30:00Z"); // 06:30 CEST
+        Reading gas = reading(Sparte.GAS, MeasurementUnit.KWH, gasSpring, gasSpring.plus(Duration.ofMinutes(15)), BigDecimal.ONE);
+        assertThat(gas.balancingDay()).isEqualTo(LocalDate.of(2026, 3, 29));
+        assertThatThrownBy(() -> withBalancingDay(gas, LocalDate.of(2026, 3, 28)).validate())
+                .hasMessage("Balancing day 2026-03-28 of MaLo-ID '41373559241' at 2026-03-29T04:30:00Z should be 2026-03-29");
+        Instant gasAutumn = Instant.parse("2026-10-25T04:30:00Z"); // 05:30 CET, still the gas day of the 24th
+        assertThat(reading(Sparte.GAS, MeasurementUnit.KWH, gasAutumn, gasAutumn.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate().balancingDay())
+                .isEqualTo(LocalDate.of(2026, 10, 24));
+    }
+
+    private static Reading reading(Sparte sparte, MeasurementUnit unit, Instant from, Instant to, BigDecimal value)
+    {
+        Instant recordedAt = Instant.parse("2026-10-26T05:00:00Z");
+        return new Reading(
+                "41373559241",
+                Optional.of("DE0005620000000000000000000000042"),
+                "1-1:1.29.0",
+                sparte,
+                from,
+                to,
+                value,
+                unit,
+                Quality.MEASURED,
+                "PT15M",
+                "MSCONS",
+                Optional.of("{\"message\":\"MSCONS_1\"}"),
+                Optional.empty(),
+                BigInteger.valueOf(recordedAt.getEpochSecond() * 1_000_000),
+                Reading.versionScope(OPERATOR, sparte, from),
+                recordedAt,
+                MeteringCalendar.balancingDay(sparte, from));
+    }
+
+    private static Reading withScope(Reading reading, String versionScope)
+    {
+        return new Reading(reading.maloId(), reading.meloId(), reading.obisCode(), reading.sparte(), reading.from(), reading.to(), reading.value(), reading.unit(), reading.quality(),
+                reading.resolution(), reading.sourceKind(), reading.sourceDetail(), reading.provenance(), reading.version(), versionScope, reading.recordedAt(), reading.balancingDay());
+    }
+
+    private static Reading withVersion(Reading reading, BigInteger version)
+    {
+        return new Reading(reading.maloId(), reading.meloId(), reading.obisCode(), reading.sparte(), reading.from(), reading.to(), reading.value(), reading.unit(), reading.quality(),
+                reading.resolution(), reading.sourceKind(), reading.sourceDetail(), reading.provenance(), version, reading.versionScope(), reading.recordedAt(), reading.balancingDay());
+    }
+
+    private static Reading withBalancingDay(Reading reading, LocalDate balancingDay)
+    {
+        return new Reading(reading.maloId(), reading.meloId(), reading.obisCode(), reading.sparte(), reading.from(), reading.to(), reading.value(), reading.unit(), reading.quality(),
+                reading.resolution(), reading.sourceKind(), reading.sourceDetail(), reading.provenance(), reading.version(), reading.versionScope(), reading.recordedAt(), balancingDay);
+    }
+}

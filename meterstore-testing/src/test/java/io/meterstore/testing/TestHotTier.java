@@ -1,0 +1,284 @@
+package io.meterstore.testing;
+
+import io.meterstore.core.HotPartition;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.MeteringCalendar;
+import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.Reading;
+import io.meterstore.core.Sparte;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Optional;
+
+import static io.meterstore.core.MeterstoreException.Reason.PARTITION_MISSING;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
+import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
+
+@TestInstance(PER_CLASS)
+final class TestHotTier
+{
+    private static final Instant AUGUST_20 = Instant.parse("2026-08-20T00:00:00Z");
+    private static final Instant AUGUST_21 = Instant.parse("2026-08-21T00:00:00Z");
+    private static final Instant AUGUST_22 = Instant.parse("2026-08-22T00:00:00Z");
+
+    private TestingDatabase database;
+
+    @BeforeAll
+    void createDatabase()
+    {
+        database = TestingPostgresServer.shared().createDatabase("test_hot_tier");
+    }
+
+    @AfterAll
+    void dropDatabase()
+    {
+        database.close();
+    }
+
+    @Test
+    void testCreateParentIsIdempotent()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("create_parent");
+        try (Connection connection = database.connect()) {
+            assertThat(hotTier.parentExists(connection)).isFalse();
+            hotTier.createParent(connection);
+            hotTier.createParent(connection);
+            assertThat(hotTier.parentExists(connection)).isTrue();
+            assertThat(scalar(connection, "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'create_parent'")).isEqualTo(2L); // the parent and its primary key
+            assertThat(scalar(connection, "SELECT pg_get_partkeydef('create_parent.readings'::regclass)")).isEqualTo("RANGE (\"from\")");
+            assertThat(scalar(connection, """
+                    SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'create_parent.readings'::regclass AND contype = 'p'"""))
+                    .isEqualTo("PRIMARY KEY (malo_id, obis_code, \"from\", version)");
+            assertThat(scalar(connection, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'create_parent' AND table_name = 'readings'")).isEqualTo(17L);
+            assertThat(hotTier.partitions(connection)).isEmpty();
+        }
+    }
+
+    @Test
+    void testEnsurePartition()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("ensure_partition");
+        try (Connection connection = database.connect()) {
+            hotTier.createParent(connection);
+            // any instant of the day names the day's partition
+            assertThat(hotTier.ensurePartition(connection, Instant.parse("2026-08-20T13:37:00Z"))).isTrue();
+            assertThat(hotTier.relationExists(connection, "readings_2026_08_20_0000")).isTrue();
+            assertThat(scalar(connection, "SELECT relispartition FROM pg_class WHERE oid = 'ensure_partition.readings_2026_08_20_0000'::regclass")).isEqualTo(true);
+            assertThat(scalar(connection, "SELECT pg_get_expr(relpartbound, oid) FROM pg_class WHERE oid = 'ensure_partition.readings_2026_08_20_0000'::regclass"))
+                    .isEqualTo("FOR VALUES FROM ('2026-08-20 00:00:00+00') TO ('2026-08-21 00:00:00+00')");
+            // the temporary CHECK that let ATTACH skip its scan is gone again; the primary key came with the attach
+            assertThat(scalar(connection, "SELECT string_agg(contype::text, ',' ORDER BY contype) FROM pg_constraint WHERE conrelid = 'ensure_partition.readings_2026_08_20_0000'::regclass"))
+                    .isEqualTo("p");
+
+            assertThat(hotTier.ensurePartition(connection, AUGUST_20)).isFalse();
+            assertThat(hotTier.ensurePartition(connection, Instant.parse("2026-08-20T23:59:59.999999Z"))).isFalse();
+            assertThat(hotTier.partitions(connection)).containsExactly(new HotPartition("readings_2026_08_20_0000", AUGUST_20, Optional.empty(), true));
+            // the connection is left as it was found
+            assertThat(connection.getAutoCommit()).isTrue();
+
+            // rows of the day land in it through the parent
+            insert(connection, hotTier, Instant.parse("2026-08-20T23:45:00Z"));
+            assertThat(scalar(connection, "SELECT count(*) FROM ensure_partition.readings_2026_08_20_0000")).isEqualTo(1L);
+            // and a row of a day without a partition is refused, not lost
+            assertThatThrownBy(() -> insert(connection, hotTier, AUGUST_21))
+                    .isInstanceOf(SQLException.class)
+                    .hasMessageContaining("no partition of relation \"readings\" found for row");
+        }
+    }
+
+    @Test
+    void testEnsurePartitionOfDetachedName()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("ensure_detached");
+        try (Connection connection = database.connect()) {
+            hotTier.createParent(connection);
+            hotTier.ensurePartition(connection, AUGUST_20);
+            hotTier.detach(connection, "readings_2026_08_20_0000");
+            // a detached partition still owns its name: it is not recreated next to itself
+            assertThat(hotTier.ensurePartition(connection, AUGUST_20)).isFalse();
+            assertThat(hotTier.partitions(connection)).containsExactly(new HotPartition("readings_2026_08_20_0000", AUGUST_20, Optional.empty(), false));
+        }
+    }
+
+    @Test
+    void testPartitions()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("list_partitions");
+        try (Connection connection = database.connect()) {
+            hotTier.createParent(connection);
+            // created out of order
+            hotTier.ensurePartition(connection, AUGUST_22);
+            hotTier.ensurePartition(connection, AUGUST_20);
+            hotTier.ensurePartition(connection, AUGUST_21);
+            hotTier.detach(connection, "readings_2026_08_21_0000");
+            // relations that only look like partitions are not partitions
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("CREATE TABLE list_partitions.readings_archive (id int)");
+                statement.execute("CREATE TABLE list_partitions.readingsx2026_08_23_0000 (id int)");
+                statement.execute("CREATE TABLE list_partitions.readings_2026_08_23_0000_old (id int)");
+                statement.execute("CREATE VIEW list_partitions.readings_2026_08_24_0000 AS SELECT 1 AS id");
+            }
+
+            assertThat(hotTier.partitions(connection)).containsExactly(
+                    new HotPartition("readings_2026_08_20_0000", AUGUST_20, Optional.of(AUGUST_21), true),
+                    new HotPartition("readings_2026_08_21_0000", AUGUST_21, Optional.of(AUGUST_22), false),
+                    new HotPartition("readings_2026_08_22_0000", AUGUST_22, Optional.empty(), true));
+
+            // a gap: the upper bound is the next partition's start, not start + step
+            hotTier.ensurePartition(connection, Instant.parse("2026-08-25T06:00:00Z"));
+            List<HotPartition> partitions = hotTier.partitions(connection);
+            assertThat(partitions).hasSize(4);
+            assertThat(partitions.get(2)).isEqualTo(new HotPartition("readings_2026_08_22_0000", AUGUST_22, Optional.of(Instant.parse("2026-08-25T00:00:00Z")), true));
+            assertThat(partitions.get(3)).isEqualTo(new HotPartition("readings_2026_08_25_0000", Instant.parse("2026-08-25T00:00:00Z"), Optional.empty(), true));
+        }
+    }
+
+    @Test
+    void testPartitionsOfAnotherTableInTheSchema()
+            throws SQLException
+    {
+        HotTier readings = hotTier("two_tables");
+        HotTier gas = new HotTier("two_tables", new PartitionNaming("readings_gas", PartitionNaming.DEFAULT_STEP), Duration.ofSeconds(5));
+        try (Connection connection = database.connect()) {
+            readings.createParent(connection);
+            gas.createParent(connection);
+            readings.ensurePartition(connection, AUGUST_20);
+            gas.ensurePartition(connection, AUGUST_21);
+            assertThat(readings.partitions(connection)).extracting(HotPartition::name).containsExactly("readings_2026_08_20_0000");
+            assertThat(gas.partitions(connection)).extracting(HotPartition::name).containsExactly("readings_gas_2026_08_21_0000");
+        }
+    }
+
+    @Test
+    void testDetach()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("detach");
+        try (Connection connection = database.connect()) {
+            hotTier.createParent(connection);
+            hotTier.ensurePartition(connection, AUGUST_20);
+            hotTier.ensurePartition(connection, AUGUST_21);
+            insert(connection, hotTier, Instant.parse("2026-08-20T10:00:00Z"));
+            insert(connection, hotTier, Instant.parse("2026-08-20T10:15:00Z"));
+            insert(connection, hotTier, Instant.parse("2026-08-21T10:00:00Z"));
+            assertThat(scalar(connection, "SELECT count(*) FROM detach.readings")).isEqualTo(3L);
+
+            hotTier.detach(connection, "readings_2026_08_20_0000");
+            // gone from the parent, still readable by name
+            assertThat(scalar(connection, "SELECT count(*) FROM detach.readings")).isEqualTo(1L);
+            assertThat(scalar(connection, "SELECT count(*) FROM detach.readings_2026_08_20_0000")).isEqualTo(2L);
+            assertThat(hotTier.partitions(connection)).extracting(HotPartition::attached).containsExactly(false, true);
+            // detaching again changes nothing
+            hotTier.detach(connection, "readings_2026_08_20_0000");
+            assertThat(scalar(connection, "SELECT count(*) FROM detach.readings_2026_08_20_0000")).isEqualTo(2L);
+            // the parent no longer routes the day anywhere
+            assertThatThrownBy(() -> insert(connection, hotTier, Instant.parse("2026-08-20T11:00:00Z")))
+                    .hasMessageContaining("no partition of relation \"readings\" found for row");
+
+            assertThatThrownBy(() -> hotTier.detach(connection, "readings_2026_09_01_0000"))
+                    .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(PARTITION_MISSING))
+                    .hasMessage("Partition 'readings_2026_09_01_0000' of table '\"detach\".\"readings\"' does not exist");
+        }
+    }
+
+    @Test
+    void testDrop()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("drop_partition");
+        try (Connection connection = database.connect()) {
+            hotTier.createParent(connection);
+            hotTier.ensurePartition(connection, AUGUST_20);
+            insert(connection, hotTier, Instant.parse("2026-08-20T10:00:00Z"));
+
+            assertThatThrownBy(() -> hotTier.drop(connection, "readings_2026_08_20_0000"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("Partition 'readings_2026_08_20_0000' is attached; only detached partitions are dropped");
+            assertThat(scalar(connection, "SELECT count(*) FROM drop_partition.readings")).isEqualTo(1L);
+
+            hotTier.detach(connection, "readings_2026_08_20_0000");
+            hotTier.drop(connection, "readings_2026_08_20_0000");
+            assertThat(hotTier.relationExists(connection, "readings_2026_08_20_0000")).isFalse();
+            assertThat(hotTier.partitions(connection)).isEmpty();
+            assertThat(connection.getAutoCommit()).isTrue();
+        }
+    }
+
+    @Test
+    // without the lock_timeout, ensurePartition would queue behind the holder forever
+    @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+    void testLockTimeout()
+            throws SQLException
+    {
+        HotTier setup = hotTier("lock_timeout");
+        HotTier impatient = new HotTier("lock_timeout", new PartitionNaming("readings", PartitionNaming.DEFAULT_STEP), Duration.ofMillis(200));
+        try (Connection holder = database.connect(); Connection connection = database.connect()) {
+            setup.createParent(connection);
+            // a long query or a migration holds the parent
+            holder.setAutoCommit(false);
+            try (Statement statement = holder.createStatement()) {
+                statement.execute("LOCK TABLE lock_timeout.readings IN ACCESS EXCLUSIVE MODE");
+            }
+
+            assertThatThrownBy(() -> impatient.ensurePartition(connection, AUGUST_20))
+                    .isInstanceOf(HotTier.LockTimeoutException.class)
+                    .hasMessage("Lock timeout on table '\"lock_timeout\".\"readings\"': another session holds a conflicting lock; try again later")
+                    .satisfies(e -> assertThat(HotTier.isLockTimeout((SQLException) e)).isTrue());
+            // and created nothing, not even the standalone table
+            assertThat(impatient.relationExists(connection, "readings_2026_08_20_0000")).isFalse();
+            assertThat(connection.getAutoCommit()).isTrue();
+
+            holder.rollback();
+            assertThat(impatient.ensurePartition(connection, AUGUST_20)).isTrue();
+            assertThat(impatient.partitions(connection)).containsExactly(new HotPartition("readings_2026_08_20_0000", AUGUST_20, Optional.empty(), true));
+        }
+    }
+
+    private HotTier hotTier(String schema)
+    {
+        return new HotTier(schema, new PartitionNaming("readings", PartitionNaming.DEFAULT_STEP), Duration.ofSeconds(5));
+    }
+
+    private static void insert(Connection connection, HotTier hotTier, Instant from)
+            throws SQLException
+    {
+        try (PreparedStatement statement = connection.prepareStatement("""
+                INSERT INTO %s (malo_id, obis_code, sparte, "from", "to", value, unit, quality, resolution, source_kind, version, version_scope, recorded_at, balancing_day)
+                VALUES ('41373559241', '1-1:1.29.0', 'STROM', ?, ?, 1.5, 'KWH', 'MEASURED', 'PT15M', 'MSCONS', 1, ?, now(), ?)""".formatted(hotTier.qualifiedParent()))) {
+            statement.setObject(1, from.atOffset(ZoneOffset.UTC));
+            statement.setObject(2, from.plus(Duration.ofMinutes(15)).atOffset(ZoneOffset.UTC));
+            statement.setString(3, Reading.versionScope(ReadingsGenerator.DEFAULT_OPERATOR_ID, Sparte.STROM, from));
+            statement.setObject(4, MeteringCalendar.balancingDay(Sparte.STROM, from));
+            statement.executeUpdate();
+        }
+    }
+
+    private static Object scalar(Connection connection, String sql)
+            throws SQLException
+    {
+        try (Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+            assertThat(result.next()).isTrue();
+            return result.getObject(1);
+        }
+    }
+}
