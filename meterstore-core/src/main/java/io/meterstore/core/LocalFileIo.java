@@ -4,15 +4,20 @@ import org.apache.iceberg.Files;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.OutputFile;
+import org.apache.iceberg.io.PositionOutputStream;
+import org.apache.iceberg.io.SeekableInputStream;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Path;
 
+import static java.util.Objects.requireNonNull;
+
 /**
  * An Iceberg FileIO over local directories ({@code file:///...} or plain absolute paths), without Hadoop.
- * Iceberg ships local files only through its Hadoop FileIO.
+ * Iceberg ships local files only through its Hadoop FileIO. Every file keeps the location it was asked for: the
+ * catalogue stores what {@code location()} returns, and other engines (Trino) need the {@code file:} scheme.
  */
 public class LocalFileIo
         implements FileIO
@@ -20,13 +25,13 @@ public class LocalFileIo
     @Override
     public InputFile newInputFile(String location)
     {
-        return Files.localInput(path(location).toFile());
+        return new LocalInputFile(location, Files.localInput(path(location).toFile()));
     }
 
     @Override
     public OutputFile newOutputFile(String location)
     {
-        return Files.localOutput(path(location).toFile());
+        return new LocalOutputFile(location, Files.localOutput(path(location).toFile()));
     }
 
     @Override
@@ -46,5 +51,61 @@ public class LocalFileIo
             return Path.of(URI.create(location.replace(" ", "%20")));
         }
         return Path.of(location);
+    }
+
+    private record LocalInputFile(String location, InputFile delegate)
+            implements InputFile
+    {
+        LocalInputFile
+        {
+            requireNonNull(location, "location is null");
+            requireNonNull(delegate, "delegate is null");
+        }
+
+        @Override
+        public long getLength()
+        {
+            return delegate.getLength();
+        }
+
+        @Override
+        public SeekableInputStream newStream()
+        {
+            return delegate.newStream();
+        }
+
+        @Override
+        public boolean exists()
+        {
+            return delegate.exists();
+        }
+    }
+
+    private record LocalOutputFile(String location, OutputFile delegate)
+            implements OutputFile
+    {
+        LocalOutputFile
+        {
+            requireNonNull(location, "location is null");
+            requireNonNull(delegate, "delegate is null");
+        }
+
+        @Override
+        public PositionOutputStream create()
+        {
+            return delegate.create();
+        }
+
+        @Override
+        public PositionOutputStream createOrOverwrite()
+        {
+            return delegate.createOrOverwrite();
+        }
+
+        @Override
+        public InputFile toInputFile()
+        {
+            return new LocalInputFile(location, delegate.toInputFile());
+        }
     }
 }

@@ -30,7 +30,12 @@ public final class ReadingsSchema
     public static String postgresColumnDefinitions()
     {
         return String.join(",\n    ", COLUMNS.stream()
-                .map(column -> "%s %s%s".formatted(Sql.quoteIdentifier(column.columnName()), column.postgresType(), column.nullable() ? "" : " NOT NULL"))
+                // C collation: the primary-key index then walks text in byte order, the order Parquet and Iceberg sort in
+                .map(column -> "%s %s%s%s".formatted(
+                        Sql.quoteIdentifier(column.columnName()),
+                        column.postgresType(),
+                        column.kind() == ReadingsColumn.ColumnKind.STRING ? " COLLATE \"C\"" : "",
+                        column.nullable() ? "" : " NOT NULL"))
                 .toList());
     }
 

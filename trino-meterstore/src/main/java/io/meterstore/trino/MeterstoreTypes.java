@@ -8,8 +8,13 @@ import io.trino.spi.type.TimestampWithTimeZoneType;
 import io.trino.spi.type.Type;
 import io.trino.spi.type.VarcharType;
 
+import io.trino.spi.type.LongTimestampWithTimeZone;
+
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
+
+import static io.trino.spi.type.TimeZoneKey.UTC_KEY;
 
 /** The Trino type of each value domain of the readings schema. */
 public final class MeterstoreTypes
@@ -39,5 +44,25 @@ public final class MeterstoreTypes
     public static List<MeterstoreColumnHandle> columnHandles()
     {
         return Arrays.stream(ReadingsColumn.values()).map(MeterstoreTypes::columnHandle).toList();
+    }
+
+    public static long toEpochMicros(Instant instant)
+    {
+        return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000L), instant.getNano() / 1_000);
+    }
+
+    public static Instant fromEpochMicros(long epochMicros)
+    {
+        return Instant.ofEpochSecond(Math.floorDiv(epochMicros, 1_000_000L), Math.floorMod(epochMicros, 1_000_000L) * 1_000L);
+    }
+
+    public static long toEpochMicros(LongTimestampWithTimeZone timestamp)
+    {
+        return Math.addExact(Math.multiplyExact(timestamp.getEpochMillis(), 1_000L), timestamp.getPicosOfMilli() / 1_000_000);
+    }
+
+    public static LongTimestampWithTimeZone toTimestamp(long epochMicros)
+    {
+        return LongTimestampWithTimeZone.fromEpochMillisAndFraction(Math.floorDiv(epochMicros, 1_000L), Math.floorMod(epochMicros, 1_000) * 1_000_000, UTC_KEY);
     }
 }

@@ -1,0 +1,289 @@
+package io.meterstore.archiver.cycle;
+
+import com.google.common.collect.ImmutableList;
+import io.airlift.log.Logger;
+import io.meterstore.archiver.cycle.ArchivalCommitter.CommitResult;
+import io.meterstore.archiver.cycle.ArchivalHistory.ArchivalCommit;
+import io.meterstore.archiver.cycle.ArchiveOutcome.Kind;
+import io.meterstore.core.HotPartition;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.TieringWatermark;
+import io.meterstore.core.WatermarkReader;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.PartitionData;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.util.PropertyUtil;
+
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.time.YearMonth;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static io.meterstore.archiver.cycle.ArchivalException.Reason.STEP_MISMATCH;
+import static io.meterstore.core.MeterstoreException.Reason.TABLE_MISSING;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * One archival cycle of one table: read W, choose the closed window starting at W, DETACH its partition, stream it
+ * into Parquet files (one or more per month of "from"), commit them with the new W, leave the partition detached, and
+ * DROP the detached partitions whose commit is older than the reader grace.
+ * <p>
+ * Every step can be interrupted: a detached partition at or above W is simply the next target, and a partition below
+ * W is only ever dropped after the commit that moved W, so an interrupted run leaves what a successful one leaves.
+ * Exactly one archiver per table is assumed (the lease is not part of this class).
+ */
+public final class ArchivalCycle
+{
+    private static final Logger log = Logger.get(ArchivalCycle.class);
+    // rows per Trino page handed to the Parquet writer
+    private static final int PAGE_ROWS = 4096;
+
+    private final Catalog catalog;
+    private final TableIdentifier identifier;
+    private final HotTier hotTier;
+    private final ConnectionFactory connections;
+    private final ArchivalSettings settings;
+    private final InstantSource clock;
+    private final Duration step;
+    private final ArchivalCommitter committer;
+
+    public ArchivalCycle(Catalog catalog, TableIdentifier identifier, HotTier hotTier, ConnectionFactory connections, ArchivalSettings settings, InstantSource clock)
+    {
+        this.catalog = requireNonNull(catalog, "catalog is null");
+        this.identifier = requireNonNull(identifier, "identifier is null");
+        this.hotTier = requireNonNull(hotTier, "hotTier is null");
+        this.connections = requireNonNull(connections, "connections is null");
+        this.settings = requireNonNull(settings, "settings is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.step = hotTier.naming().step();
+        // a lag shorter than the step would archive a window that late data for the current window can still land in
+        checkArgument(settings.settlementLag().compareTo(step) >= 0, "Settlement lag %s must be at least the archival step %s", settings.settlementLag(), step);
+        this.committer = new ArchivalCommitter(clock, step);
+    }
+
+    public String tableName()
+    {
+        return identifier.toString();
+    }
+
+    public ArchiveOutcome archiveOnce()
+            throws SQLException, IOException
+    {
+        Table table = loadTable();
+        requireRecordedStep(table);
+        TieringWatermark watermark = WatermarkReader.current(table).watermark();
+        Instant horizon = clock.instant().minus(settings.settlementLag());
+        try (Connection connection = connections.open()) {
+            if (!hotTier.parentExists(connection)) {
+                throw new MeterstoreException(TABLE_MISSING, "PostgreSQL table %s does not exist: run the archiver's 'create' command first".formatted(hotTier.qualifiedParent()));
+            }
+            List<HotPartition> partitions = hotTier.partitions(connection);
+            Optional<ArchivalWindow> window = ArchivalPlanner.plan(tableName(), watermark, partitions, horizon, hotTier.naming());
+            Archived archived;
+            if (window.isEmpty()) {
+                archived = new Archived(Kind.IDLE, Optional.empty(), List.of(), watermark, Optional.empty());
+            }
+            else {
+                archived = archive(connection, table, watermark, window.get());
+            }
+            List<String> dropped = archived.kind() == Kind.SUPERSEDED ? List.of() : dropArchivedPartitions(connection, table, archived.watermark());
+            long rows = archived.files().stream().mapToLong(DataFile::recordCount).sum();
+            long bytes = archived.files().stream().mapToLong(DataFile::fileSizeInBytes).sum();
+            return new ArchiveOutcome(tableName(), archived.kind(), archived.window(), rows, archived.files().size(), bytes, archived.watermark(), archived.snapshotId(), dropped);
+        }
+    }
+
+    private record Archived(Kind kind, Optional<ArchivalWindow> window, List<DataFile> files, TieringWatermark watermark, Optional<Long> snapshotId) {}
+
+    private Archived archive(Connection connection, Table table, TieringWatermark watermark, ArchivalWindow window)
+            throws SQLException, IOException
+    {
+        if (window.partition().isPresent()) {
+            String partition = window.partition().get().name();
+            try {
+                // detach before the scan: from now on no row can be inserted into the partition being archived, while
+                // queries still read it by name until the commit below moves W past it
+                hotTier.detach(connection, partition);
+            }
+            catch (HotTier.LockTimeoutException e) {
+                log.info("Detaching partition '%s' of table '%s' timed out waiting for its lock; deferred", partition, tableName());
+                return new Archived(Kind.DEFERRED, Optional.of(window), List.of(), watermark, Optional.empty());
+            }
+        }
+        List<DataFile> files = write(connection, table, window);
+        long rows = files.stream().mapToLong(DataFile::recordCount).sum();
+        CommitResult result;
+        try {
+            // commit cold before anything hot is dropped: the reverse order loses the window for good
+            result = committer.commit(table, window, files, rows);
+        }
+        catch (CommitStateUnknownException e) {
+            // the files may be part of a snapshot now; the next cycle reads W and finds out
+            throw e;
+        }
+        catch (RuntimeException e) {
+            deleteFiles(table, files);
+            throw e;
+        }
+        return switch (result) {
+            case CommitResult.Committed committed -> {
+                log.info("Archived window %s of table '%s': %s rows in %s files, watermark %s", window, tableName(), rows, files.size(), committed.watermark());
+                yield new Archived(Kind.ARCHIVED, Optional.of(window), files, committed.watermark(), Optional.of(committed.snapshotId()));
+            }
+            case CommitResult.Superseded superseded -> {
+                log.info("Window %s of table '%s' was archived by another archiver (watermark %s); deleting %s written files", window, tableName(), superseded.watermark(), files.size());
+                deleteFiles(table, files);
+                yield new Archived(Kind.SUPERSEDED, Optional.of(window), List.of(), superseded.watermark(), Optional.empty());
+            }
+        };
+    }
+
+    /** Streams the window's partition into data files, one query and at least one file per month of "from". */
+    private List<DataFile> write(Connection connection, Table table, ArchivalWindow window)
+            throws SQLException, IOException
+    {
+        if (window.partition().isEmpty()) {
+            return List.of();
+        }
+        HotPartition partition = window.partition().get();
+        HotPartitionReader reader = new HotPartitionReader(hotTier, settings.chunkRows(), PAGE_ROWS);
+        long targetFileSize = PropertyUtil.propertyAsLong(table.properties(), TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, IcebergTableSpec.TARGET_FILE_SIZE_BYTES);
+        String namePrefix = partition.name() + "-" + UUID.randomUUID();
+        Instant to = min(window.end(), partition.start().plus(step));
+        List<DataFile> files = new ArrayList<>();
+        Instant monthStart = max(window.start(), partition.start());
+        try {
+            while (monthStart.isBefore(to)) {
+                YearMonth month = YearMonth.from(monthStart.atOffset(ZoneOffset.UTC));
+                Instant monthEnd = min(to, month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC));
+                MonthFileWriter writer = new MonthFileWriter(table, monthPartition(table, month), namePrefix + "-" + month, targetFileSize);
+                try {
+                    reader.read(connection, partition.name(), monthStart, monthEnd, writer::write);
+                    files.addAll(writer.finish());
+                }
+                catch (SQLException | IOException | RuntimeException e) {
+                    writer.abort();
+                    throw e;
+                }
+                monthStart = monthEnd;
+            }
+        }
+        catch (SQLException | IOException | RuntimeException e) {
+            deleteFiles(table, files);
+            throw e;
+        }
+        return ImmutableList.copyOf(files);
+    }
+
+    /**
+     * Drops every detached partition entirely below W whose archival commit is older than the reader grace: a query
+     * planned before that commit still reads the partition by name. Detached partitions at or above W are orphans of an
+     * interrupted run, archived by a coming cycle, and never dropped here.
+     */
+    private List<String> dropArchivedPartitions(Connection connection, Table table, TieringWatermark watermark)
+            throws SQLException
+    {
+        Instant now = clock.instant();
+        Optional<List<ArchivalCommit>> commits = Optional.empty();
+        ImmutableList.Builder<String> dropped = ImmutableList.builder();
+        for (HotPartition partition : hotTier.partitions(connection)) {
+            Instant end = partition.start().plus(step);
+            if (partition.attached() || end.isAfter(watermark.instant())) {
+                continue;
+            }
+            if (commits.isEmpty()) {
+                commits = Optional.of(ArchivalHistory.archivalCommits(table));
+            }
+            Optional<ArchivalCommit> commit = ArchivalHistory.covering(commits.get(), partition.start(), end);
+            if (commit.isEmpty() || commit.get().archivedAt().isEmpty()) {
+                // without the commit's time there is no telling whether a query still needs the partition
+                log.warn("Detached partition '%s' of table '%s' lies below the watermark %s, but no archival commit in the snapshot history records when it was archived: left in place; drop it by hand once no query can need it",
+                        partition.name(), tableName(), watermark);
+                continue;
+            }
+            Instant archivedAt = commit.get().archivedAt().get();
+            if (archivedAt.plus(settings.readerGrace()).isAfter(now)) {
+                continue;
+            }
+            try {
+                hotTier.drop(connection, partition.name());
+                dropped.add(partition.name());
+                log.info("Dropped partition '%s' of table '%s', archived at %s", partition.name(), tableName(), archivedAt);
+            }
+            catch (HotTier.LockTimeoutException e) {
+                log.info("Dropping partition '%s' of table '%s' timed out waiting for its lock; a later cycle drops it", partition.name(), tableName());
+            }
+        }
+        return dropped.build();
+    }
+
+    private Table loadTable()
+    {
+        Table table;
+        try {
+            table = catalog.loadTable(identifier);
+        }
+        catch (NoSuchTableException e) {
+            throw new MeterstoreException(TABLE_MISSING, "Iceberg table '%s' does not exist: run the archiver's 'create' command first".formatted(identifier), e);
+        }
+        IcebergTableSpec.verify(table);
+        return table;
+    }
+
+    private void requireRecordedStep(Table table)
+    {
+        Optional<Duration> recorded = ArchivalHistory.recordedStep(table);
+        if (recorded.isPresent() && !recorded.get().equals(step)) {
+            // windows, partition names and the drop rule all assume the step the table was archived with
+            throw new ArchivalException(STEP_MISMATCH,
+                    "Table '%s' is archived with a step of %s seconds, but the archiver is configured with %s seconds: set meterstore.archival-step to %ss"
+                            .formatted(tableName(), recorded.get().toSeconds(), step.toSeconds(), recorded.get().toSeconds()));
+        }
+    }
+
+    private static PartitionData monthPartition(Table table, YearMonth month)
+    {
+        // IcebergTableSpec.verify checked the spec is exactly month("from"): months since 1970-01
+        PartitionData partition = new PartitionData(table.spec().partitionType());
+        partition.set(0, (month.getYear() - 1970) * 12 + month.getMonthValue() - 1);
+        return partition;
+    }
+
+    private static void deleteFiles(Table table, List<DataFile> files)
+    {
+        for (DataFile file : files) {
+            try {
+                table.io().deleteFile(file.location());
+            }
+            catch (RuntimeException e) {
+                log.warn(e, "Cannot delete uncommitted data file '%s'; it is an orphan now", file.location());
+            }
+        }
+    }
+
+    private static Instant min(Instant left, Instant right)
+    {
+        return left.isBefore(right) ? left : right;
+    }
+
+    private static Instant max(Instant left, Instant right)
+    {
+        return left.isAfter(right) ? left : right;
+    }
+}

@@ -1,0 +1,41 @@
+package io.meterstore.archiver.cycle;
+
+import static java.util.Objects.requireNonNull;
+
+/** A state of a table the archiver refuses to act on. The message says what is wrong and what to do. */
+public class ArchivalException
+        extends RuntimeException
+{
+    private final Reason reason;
+
+    public ArchivalException(Reason reason, String message)
+    {
+        super(message);
+        this.reason = requireNonNull(reason, "reason is null");
+    }
+
+    public ArchivalException(Reason reason, String message, Throwable cause)
+    {
+        super(message, cause);
+        this.reason = requireNonNull(reason, "reason is null");
+    }
+
+    public Reason reason()
+    {
+        return reason;
+    }
+
+    public enum Reason
+    {
+        /** An attached partition below the watermark: its rows are in neither tier for any query. */
+        INVARIANT_VIOLATED,
+        /** The configured step differs from the step the table was archived with. */
+        STEP_MISMATCH,
+        /** A partition whose start is not on the configured step's grid. */
+        PARTITION_MISALIGNED,
+        /** A MeterStore snapshot summary property that does not parse. */
+        SUMMARY_MALFORMED,
+        /** The Iceberg commit kept failing against a base whose watermark did not move. */
+        COMMIT_FAILED,
+    }
+}

@@ -1,0 +1,77 @@
+package io.meterstore.archiver.cycle;
+
+import com.google.common.collect.ImmutableList;
+import io.trino.spi.Page;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.PartitionData;
+import org.apache.iceberg.Table;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Writes the sorted rows of one month partition into data files, starting a new file once one reaches the table's
+ * target size. Files follow each other in sort order, so each is sorted and their key ranges do not overlap.
+ */
+final class MonthFileWriter
+{
+    private final Table table;
+    private final PartitionData partition;
+    private final String namePrefix;
+    private final long targetFileSize;
+    private final List<DataFile> finished = new ArrayList<>();
+    private Optional<ReadingsFileWriter> current = Optional.empty();
+    private int sequence;
+
+    MonthFileWriter(Table table, PartitionData partition, String namePrefix, long targetFileSize)
+    {
+        this.table = requireNonNull(table, "table is null");
+        this.partition = requireNonNull(partition, "partition is null");
+        this.namePrefix = requireNonNull(namePrefix, "namePrefix is null");
+        checkArgument(targetFileSize > 0, "targetFileSize must be positive");
+        this.targetFileSize = targetFileSize;
+    }
+
+    void write(Page page)
+            throws IOException
+    {
+        if (current.isEmpty()) {
+            sequence++;
+            current = Optional.of(new ReadingsFileWriter(table, partition, "%s-%05d.parquet".formatted(namePrefix, sequence)));
+        }
+        ReadingsFileWriter writer = current.get();
+        writer.write(page);
+        if (writer.estimatedBytes() >= targetFileSize) {
+            current = Optional.empty();
+            finished.add(writer.finish());
+        }
+    }
+
+    /** Closes the open file; the month's files, none if it had no rows. */
+    List<DataFile> finish()
+            throws IOException
+    {
+        if (current.isPresent()) {
+            ReadingsFileWriter writer = current.get();
+            current = Optional.empty();
+            finished.add(writer.finish());
+        }
+        return ImmutableList.copyOf(finished);
+    }
+
+    /** Deletes every file this writer wrote: none of them was committed. */
+    void abort()
+    {
+        current.ifPresent(ReadingsFileWriter::abort);
+        current = Optional.empty();
+        for (DataFile file : finished) {
+            table.io().deleteFile(file.location());
+        }
+        finished.clear();
+    }
+}

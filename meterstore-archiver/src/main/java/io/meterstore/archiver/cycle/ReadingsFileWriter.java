@@ -1,0 +1,264 @@
+package io.meterstore.archiver.cycle;
+
+import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
+import com.google.common.collect.ImmutableSet;
+import com.google.common.io.CountingOutputStream;
+import io.airlift.log.Logger;
+import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.ReadingsColumn;
+import io.trino.parquet.writer.ParquetWriter;
+import io.trino.parquet.writer.ParquetWriterOptions;
+import io.trino.spi.Page;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.Metrics;
+import org.apache.iceberg.MetricsConfig;
+import org.apache.iceberg.MetricsModes;
+import org.apache.iceberg.MetricsModes.MetricsMode;
+import org.apache.iceberg.PartitionData;
+import org.apache.iceberg.SortOrder;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.util.UnicodeUtil;
+import org.apache.parquet.format.ColumnChunk;
+import org.apache.parquet.format.ColumnMetaData;
+import org.apache.parquet.format.CompressionCodec;
+import org.apache.parquet.format.FileMetaData;
+import org.apache.parquet.format.RowGroup;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.base.Preconditions.checkState;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Writes one Parquet data file of a readings table with Trino's own Parquet writer (no Hadoop) through the table's
+ * FileIO, and describes it as an Iceberg {@link DataFile}: partition, size, row-group offsets and the column metrics
+ * readers prune with, computed from exactly the pages written.
+ */
+final class ReadingsFileWriter
+        implements Closeable
+{
+    private static final Logger log = Logger.get(ReadingsFileWriter.class);
+    private static final String CREATED_BY = "meterstore-archiver";
+
+    private final Table table;
+    private final PartitionData partition;
+    private final String location;
+    private final CountingOutputStream output;
+    private final ParquetWriter writer;
+    private final List<ColumnStatistics> statistics;
+    private final SortOrderCheck sortOrder = new SortOrderCheck();
+    private long rows;
+    private boolean closed;
+
+    ReadingsFileWriter(Table table, PartitionData partition, String fileName)
+    {
+        this.table = requireNonNull(table, "table is null");
+        this.partition = requireNonNull(partition, "partition is null");
+        this.location = table.locationProvider().newDataLocation(table.spec(), partition, fileName);
+        this.output = new CountingOutputStream(table.io().newOutputFile(location).create());
+        try {
+            this.writer = new ParquetWriter(
+                    output,
+                    ReadingsParquetSchema.messageType(),
+                    ReadingsParquetSchema.primitiveTypes(),
+                    writerOptions(table),
+                    CompressionCodec.ZSTD,
+                    CREATED_BY,
+                    Optional.empty(),
+                    Optional.empty());
+        }
+        catch (RuntimeException e) {
+            closeQuietly(output);
+            table.io().deleteFile(location);
+            throw e;
+        }
+        this.statistics = ReadingsParquetSchema.COLUMNS.stream().map(ColumnStatistics::create).toList();
+    }
+
+    String location()
+    {
+        return location;
+    }
+
+    long rows()
+    {
+        return rows;
+    }
+
+    /** Bytes written plus an estimate of what is buffered for the open row group. */
+    long estimatedBytes()
+    {
+        return writer.getEstimatedWrittenBytes();
+    }
+
+    void write(Page page)
+            throws IOException
+    {
+        checkState(!closed, "writer is closed");
+        checkArgument(page.getChannelCount() == statistics.size(), "page has %s channels, expected %s", page.getChannelCount(), statistics.size());
+        for (int channel = 0; channel < page.getChannelCount(); channel++) {
+            statistics.get(channel).add(page.getBlock(channel));
+        }
+        sortOrder.add(page);
+        writer.write(page);
+        rows += page.getPositionCount();
+    }
+
+    /** Closes the file and describes it for the commit. */
+    DataFile finish()
+            throws IOException
+    {
+        close();
+        FileMetaData footer = writer.getFileMetaData();
+        List<Long> splitOffsets = footer.getRow_groups().stream()
+                .map(ReadingsFileWriter::startingPosition)
+                .collect(ImmutableList.toImmutableList());
+        return DataFiles.builder(table.spec())
+                .withPath(location)
+                .withFormat(FileFormat.PARQUET)
+                .withPartition(partition)
+                .withFileSizeInBytes(output.getCount())
+                .withMetrics(metrics(footer))
+                .withSplitOffsets(splitOffsets)
+                .withSortOrder(declaredSortOrder())
+                .build();
+    }
+
+    /** The table's sort order if it is the readings sort key and the rows arrived in it, else unsorted: never a false claim. */
+    private SortOrder declaredSortOrder()
+    {
+        if (!table.sortOrder().sameOrder(IcebergTableSpec.sortOrder(table.schema()))) {
+            return SortOrder.unsorted();
+        }
+        if (!sortOrder.sorted()) {
+            log.warn("Rows of '%s' did not arrive in byte order of malo_id and obis_code, so the file is not declared sorted: give those PostgreSQL columns COLLATE \"C\"", location);
+            return SortOrder.unsorted();
+        }
+        return table.sortOrder();
+    }
+
+    @Override
+    public void close()
+            throws IOException
+    {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        writer.close();
+    }
+
+    /** Closes the file, swallowing what that throws, and deletes it: the file was never committed. */
+    void abort()
+    {
+        try {
+            close();
+        }
+        catch (IOException | RuntimeException ignored) {
+            // the file is deleted below either way
+        }
+        table.io().deleteFile(location);
+    }
+
+    private static void closeQuietly(Closeable closeable)
+    {
+        try {
+            closeable.close();
+        }
+        catch (IOException | RuntimeException ignored) {
+            // the file is deleted after this
+        }
+    }
+
+    private Metrics metrics(FileMetaData footer)
+    {
+        MetricsConfig metricsConfig = MetricsConfig.forTable(table);
+        Map<Integer, Long> columnSizes = new HashMap<>();
+        Map<Integer, Long> valueCounts = new HashMap<>();
+        Map<Integer, Long> nullCounts = new HashMap<>();
+        Map<Integer, ByteBuffer> lowerBounds = new HashMap<>();
+        Map<Integer, ByteBuffer> upperBounds = new HashMap<>();
+        for (int index = 0; index < statistics.size(); index++) {
+            ColumnStatistics column = statistics.get(index);
+            ReadingsColumn readingsColumn = column.column();
+            int fieldId = readingsColumn.fieldId();
+            MetricsMode mode = metricsConfig.columnMode(readingsColumn.columnName());
+            if (mode instanceof MetricsModes.None) {
+                continue;
+            }
+            long size = 0;
+            for (RowGroup rowGroup : footer.getRow_groups()) {
+                size += rowGroup.getColumns().get(index).getMeta_data().getTotal_compressed_size();
+            }
+            columnSizes.put(fieldId, size);
+            // Iceberg's value count includes nulls
+            valueCounts.put(fieldId, rows);
+            nullCounts.put(fieldId, column.nullCount());
+            if (mode instanceof MetricsModes.Counts) {
+                continue;
+            }
+            Optional<Object> lower = column.lowerBound();
+            Optional<Object> upper = column.upperBound();
+            if (mode instanceof MetricsModes.Truncate truncate && readingsColumn.kind() == ReadingsColumn.ColumnKind.STRING) {
+                // a truncated lower bound is a prefix; a truncated upper bound is incremented, or absent when it cannot be
+                lower = lower.map(value -> UnicodeUtil.truncateStringMin((String) value, truncate.length()));
+                upper = upper.flatMap(value -> Optional.ofNullable(UnicodeUtil.truncateStringMax((String) value, truncate.length())));
+            }
+            lower.ifPresent(value -> lowerBounds.put(fieldId, Conversions.toByteBuffer(readingsColumn.icebergType(), value)));
+            upper.ifPresent(value -> upperBounds.put(fieldId, Conversions.toByteBuffer(readingsColumn.icebergType(), value)));
+        }
+        return new Metrics(
+                rows,
+                ImmutableMap.copyOf(columnSizes),
+                ImmutableMap.copyOf(valueCounts),
+                ImmutableMap.copyOf(nullCounts),
+                ImmutableMap.of(),
+                ImmutableMap.copyOf(lowerBounds),
+                ImmutableMap.copyOf(upperBounds));
+    }
+
+    /** Where a row group starts: its first column chunk's dictionary page, or its first data page. */
+    private static long startingPosition(RowGroup rowGroup)
+    {
+        ColumnChunk first = rowGroup.getColumns().getFirst();
+        ColumnMetaData metaData = first.getMeta_data();
+        if (metaData.isSetDictionary_page_offset() && metaData.getDictionary_page_offset() > 0) {
+            return Math.min(metaData.getDictionary_page_offset(), metaData.getData_page_offset());
+        }
+        return metaData.getData_page_offset();
+    }
+
+    private static ParquetWriterOptions writerOptions(Table table)
+    {
+        return ParquetWriterOptions.builder()
+                .setMaxRowGroupRowCount(IcebergTableSpec.ROW_GROUP_ROWS)
+                .setBloomFilterColumns(bloomFilterColumns(table))
+                .build();
+    }
+
+    /** The columns the table asks bloom filters for; {@link IcebergTableSpec} sets malo_id and obis_code. */
+    private static Set<String> bloomFilterColumns(Table table)
+    {
+        ImmutableSet.Builder<String> columns = ImmutableSet.builder();
+        for (ReadingsColumn column : ReadingsColumn.values()) {
+            String enabled = table.properties().get(TableProperties.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX + column.columnName());
+            if (Boolean.parseBoolean(enabled)) {
+                columns.add(column.columnName());
+            }
+        }
+        return columns.build();
+    }
+}

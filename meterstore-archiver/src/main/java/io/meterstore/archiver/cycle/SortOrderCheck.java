@@ -1,0 +1,89 @@
+package io.meterstore.archiver.cycle;
+
+import io.airlift.slice.Slice;
+import io.meterstore.core.ReadingsColumn;
+import io.trino.spi.Page;
+import io.trino.spi.block.Block;
+import io.trino.spi.type.Int128;
+import io.trino.spi.type.LongTimestampWithTimeZone;
+
+import static io.meterstore.archiver.cycle.ReadingsParquetSchema.TIMESTAMP_TZ_MICROS;
+import static io.meterstore.archiver.cycle.ReadingsParquetSchema.VERSION;
+import static io.trino.spi.type.VarcharType.VARCHAR;
+
+/**
+ * Whether the rows of one file arrive in the readings sort order as Parquet and Iceberg compare it: malo_id and
+ * obis_code byte-wise (code point order), then "from", then version. PostgreSQL returns the primary key's order,
+ * which is that order when the key columns collate as "C"; a file is only declared sorted when it was.
+ */
+final class SortOrderCheck
+{
+    private static final int MALO_ID = ReadingsColumn.MALO_ID.ordinal();
+    private static final int OBIS_CODE = ReadingsColumn.OBIS_CODE.ordinal();
+    private static final int FROM = ReadingsColumn.FROM.ordinal();
+    private static final int VERSION_CHANNEL = ReadingsColumn.VERSION.ordinal();
+
+    private boolean sorted = true;
+    private boolean hasLast;
+    private Slice lastMaloId;
+    private Slice lastObisCode;
+    private long lastFromMillis;
+    private int lastFromPicos;
+    private Int128 lastVersion;
+
+    boolean sorted()
+    {
+        return sorted;
+    }
+
+    void add(Page page)
+    {
+        if (!sorted || page.getPositionCount() == 0) {
+            return;
+        }
+        Block maloIds = page.getBlock(MALO_ID);
+        Block obisCodes = page.getBlock(OBIS_CODE);
+        Block froms = page.getBlock(FROM);
+        Block versions = page.getBlock(VERSION_CHANNEL);
+        for (int position = 0; position < page.getPositionCount(); position++) {
+            Slice maloId = VARCHAR.getSlice(maloIds, position);
+            Slice obisCode = VARCHAR.getSlice(obisCodes, position);
+            LongTimestampWithTimeZone from = (LongTimestampWithTimeZone) TIMESTAMP_TZ_MICROS.getObject(froms, position);
+            Int128 version = (Int128) VERSION.getObject(versions, position);
+            if (hasLast && compareToLast(maloId, obisCode, from, version) < 0) {
+                sorted = false;
+                return;
+            }
+            hasLast = true;
+            lastMaloId = maloId;
+            lastObisCode = obisCode;
+            lastFromMillis = from.getEpochMillis();
+            lastFromPicos = from.getPicosOfMilli();
+            lastVersion = version;
+        }
+        // the last row outlives its page: keep a copy, not a view of the page's memory
+        lastMaloId = lastMaloId.copy();
+        lastObisCode = lastObisCode.copy();
+    }
+
+    private int compareToLast(Slice maloId, Slice obisCode, LongTimestampWithTimeZone from, Int128 version)
+    {
+        int comparison = maloId.compareTo(lastMaloId);
+        if (comparison != 0) {
+            return comparison;
+        }
+        comparison = obisCode.compareTo(lastObisCode);
+        if (comparison != 0) {
+            return comparison;
+        }
+        comparison = Long.compare(from.getEpochMillis(), lastFromMillis);
+        if (comparison != 0) {
+            return comparison;
+        }
+        comparison = Integer.compare(from.getPicosOfMilli(), lastFromPicos);
+        if (comparison != 0) {
+            return comparison;
+        }
+        return version.compareTo(lastVersion);
+    }
+}

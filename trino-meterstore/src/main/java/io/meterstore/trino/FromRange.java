@@ -1,0 +1,40 @@
+package io.meterstore.trino;
+
+import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TierSplit;
+import io.trino.spi.predicate.Domain;
+import io.trino.spi.predicate.Range;
+import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.type.LongTimestampWithTimeZone;
+
+import java.time.Instant;
+import java.util.Optional;
+
+/** The "from" range of a pushed predicate, widened to a half-open range: over-inclusion is safe, under-inclusion would lose rows. */
+public final class FromRange
+{
+    private FromRange() {}
+
+    public static TierSplit.Range of(TupleDomain<MeterstoreColumnHandle> constraint)
+    {
+        if (constraint.isNone()) {
+            // nothing can match: an empty range
+            return new TierSplit.Range(Optional.of(Instant.EPOCH), Optional.of(Instant.EPOCH));
+        }
+        Optional<Domain> domain = constraint.getDomains().orElseThrow().entrySet().stream()
+                .filter(entry -> entry.getKey().column() == ReadingsColumn.FROM)
+                .map(java.util.Map.Entry::getValue)
+                .findFirst();
+        if (domain.isEmpty() || domain.get().getValues().isAll()) {
+            return TierSplit.Range.ALL;
+        }
+        if (domain.get().getValues().isNone()) {
+            return new TierSplit.Range(Optional.of(Instant.EPOCH), Optional.of(Instant.EPOCH));
+        }
+        Range span = domain.get().getValues().getRanges().getSpan();
+        Optional<Instant> lower = span.getLowValue().map(value -> MeterstoreTypes.fromEpochMicros(MeterstoreTypes.toEpochMicros((LongTimestampWithTimeZone) value)));
+        // an inclusive upper bound becomes exclusive one microsecond later
+        Optional<Instant> upper = span.getHighValue().map(value -> MeterstoreTypes.fromEpochMicros(MeterstoreTypes.toEpochMicros((LongTimestampWithTimeZone) value) + (span.isHighInclusive() ? 1 : 0)));
+        return new TierSplit.Range(lower, upper);
+    }
+}

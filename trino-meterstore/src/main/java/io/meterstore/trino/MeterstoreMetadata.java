@@ -1,0 +1,186 @@
+package io.meterstore.trino;
+
+import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
+import com.google.inject.Inject;
+import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.WatermarkReader;
+import io.meterstore.core.WatermarkReader.PinnedWatermark;
+import io.trino.spi.TrinoException;
+import io.trino.spi.catalog.CatalogName;
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.connector.ColumnMetadata;
+import io.trino.spi.connector.ConnectorMetadata;
+import io.trino.spi.connector.ConnectorSession;
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.ConnectorTableMetadata;
+import io.trino.spi.connector.ConnectorTableVersion;
+import io.trino.spi.connector.ConnectorViewDefinition;
+import io.trino.spi.connector.ConnectorViewDefinition.ViewColumn;
+import io.trino.spi.connector.Constraint;
+import io.trino.spi.connector.ConstraintApplicationResult;
+import io.trino.spi.connector.SchemaTableName;
+import io.trino.spi.predicate.TupleDomain;
+import org.apache.iceberg.Table;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static com.google.common.collect.ImmutableMap.toImmutableMap;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
+import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Exposes each configured table twice: {@code <table>_versions}, every version of every reading from both tiers, and
+ * {@code <table>}, the winning version per merge key (for now a view that resolves versions in the engine).
+ */
+public class MeterstoreMetadata
+        implements ConnectorMetadata
+{
+    private final MeterstoreTables tables;
+    private final String catalogName;
+
+    @Inject
+    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName)
+    {
+        this.tables = requireNonNull(tables, "tables is null");
+        this.catalogName = requireNonNull(catalogName, "catalogName is null").toString();
+    }
+
+    @Override
+    public List<String> listSchemaNames(ConnectorSession session)
+    {
+        return ImmutableList.of(tables.schema());
+    }
+
+    @Override
+    public ConnectorTableHandle getTableHandle(ConnectorSession session, SchemaTableName tableName, Optional<ConnectorTableVersion> startVersion, Optional<ConnectorTableVersion> endVersion)
+    {
+        if (!tableName.getSchemaName().equals(tables.schema()) || tables.isResolvedTable(tableName)) {
+            // another schema, or a view (getView answers for it)
+            return null;
+        }
+        if (startVersion.isPresent() || endVersion.isPresent()) {
+            throw new TrinoException(NOT_SUPPORTED, "MeterStore does not support FOR TIMESTAMP AS OF or FOR VERSION AS OF yet");
+        }
+        String storageTable = tables.storageTableOfVersions(tableName)
+                .orElseThrow(() -> new TrinoException(METERSTORE_TABLE_NOT_FOUND, "Table '%s' does not exist: MeterStore serves %s (configured by meterstore.tables)"
+                        .formatted(tableName, ImmutableList.builder().addAll(tables.resolvedTables()).addAll(tables.versionsTables()).build())));
+        Table icebergTable = tables.loadIcebergTable(storageTable);
+        PinnedWatermark pinned;
+        try {
+            // the query pins this snapshot and the watermark it carries; both tiers are split at exactly this W
+            pinned = WatermarkReader.current(icebergTable);
+        }
+        catch (MeterstoreException e) {
+            throw MeterstoreErrorCode.toTrinoException(e);
+        }
+        return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all());
+    }
+
+    @Override
+    public ConnectorTableMetadata getTableMetadata(ConnectorSession session, ConnectorTableHandle table)
+    {
+        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        return new ConnectorTableMetadata(handle.schemaTableName(), columnsMetadata());
+    }
+
+    @Override
+    public List<SchemaTableName> listTables(ConnectorSession session, Optional<String> schemaName)
+    {
+        if (schemaName.isPresent() && !schemaName.get().equals(tables.schema())) {
+            return ImmutableList.of();
+        }
+        return ImmutableList.<SchemaTableName>builder()
+                .addAll(tables.resolvedTables())
+                .addAll(tables.versionsTables())
+                .build();
+    }
+
+    @Override
+    public Map<String, ColumnHandle> getColumnHandles(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        return MeterstoreTypes.columnHandles().stream().collect(toImmutableMap(MeterstoreColumnHandle::name, column -> column));
+    }
+
+    @Override
+    public ColumnMetadata getColumnMetadata(ConnectorSession session, ConnectorTableHandle tableHandle, ColumnHandle columnHandle)
+    {
+        return ((MeterstoreColumnHandle) columnHandle).toColumnMetadata();
+    }
+
+    @Override
+    public List<SchemaTableName> listViews(ConnectorSession session, Optional<String> schemaName)
+    {
+        if (schemaName.isPresent() && !schemaName.get().equals(tables.schema())) {
+            return ImmutableList.of();
+        }
+        return tables.resolvedTables();
+    }
+
+    @Override
+    public Map<SchemaTableName, ConnectorViewDefinition> getViews(ConnectorSession session, Optional<String> schemaName)
+    {
+        ImmutableMap.Builder<SchemaTableName, ConnectorViewDefinition> views = ImmutableMap.builder();
+        for (SchemaTableName name : listViews(session, schemaName)) {
+            views.put(name, resolvedView(name));
+        }
+        return views.buildOrThrow();
+    }
+
+    @Override
+    public Optional<ConnectorViewDefinition> getView(ConnectorSession session, SchemaTableName viewName)
+    {
+        if (!tables.isResolvedTable(viewName)) {
+            return Optional.empty();
+        }
+        return Optional.of(resolvedView(viewName));
+    }
+
+    @Override
+    public Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyFilter(ConnectorSession session, ConnectorTableHandle table, Constraint constraint)
+    {
+        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        TupleDomain<MeterstoreColumnHandle> pushed = constraint.getSummary().transformKeys(MeterstoreColumnHandle.class::cast);
+        TupleDomain<MeterstoreColumnHandle> combined = handle.constraint().intersect(pushed);
+        if (combined.equals(handle.constraint())) {
+            return Optional.empty();
+        }
+        // pushed into partition and file pruning and the SQL and Parquet predicates, but every row is still filtered by Trino
+        return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(combined), constraint.getSummary(), constraint.getExpression(), false));
+    }
+
+    /**
+     * The winning version of each merge key (malo_id, obis_code, "from") within its version scope: max(version),
+     * ties broken by the latest recorded_at.
+     */
+    private ConnectorViewDefinition resolvedView(SchemaTableName name)
+    {
+        String columns = String.join(", ", MeterstoreTypes.columnHandles().stream().map(column -> quote(column.name())).toList());
+        String sql = """
+                SELECT %s
+                FROM (
+                    SELECT %s, row_number() OVER (
+                        PARTITION BY malo_id, obis_code, "from", version_scope
+                        ORDER BY version DESC, recorded_at DESC) AS meterstore_rank
+                    FROM %s.%s.%s)
+                WHERE meterstore_rank = 1""".formatted(columns, columns, quote(catalogName), quote(name.getSchemaName()), quote(name.getTableName() + MeterstoreTables.VERSIONS_SUFFIX));
+        List<ViewColumn> viewColumns = MeterstoreTypes.columnHandles().stream()
+                .map(column -> new ViewColumn(column.name(), column.type().getTypeId(), Optional.empty()))
+                .toList();
+        return new ConnectorViewDefinition(sql, Optional.of(catalogName), Optional.of(name.getSchemaName()), viewColumns,
+                Optional.of("Winning version per (malo_id, obis_code, \"from\") within its version scope"), Optional.empty(), true, ImmutableList.of());
+    }
+
+    private static List<ColumnMetadata> columnsMetadata()
+    {
+        return MeterstoreTypes.columnHandles().stream().map(MeterstoreColumnHandle::toColumnMetadata).toList();
+    }
+
+    private static String quote(String identifier)
+    {
+        return '"' + identifier.replace("\"", "\"\"") + '"';
+    }
+}

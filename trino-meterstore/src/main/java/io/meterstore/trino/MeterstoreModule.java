@@ -1,0 +1,53 @@
+package io.meterstore.trino;
+
+import com.google.inject.Binder;
+import com.google.inject.Module;
+import com.google.inject.Provides;
+import com.google.inject.Scopes;
+import com.google.inject.Singleton;
+import io.meterstore.trino.cold.ColdPageSourceProvider;
+import io.meterstore.trino.cold.ColdSplitPlanner;
+import io.trino.filesystem.TrinoFileSystemFactory;
+import io.trino.filesystem.local.LocalFileSystem;
+import io.trino.parquet.ParquetReaderOptions;
+
+import java.nio.file.Path;
+
+import static io.airlift.configuration.ConfigBinder.configBinder;
+
+public class MeterstoreModule
+        implements Module
+{
+    @Override
+    public void configure(Binder binder)
+    {
+        configBinder(binder).bindConfig(MeterstoreConfig.class);
+        binder.bind(MeterstoreConnector.class).in(Scopes.SINGLETON);
+        binder.bind(MeterstoreMetadata.class).in(Scopes.SINGLETON);
+        binder.bind(MeterstoreSplitManager.class).in(Scopes.SINGLETON);
+        binder.bind(MeterstorePageSourceProvider.class).in(Scopes.SINGLETON);
+        binder.bind(MeterstoreTables.class).in(Scopes.SINGLETON);
+    }
+
+    @Provides
+    @Singleton
+    public static TrinoFileSystemFactory fileSystemFactory()
+    {
+        // warehouse locations are absolute file:/// URIs, resolved against the root
+        return identity -> new LocalFileSystem(Path.of("/"));
+    }
+
+    @Provides
+    @Singleton
+    public static ColdSplitPlanner coldSplitPlanner()
+    {
+        return new ColdSplitPlanner(ColdSplitPlanner.DEFAULT_TARGET_SPLIT_SIZE);
+    }
+
+    @Provides
+    @Singleton
+    public static ColdPageSourceProvider coldPageSourceProvider(TrinoFileSystemFactory fileSystemFactory)
+    {
+        return new ColdPageSourceProvider(fileSystemFactory, ParquetReaderOptions.defaultOptions());
+    }
+}

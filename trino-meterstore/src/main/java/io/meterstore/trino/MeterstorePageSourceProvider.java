@@ -1,0 +1,55 @@
+package io.meterstore.trino;
+
+import com.google.inject.Inject;
+import io.meterstore.trino.cold.ColdPageSourceProvider;
+import io.meterstore.trino.cold.ColdSplit;
+import io.meterstore.trino.hot.HotPageSource;
+import io.meterstore.trino.hot.HotSplit;
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.connector.ConnectorPageSource;
+import io.trino.spi.connector.ConnectorPageSourceProvider;
+import io.trino.spi.connector.ConnectorSession;
+import io.trino.spi.connector.ConnectorSplit;
+import io.trino.spi.connector.ConnectorTableCredentials;
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.ConnectorTransactionHandle;
+import io.trino.spi.connector.DynamicFilter;
+import io.trino.spi.connector.MemoryContext;
+
+import java.util.List;
+import java.util.Optional;
+
+import static java.util.Objects.requireNonNull;
+
+public class MeterstorePageSourceProvider
+        implements ConnectorPageSourceProvider
+{
+    private final MeterstoreTables tables;
+    private final ColdPageSourceProvider coldPageSources;
+
+    @Inject
+    public MeterstorePageSourceProvider(MeterstoreTables tables, ColdPageSourceProvider coldPageSources)
+    {
+        this.tables = requireNonNull(tables, "tables is null");
+        this.coldPageSources = requireNonNull(coldPageSources, "coldPageSources is null");
+    }
+
+    @Override
+    public ConnectorPageSource createPageSource(
+            ConnectorTransactionHandle transaction,
+            ConnectorSession session,
+            ConnectorSplit split,
+            ConnectorTableHandle table,
+            Optional<ConnectorTableCredentials> tableCredentials,
+            List<ColumnHandle> columns,
+            DynamicFilter dynamicFilter,
+            MemoryContext memoryContext)
+    {
+        List<MeterstoreColumnHandle> meterstoreColumns = columns.stream().map(MeterstoreColumnHandle.class::cast).toList();
+        return switch (split) {
+            case HotSplit hotSplit -> new HotPageSource(tables.connectPostgres(), hotSplit, meterstoreColumns, tables.hotFetchRows());
+            case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, meterstoreColumns, ((MeterstoreTableHandle) table).constraint(), memoryContext);
+            default -> throw new IllegalArgumentException("Unknown split " + split);
+        };
+    }
+}

@@ -1,0 +1,58 @@
+package io.meterstore.trino;
+
+import com.google.common.collect.ImmutableList;
+import com.google.inject.Inject;
+import io.meterstore.core.TierSplit;
+import io.meterstore.core.TieringWatermark;
+import io.meterstore.trino.cold.ColdSplitPlanner;
+import io.meterstore.trino.hot.HotSplitPlanner;
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.connector.ConnectorSession;
+import io.trino.spi.connector.ConnectorSplit;
+import io.trino.spi.connector.ConnectorSplitManager;
+import io.trino.spi.connector.ConnectorSplitSource;
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.ConnectorTransactionHandle;
+import io.trino.spi.connector.Constraint;
+import io.trino.spi.connector.FixedSplitSource;
+import io.trino.spi.predicate.TupleDomain;
+
+import java.util.Set;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Splits a query at the watermark its table handle pinned: hot splits for the partitions at or above W, cold splits
+ * for the Iceberg files of the pinned snapshot below W. The two halves are disjoint, so together they are a UNION ALL.
+ */
+public class MeterstoreSplitManager
+        implements ConnectorSplitManager
+{
+    private final MeterstoreTables tables;
+    private final HotSplitPlanner hotPlanner;
+    private final ColdSplitPlanner coldPlanner;
+
+    @Inject
+    public MeterstoreSplitManager(MeterstoreTables tables, ColdSplitPlanner coldPlanner)
+    {
+        this.tables = requireNonNull(tables, "tables is null");
+        this.hotPlanner = new HotSplitPlanner(tables);
+        this.coldPlanner = requireNonNull(coldPlanner, "coldPlanner is null");
+    }
+
+    @Override
+    public ConnectorSplitSource getSplits(ConnectorTransactionHandle transaction, ConnectorSession session, ConnectorTableHandle table, Set<ColumnHandle> dynamicFilterColumns, Constraint constraint)
+    {
+        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        TupleDomain<MeterstoreColumnHandle> predicate = handle.constraint();
+        TieringWatermark watermark = TieringWatermark.of(MeterstoreTypes.fromEpochMicros(handle.watermarkEpochMicros()));
+        TierSplit tiers = TierSplit.of(FromRange.of(predicate), watermark);
+
+        ImmutableList.Builder<ConnectorSplit> splits = ImmutableList.builder();
+        tiers.hot().ifPresent(hotRange -> splits.addAll(hotPlanner.planSplits(handle.storageTable(), hotRange, handle.watermarkEpochMicros(), predicate)));
+        if (tiers.cold().isPresent() && handle.snapshotId().isPresent()) {
+            splits.addAll(coldPlanner.plan(tables.loadIcebergTable(handle.storageTable()), handle.snapshotId(), watermark, predicate).splits());
+        }
+        return new FixedSplitSource(splits.build());
+    }
+}

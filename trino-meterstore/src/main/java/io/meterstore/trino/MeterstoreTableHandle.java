@@ -1,0 +1,40 @@
+package io.meterstore.trino;
+
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.SchemaTableName;
+import io.trino.spi.predicate.TupleDomain;
+
+import java.util.Optional;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A readings table as one query sees it: the Iceberg snapshot pinned at planning and the watermark that snapshot
+ * carries. Both tiers are split at exactly this watermark, never at one derived from which files survived pruning.
+ *
+ * @param storageTable the table's name in both tiers (the PostgreSQL parent and the Iceberg table)
+ * @param snapshotId the pinned Iceberg snapshot; empty for a table without snapshots
+ * @param watermarkEpochMicros the watermark W in microseconds since the epoch
+ * @param constraint the predicate pushed into both tiers; Trino still filters every row it returns
+ */
+public record MeterstoreTableHandle(
+        SchemaTableName schemaTableName,
+        String storageTable,
+        Optional<Long> snapshotId,
+        long watermarkEpochMicros,
+        TupleDomain<MeterstoreColumnHandle> constraint)
+        implements ConnectorTableHandle
+{
+    public MeterstoreTableHandle
+    {
+        requireNonNull(schemaTableName, "schemaTableName is null");
+        requireNonNull(storageTable, "storageTable is null");
+        requireNonNull(snapshotId, "snapshotId is null");
+        requireNonNull(constraint, "constraint is null");
+    }
+
+    public MeterstoreTableHandle withConstraint(TupleDomain<MeterstoreColumnHandle> constraint)
+    {
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint);
+    }
+}

@@ -1,0 +1,152 @@
+package io.meterstore.trino;
+
+import com.google.common.collect.ImmutableList;
+import com.google.inject.Inject;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.IcebergCatalogs;
+import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
+import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.PartitionNaming;
+import io.meterstore.trino.cold.ForwardingFileIo;
+import io.trino.filesystem.TrinoFileSystemFactory;
+import io.trino.spi.TrinoException;
+import io.trino.spi.connector.SchemaTableName;
+import io.trino.spi.security.ConnectorIdentity;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+
+import static com.google.common.base.Suppliers.memoize;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The configured readings tables and the way to each tier: the Iceberg catalogue for the cold tier, PostgreSQL
+ * connections for the hot tier. Foreign failures become MeterStore errors here and nowhere else.
+ */
+public final class MeterstoreTables
+{
+    public static final String VERSIONS_SUFFIX = "_versions";
+
+    private final MeterstoreConfig config;
+    private final java.util.function.Supplier<Catalog> catalog;
+
+    @Inject
+    public MeterstoreTables(MeterstoreConfig config, TrinoFileSystemFactory fileSystemFactory)
+    {
+        this.config = requireNonNull(config, "config is null");
+        requireNonNull(fileSystemFactory, "fileSystemFactory is null");
+        JdbcCatalogSpec spec = new JdbcCatalogSpec(
+                config.getIcebergCatalogName(),
+                config.getIcebergJdbcUrl().orElse(config.getPostgresqlUrl()),
+                config.getPostgresqlUser(),
+                config.getPostgresqlPassword(),
+                config.getIcebergWarehouse());
+        // created on first use, so that a catalogue that is down fails the query that needs it, not the server start
+        this.catalog = memoize(() -> {
+            try {
+                return IcebergCatalogs.jdbc(spec, properties -> new ForwardingFileIo(fileSystemFactory.create(ConnectorIdentity.ofUser("meterstore"))));
+            }
+            catch (RuntimeException e) {
+                throw new TrinoException(METERSTORE_CATALOG_UNAVAILABLE, "Cannot open the Iceberg catalogue '%s' at '%s': %s; check meterstore.iceberg.* and that the database is reachable"
+                        .formatted(spec.catalogName(), spec.url(), e.getMessage()), e);
+            }
+        });
+    }
+
+    public String schema()
+    {
+        return config.getSchema();
+    }
+
+    public List<String> storageTables()
+    {
+        return config.getTables();
+    }
+
+    public List<SchemaTableName> versionsTables()
+    {
+        return config.getTables().stream().map(table -> new SchemaTableName(schema(), table + VERSIONS_SUFFIX)).collect(ImmutableList.toImmutableList());
+    }
+
+    public List<SchemaTableName> resolvedTables()
+    {
+        return config.getTables().stream().map(table -> new SchemaTableName(schema(), table)).collect(ImmutableList.toImmutableList());
+    }
+
+    /** The storage table behind a Trino name of either form, if it is configured. */
+    public Optional<String> storageTableOfVersions(SchemaTableName name)
+    {
+        if (!name.getSchemaName().equals(schema()) || !name.getTableName().endsWith(VERSIONS_SUFFIX)) {
+            return Optional.empty();
+        }
+        String table = name.getTableName().substring(0, name.getTableName().length() - VERSIONS_SUFFIX.length());
+        return config.getTables().contains(table) ? Optional.of(table) : Optional.empty();
+    }
+
+    public boolean isResolvedTable(SchemaTableName name)
+    {
+        return name.getSchemaName().equals(schema()) && config.getTables().contains(name.getTableName());
+    }
+
+    public Table loadIcebergTable(String table)
+    {
+        try {
+            Table icebergTable = catalog.get().loadTable(TableIdentifier.of(schema(), table));
+            IcebergTableSpec.verify(icebergTable);
+            return icebergTable;
+        }
+        catch (NoSuchTableException e) {
+            throw new TrinoException(METERSTORE_TABLE_NOT_FOUND, "Iceberg table '%s.%s' of MeterStore table '%s' does not exist in catalogue '%s': create it with 'meterstore-archiver create'"
+                    .formatted(schema(), table, table, config.getIcebergCatalogName()), e);
+        }
+        catch (MeterstoreException e) {
+            throw MeterstoreErrorCode.toTrinoException(e);
+        }
+        catch (TrinoException e) {
+            throw e;
+        }
+        catch (RuntimeException e) {
+            throw new TrinoException(METERSTORE_CATALOG_UNAVAILABLE, "Cannot load Iceberg table '%s.%s' from catalogue '%s': %s"
+                    .formatted(schema(), table, config.getIcebergCatalogName(), e.getMessage()), e);
+        }
+    }
+
+    public HotTier hotTier(String table)
+    {
+        // the step only matters for creating partitions; reading enumerates whatever partitions exist
+        return new HotTier(schema(), new PartitionNaming(table, PartitionNaming.DEFAULT_STEP), Duration.ofMillis(config.getLockTimeout().toMillis()));
+    }
+
+    public Connection connectPostgres()
+    {
+        Properties properties = new Properties();
+        properties.setProperty("user", config.getPostgresqlUser());
+        config.getPostgresqlPassword().ifPresent(password -> properties.setProperty("password", password));
+        properties.setProperty("ApplicationName", "trino-meterstore");
+        try {
+            return DriverManager.getConnection(config.getPostgresqlUrl(), properties);
+        }
+        catch (SQLException e) {
+            throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot connect to PostgreSQL at '%s' as '%s': %s; check meterstore.postgresql.* and that the server is reachable"
+                    .formatted(config.getPostgresqlUrl(), config.getPostgresqlUser(), e.getMessage()), e);
+        }
+    }
+
+    public int hotFetchRows()
+    {
+        return config.getHotFetchRows();
+    }
+}

@@ -1,0 +1,9 @@
+package io.meterstore.trino;
+
+import io.trino.spi.connector.ConnectorTransactionHandle;
+
+public enum MeterstoreTransactionHandle
+        implements ConnectorTransactionHandle
+{
+    INSTANCE
+}

@@ -1,0 +1,48 @@
+package io.meterstore.trino.cold;
+
+import io.trino.spi.connector.ConnectorSplit;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static io.airlift.slice.SizeOf.estimatedSizeOf;
+import static io.airlift.slice.SizeOf.instanceSize;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A byte range of one Parquet data file of the pinned snapshot. The range starts at a row group (the planner splits
+ * at the file's recorded split offsets), and a reader takes exactly the row groups that start inside it, so the
+ * splits of one file read each row group once.
+ *
+ * @param path the data file's location, as the Iceberg manifest records it
+ * @param start the first byte of the range
+ * @param length the length of the range in bytes
+ * @param fileSize the file's size, from the manifest, so reading needs no file-status call
+ * @param fileRecordCount the rows of the whole file, from the manifest
+ */
+public record ColdSplit(String path, long start, long length, long fileSize, long fileRecordCount)
+        implements ConnectorSplit
+{
+    private static final int INSTANCE_SIZE = instanceSize(ColdSplit.class);
+    // every Parquet file starts with the magic "PAR1"; its first row group starts right after it
+    private static final int PARQUET_MAGIC_LENGTH = 4;
+
+    public ColdSplit
+    {
+        requireNonNull(path, "path is null");
+        checkArgument(start >= 0, "start is negative: %s", start);
+        checkArgument(length >= 0, "length is negative: %s", length);
+        checkArgument(fileSize >= start + length, "range [%s, %s) exceeds file size %s", start, start + length, fileSize);
+        checkArgument(fileRecordCount >= 0, "fileRecordCount is negative: %s", fileRecordCount);
+    }
+
+    /** Whether this split holds every row group of the file, so the manifest's record count is its row count. */
+    public boolean coversWholeFile()
+    {
+        return start <= PARQUET_MAGIC_LENGTH && start + length == fileSize;
+    }
+
+    @Override
+    public long getRetainedSizeInBytes()
+    {
+        return INSTANCE_SIZE + estimatedSizeOf(path);
+    }
+}

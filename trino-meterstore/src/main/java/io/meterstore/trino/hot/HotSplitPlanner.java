@@ -1,0 +1,60 @@
+package io.meterstore.trino.hot;
+
+import com.google.common.collect.ImmutableList;
+import io.meterstore.core.HotPartition;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.TierSplit;
+import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.MeterstoreTables;
+import io.meterstore.trino.MeterstoreTypes;
+import io.trino.spi.TrinoException;
+import io.trino.spi.predicate.TupleDomain;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
+import static java.util.Objects.requireNonNull;
+
+/** One split per hot partition whose range meets the hot part of the query's "from" range. */
+public final class HotSplitPlanner
+{
+    private final MeterstoreTables tables;
+
+    public HotSplitPlanner(MeterstoreTables tables)
+    {
+        this.tables = requireNonNull(tables, "tables is null");
+    }
+
+    public List<HotSplit> planSplits(String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros, TupleDomain<MeterstoreColumnHandle> constraint)
+    {
+        HotTier hotTier = tables.hotTier(storageTable);
+        List<HotPartition> partitions;
+        try (Connection connection = tables.connectPostgres()) {
+            if (!hotTier.parentExists(connection)) {
+                throw new TrinoException(METERSTORE_TABLE_NOT_FOUND, "PostgreSQL table %s of MeterStore table '%s' does not exist: create it with 'meterstore-archiver create'"
+                        .formatted(hotTier.qualifiedParent(), storageTable));
+            }
+            // attached and detached alike, in one catalogue read: two reads could miss a partition detached between them
+            partitions = hotTier.partitions(connection);
+        }
+        catch (SQLException e) {
+            throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot list the partitions of %s: %s".formatted(hotTier.qualifiedParent(), e.getMessage()), e);
+        }
+        ImmutableList.Builder<HotSplit> splits = ImmutableList.builder();
+        for (HotPartition partition : partitions) {
+            if (partition.overlaps(hotRange.lower().orElseThrow(), hotRange.upper())) {
+                splits.add(new HotSplit(
+                        tables.schema(),
+                        partition.name(),
+                        watermarkEpochMicros,
+                        hotRange.lower().map(MeterstoreTypes::toEpochMicros),
+                        hotRange.upper().map(MeterstoreTypes::toEpochMicros),
+                        constraint));
+            }
+        }
+        return splits.build();
+    }
+}

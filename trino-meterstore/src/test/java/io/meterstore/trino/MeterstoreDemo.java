@@ -1,0 +1,116 @@
+package io.meterstore.trino;
+
+import io.airlift.log.Level;
+import io.airlift.log.Logger;
+import io.airlift.log.Logging;
+import io.meterstore.archiver.cycle.ArchivalCycle;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.core.HotPartition;
+import io.meterstore.core.WatermarkReader;
+import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsLoader;
+import io.meterstore.testing.TestingDatabase;
+import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingWarehouse;
+import io.trino.testing.DistributedQueryRunner;
+import org.apache.iceberg.Table;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.InstantSource;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+
+import static java.util.Objects.requireNonNullElse;
+
+/**
+ * The demo: embedded PostgreSQL and a local warehouse under {@code var/demo/}, 1,000 meters x 60 days of generated
+ * readings (loaded once), every closed day archived, and Trino with the plugin on localhost:8080 until stopped.
+ * Its data survives a restart; delete {@code var/demo/} to start over.
+ */
+public final class MeterstoreDemo
+{
+    private static final Logger log = Logger.get(MeterstoreDemo.class);
+    private static final int METERS = Integer.getInteger("meterstore.demo.meters", 1_000);
+    private static final int DAYS = Integer.getInteger("meterstore.demo.days", 60);
+
+    private MeterstoreDemo() {}
+
+    public static void main(String[] args)
+            throws Exception
+    {
+        Logging logging = Logging.initialize();
+        logging.setLevel("io.trino", Level.WARN);
+        logging.setLevel("org.apache.iceberg", Level.WARN);
+
+        Path directory = Path.of(System.getProperty("meterstore.demo.dir", "var/demo")).toAbsolutePath();
+        Files.createDirectories(directory.resolve("warehouse"));
+        TestingPostgresServer postgres = TestingPostgresServer.persistent(directory.resolve("pgdata"), 0);
+        TestingDatabase database = postgres.database("metering");
+        TestingWarehouse warehouse = new TestingWarehouse(database, directory.resolve("warehouse"), TestingWarehouse.CATALOG_NAME);
+        Table table = TestingMeterstoreTables.createTables(warehouse);
+
+        try (Connection connection = database.connect()) {
+            List<HotPartition> partitions = TestingMeterstoreTables.hotTier().partitions(connection);
+            if (partitions.isEmpty() && table.currentSnapshot() == null) {
+                // the 60 days up to yesterday: the last week is still open for corrections, the rest gets archived
+                ReadingsGenerator generator = ReadingsGenerator.builder()
+                        .seed(2026)
+                        .meters(METERS)
+                        .startDay(LocalDate.now(ZoneOffset.UTC).minusDays(DAYS))
+                        .days(DAYS)
+                        .correctionsFraction(0.02)
+                        .build();
+                log.info("Loading %s meters x %s days into PostgreSQL", METERS, DAYS);
+                long rows = new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(database::connect, generator, 2);
+                log.info("Loaded %s rows", rows);
+            }
+        }
+
+        ArchivalCycle archival = TestingArchival.cycle(warehouse, InstantSource.system());
+        while (true) {
+            ArchiveOutcome outcome = archival.archiveOnce();
+            log.info("%s", outcome.describe());
+            if (outcome.kind() != ArchiveOutcome.Kind.ARCHIVED) {
+                break;
+            }
+        }
+        table.refresh();
+
+        String port = requireNonNullElse(System.getenv("TRINO_PORT"), "8080");
+        DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)
+                .setExtraProperties(Map.of("http-server.http.port", port))
+                .build();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            queryRunner.close();
+            try {
+                postgres.close();
+            }
+            catch (Exception e) {
+                log.warn(e, "Stopping PostgreSQL failed");
+            }
+        }));
+
+        String jdbcUrl = "jdbc:trino://localhost:%s/meterstore/metering".formatted(port);
+        System.out.printf("""
+
+                ======== MeterStore demo is serving ========
+                Trino:        http://localhost:%s   (JDBC: %s, user: demo, no password)
+                PostgreSQL:   %s (user postgres)
+                Warehouse:    %s
+                Watermark:    %s  (PostgreSQL holds "from" >= W, Iceberg "from" < W)
+
+                Try, e.g. with the Trino CLI or any JDBC client:
+                  SELECT count(*), sum(value) FROM readings;
+                  SELECT date("from" AT TIME ZONE 'Europe/Berlin') AS day, count(*) AS intervals, sum(value) AS kwh
+                    FROM readings GROUP BY 1 ORDER BY 1;
+                  SELECT * FROM readings WHERE malo_id = '%s' ORDER BY "from" DESC LIMIT 10;
+                  SELECT count(*) - (SELECT count(*) FROM readings) AS corrections FROM readings_versions;
+                  SELECT summary['meterstore.tiering_watermark'], committed_at FROM iceberg.metering."readings$snapshots" ORDER BY committed_at;
+                Stop with Ctrl-C; the data stays in %s.
+                """, port, jdbcUrl, database.jdbcUrl(), warehouse.location(), WatermarkReader.current(table).watermark(), ReadingsGenerator.maloId(0), directory);
+    }
+}

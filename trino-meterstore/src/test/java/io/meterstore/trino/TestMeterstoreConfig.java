@@ -1,0 +1,60 @@
+package io.meterstore.trino;
+
+import com.google.common.collect.ImmutableMap;
+import io.airlift.units.Duration;
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+
+import static io.airlift.configuration.testing.ConfigAssertions.assertFullMapping;
+import static io.airlift.configuration.testing.ConfigAssertions.assertRecordedDefaults;
+import static io.airlift.configuration.testing.ConfigAssertions.recordDefaults;
+import static java.util.concurrent.TimeUnit.SECONDS;
+
+final class TestMeterstoreConfig
+{
+    @Test
+    void testDefaults()
+    {
+        assertRecordedDefaults(recordDefaults(MeterstoreConfig.class)
+                .setPostgresqlUrl(null)
+                .setPostgresqlUser("postgres")
+                .setPostgresqlPassword(null)
+                .setSchema("metering")
+                .setTables("readings")
+                .setIcebergCatalogName("meterstore")
+                .setIcebergJdbcUrl(null)
+                .setIcebergWarehouse(null)
+                .setLockTimeout(new Duration(5, SECONDS))
+                .setHotFetchRows(10_000));
+    }
+
+    @Test
+    void testExplicitPropertyMappings()
+    {
+        Map<String, String> properties = ImmutableMap.<String, String>builder()
+                .put("meterstore.postgresql.url", "jdbc:postgresql://db:5432/metering")
+                .put("meterstore.postgresql.user", "meterstore")
+                .put("meterstore.postgresql.password", "secret")
+                .put("meterstore.schema", "tenant_a")
+                .put("meterstore.tables", "readings, gas_readings")
+                .put("meterstore.iceberg.catalog-name", "archive")
+                .put("meterstore.iceberg.jdbc-url", "jdbc:postgresql://catalog:5432/iceberg")
+                .put("meterstore.iceberg.warehouse", "file:///var/lib/meterstore/warehouse")
+                .put("meterstore.postgresql.lock-timeout", "2s")
+                .put("meterstore.postgresql.fetch-rows", "5000")
+                .buildOrThrow();
+        MeterstoreConfig expected = new MeterstoreConfig()
+                .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
+                .setPostgresqlUser("meterstore")
+                .setPostgresqlPassword("secret")
+                .setSchema("tenant_a")
+                .setTables("readings,gas_readings")
+                .setIcebergCatalogName("archive")
+                .setIcebergJdbcUrl("jdbc:postgresql://catalog:5432/iceberg")
+                .setIcebergWarehouse("file:///var/lib/meterstore/warehouse")
+                .setLockTimeout(new Duration(2, SECONDS))
+                .setHotFetchRows(5000);
+        assertFullMapping(properties, expected);
+    }
+}

@@ -1,0 +1,46 @@
+package io.meterstore.trino.cold;
+
+import io.airlift.json.JsonCodec;
+import org.junit.jupiter.api.Test;
+
+import static io.airlift.json.JsonCodec.jsonCodec;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+final class TestColdSplit
+{
+    private static final JsonCodec<ColdSplit> CODEC = jsonCodec(ColdSplit.class);
+
+    @Test
+    void testJsonRoundTrip()
+    {
+        ColdSplit split = new ColdSplit("file:///warehouse/meterstore/readings/data/from_month=2024-01/a.parquet", 4, 1_000, 2_000, 96);
+        assertThat(CODEC.fromJson(CODEC.toJson(split))).isEqualTo(split);
+    }
+
+    @Test
+    void testRetainedSizeCountsThePath()
+    {
+        ColdSplit shortPath = new ColdSplit("file:///a", 0, 10, 10, 1);
+        ColdSplit longPath = new ColdSplit("file:///" + "a".repeat(1_000), 0, 10, 10, 1);
+        assertThat(longPath.getRetainedSizeInBytes()).isGreaterThan(shortPath.getRetainedSizeInBytes() + 1_000);
+    }
+
+    @Test
+    void testCoversWholeFile()
+    {
+        assertThat(new ColdSplit("file:///a", 0, 100, 100, 1).coversWholeFile()).isTrue();
+        // the first row group starts after the 4-byte magic
+        assertThat(new ColdSplit("file:///a", 4, 96, 100, 1).coversWholeFile()).isTrue();
+        assertThat(new ColdSplit("file:///a", 40, 60, 100, 1).coversWholeFile()).isFalse();
+        assertThat(new ColdSplit("file:///a", 0, 60, 100, 1).coversWholeFile()).isFalse();
+    }
+
+    @Test
+    void testRangeMustLieInFile()
+    {
+        assertThatThrownBy(() -> new ColdSplit("file:///a", 50, 60, 100, 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("range [50, 110) exceeds file size 100");
+    }
+}
