@@ -45,9 +45,13 @@ public final class TestingPostgresServer
     /** A server whose data lives in {@code dataDirectory} across restarts, on {@code port} (0 picks a free one). */
     public static TestingPostgresServer persistent(Path dataDirectory, int port)
     {
+        // data that outlives the process must survive a crash: durable settings, unlike the throw-away test servers
         EmbeddedPostgres.Builder builder = builder()
                 .setDataDirectory(dataDirectory)
-                .setCleanDataDirectory(false);
+                .setCleanDataDirectory(false)
+                .setServerConfig("fsync", "on")
+                .setServerConfig("full_page_writes", "on")
+                .setServerConfig("synchronous_commit", "on");
         if (port > 0) {
             builder.setPort(port);
         }

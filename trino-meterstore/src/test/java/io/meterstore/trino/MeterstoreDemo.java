@@ -15,6 +15,7 @@ import io.meterstore.testing.TestingWarehouse;
 import io.trino.testing.DistributedQueryRunner;
 import org.apache.iceberg.Table;
 
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -42,6 +43,8 @@ public final class MeterstoreDemo
     public static void main(String[] args)
             throws Exception
     {
+        // airlift's logging takes over System.out; the banner goes to the real console
+        PrintStream console = System.out;
         Logging logging = Logging.initialize();
         logging.setLevel("io.trino", Level.WARN);
         logging.setLevel("org.apache.iceberg", Level.WARN);
@@ -73,7 +76,6 @@ public final class MeterstoreDemo
         ArchivalCycle archival = TestingArchival.cycle(warehouse, InstantSource.system());
         while (true) {
             ArchiveOutcome outcome = archival.archiveOnce();
-            log.info("%s", outcome.describe());
             if (outcome.kind() != ArchiveOutcome.Kind.ARCHIVED) {
                 break;
             }
@@ -82,7 +84,7 @@ public final class MeterstoreDemo
 
         String port = requireNonNullElse(System.getenv("TRINO_PORT"), "8080");
         DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)
-                .setExtraProperties(Map.of("http-server.http.port", port))
+                .setCoordinatorProperties(Map.of("http-server.http.port", port))
                 .build();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             queryRunner.close();
@@ -95,7 +97,7 @@ public final class MeterstoreDemo
         }));
 
         String jdbcUrl = "jdbc:trino://localhost:%s/meterstore/metering".formatted(port);
-        System.out.printf("""
+        console.printf("""
 
                 ======== MeterStore demo is serving ========
                 Trino:        http://localhost:%s   (JDBC: %s, user: demo, no password)
@@ -104,7 +106,8 @@ public final class MeterstoreDemo
                 Watermark:    %s  (PostgreSQL holds "from" >= W, Iceberg "from" < W)
 
                 Try, e.g. with the Trino CLI or any JDBC client:
-                  SELECT count(*), sum(value) FROM readings;
+                  SELECT count(*), sum(value) FROM readings_versions;
+                  SELECT count(*), sum(value) FROM readings;      -- winners only; resolved in the engine for now, slower
                   SELECT date("from" AT TIME ZONE 'Europe/Berlin') AS day, count(*) AS intervals, sum(value) AS kwh
                     FROM readings GROUP BY 1 ORDER BY 1;
                   SELECT * FROM readings WHERE malo_id = '%s' ORDER BY "from" DESC LIMIT 10;

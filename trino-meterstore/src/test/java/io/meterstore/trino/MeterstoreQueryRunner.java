@@ -122,7 +122,7 @@ public final class MeterstoreQueryRunner
         logging.setLevel("io.trino", Level.INFO);
         TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("meterstore"));
         QueryRunner queryRunner = builder(warehouse)
-                .setExtraProperties(Map.of("http-server.http.port", requireNonNullElse(System.getenv("TRINO_PORT"), "8080")))
+                .setCoordinatorProperties(Map.of("http-server.http.port", requireNonNullElse(System.getenv("TRINO_PORT"), "8080")))
                 .build();
         Logger log = Logger.get(MeterstoreQueryRunner.class);
         log.info("======== SERVER STARTED ========");
