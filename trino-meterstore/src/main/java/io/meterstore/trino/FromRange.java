@@ -8,6 +8,7 @@ import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.type.LongTimestampWithTimeZone;
 
 import java.time.Instant;
+import java.util.Map;
 import java.util.Optional;
 
 /** The "from" range of a pushed predicate, widened to a half-open range: over-inclusion is safe, under-inclusion would lose rows. */
@@ -23,7 +24,7 @@ public final class FromRange
         }
         Optional<Domain> domain = constraint.getDomains().orElseThrow().entrySet().stream()
                 .filter(entry -> entry.getKey().column() == ReadingsColumn.FROM)
-                .map(java.util.Map.Entry::getValue)
+                .map(Map.Entry::getValue)
                 .findFirst();
         if (domain.isEmpty() || domain.get().getValues().isAll()) {
             return TierSplit.Range.ALL;

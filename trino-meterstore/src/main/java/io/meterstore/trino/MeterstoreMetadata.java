@@ -4,6 +4,7 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
 import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.Sql;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import io.trino.spi.TrinoException;
@@ -181,6 +182,7 @@ public class MeterstoreMetadata
 
     private static String quote(String identifier)
     {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
+        // Trino quotes identifiers as PostgreSQL does
+        return Sql.quoteIdentifier(identifier);
     }
 }

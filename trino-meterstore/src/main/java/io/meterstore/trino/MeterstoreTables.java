@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.function.Supplier;
 
 import static com.google.common.base.Suppliers.memoize;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
@@ -41,7 +42,7 @@ public final class MeterstoreTables
     public static final String VERSIONS_SUFFIX = "_versions";
 
     private final MeterstoreConfig config;
-    private final java.util.function.Supplier<Catalog> catalog;
+    private final Supplier<Catalog> catalog;
 
     @Inject
     public MeterstoreTables(MeterstoreConfig config, TrinoFileSystemFactory fileSystemFactory)

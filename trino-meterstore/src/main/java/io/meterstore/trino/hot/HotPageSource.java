@@ -23,10 +23,12 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.LocalDate;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 import static io.airlift.slice.Slices.utf8Slice;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
@@ -99,14 +101,14 @@ public final class HotPageSource
         sql.append(" FROM ").append(Sql.qualified(split.schema(), split.partition()));
         // rows below W belong to Iceberg, even while an archived partition still exists detached for the reader grace
         sql.append(" WHERE \"from\" >= ?");
-        parameters.add(OffsetDateTime.ofInstant(MeterstoreTypes.fromEpochMicros(split.watermarkEpochMicros()), java.time.ZoneOffset.UTC));
+        parameters.add(timestamp(split.watermarkEpochMicros()));
         if (split.lowerEpochMicros().isPresent()) {
             sql.append(" AND \"from\" >= ?");
-            parameters.add(OffsetDateTime.ofInstant(MeterstoreTypes.fromEpochMicros(split.lowerEpochMicros().get()), java.time.ZoneOffset.UTC));
+            parameters.add(timestamp(split.lowerEpochMicros().get()));
         }
         if (split.upperEpochMicros().isPresent()) {
             sql.append(" AND \"from\" < ?");
-            parameters.add(OffsetDateTime.ofInstant(MeterstoreTypes.fromEpochMicros(split.upperEpochMicros().get()), java.time.ZoneOffset.UTC));
+            parameters.add(timestamp(split.upperEpochMicros().get()));
         }
         Optional<Map<MeterstoreColumnHandle, Domain>> domains = split.constraint().getDomains();
         if (domains.isPresent()) {
@@ -126,6 +128,11 @@ public final class HotPageSource
             }
         }
         return sql.toString();
+    }
+
+    private static OffsetDateTime timestamp(long epochMicros)
+    {
+        return OffsetDateTime.ofInstant(MeterstoreTypes.fromEpochMicros(epochMicros), ZoneOffset.UTC);
     }
 
     @Override
@@ -233,9 +240,9 @@ public final class HotPageSource
     }
 
     @Override
-    public java.util.OptionalLong getCompletedPositions()
+    public OptionalLong getCompletedPositions()
     {
-        return java.util.OptionalLong.of(completedPositions);
+        return OptionalLong.of(completedPositions);
     }
 
     @Override

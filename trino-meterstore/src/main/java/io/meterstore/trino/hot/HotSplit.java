@@ -1,8 +1,8 @@
 package io.meterstore.trino.hot;
 
+import io.meterstore.trino.MeterstoreColumnHandle;
 import io.trino.spi.connector.ConnectorSplit;
 import io.trino.spi.predicate.TupleDomain;
-import io.meterstore.trino.MeterstoreColumnHandle;
 
 import java.util.Optional;
 
