@@ -14,7 +14,9 @@ import io.trino.spi.connector.ConnectorTableCredentials;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.DynamicFilter;
+import io.trino.spi.connector.EmptyPageSource;
 import io.trino.spi.connector.MemoryContext;
+import io.trino.spi.predicate.TupleDomain;
 
 import java.util.List;
 import java.util.Optional;
@@ -46,9 +48,15 @@ public class MeterstorePageSourceProvider
             MemoryContext memoryContext)
     {
         List<MeterstoreColumnHandle> meterstoreColumns = columns.stream().map(MeterstoreColumnHandle.class::cast).toList();
+        // what the dynamic filter knows by now (e.g. the meters of a join's build side) narrows both tiers' reads
+        TupleDomain<MeterstoreColumnHandle> predicate = ((MeterstoreTableHandle) table).constraint()
+                .intersect(dynamicFilter.getCurrentPredicate().transformKeys(MeterstoreColumnHandle.class::cast));
+        if (predicate.isNone()) {
+            return new EmptyPageSource();
+        }
         return switch (split) {
-            case HotSplit hotSplit -> new HotPageSource(tables.connectPostgres(), hotSplit, meterstoreColumns, tables.hotFetchRows());
-            case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, meterstoreColumns, ((MeterstoreTableHandle) table).constraint(), memoryContext);
+            case HotSplit hotSplit -> new HotPageSource(tables.connectPostgres(), hotSplit, meterstoreColumns, predicate, tables.hotFetchRows());
+            case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, meterstoreColumns, predicate, memoryContext);
             default -> throw new IllegalArgumentException("Unknown split " + split);
         };
     }

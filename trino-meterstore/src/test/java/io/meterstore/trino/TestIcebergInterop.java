@@ -6,6 +6,7 @@ import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
+import io.trino.Session;
 import io.trino.testing.AbstractTestQueryFramework;
 import io.trino.testing.MaterializedResult;
 import io.trino.testing.QueryRunner;
@@ -71,5 +72,25 @@ final class TestIcebergInterop
         assertThat(computeActual("SELECT count(*) FROM iceberg.metering.\"readings$snapshots\"").getOnlyValue()).isEqualTo((long) ARCHIVED_WINDOWS);
         // two month partitions: October and November
         assertThat(computeActual("SELECT count(DISTINCT partition) FROM iceberg.metering.\"readings$files\"").getOnlyValue()).isEqualTo(2L);
+    }
+
+    @Test
+    void testDynamicFilterOnBothTiersKeepsTheAnswer()
+    {
+        String meters = "VALUES '%s', '%s', '%s'".formatted(ReadingsGenerator.maloId(2), ReadingsGenerator.maloId(17), ReadingsGenerator.maloId(33));
+        String join = """
+                SELECT r.malo_id, count(*), sum(r.value), min(r."from"), max(r."from")
+                FROM readings_versions r JOIN (%s) m(id) ON r.malo_id = m.id
+                GROUP BY 1""".formatted(meters);
+        Session withoutDynamicFiltering = Session.builder(getSession())
+                .setSystemProperty("enable_dynamic_filtering", "false")
+                .build();
+        MaterializedResult filtered = computeActual(join);
+        // three meters, each with rows in both tiers
+        assertThat(filtered.getRowCount()).isEqualTo(3);
+        assertThat(filtered).containsExactlyInAnyOrderElementsOf(computeActual(withoutDynamicFiltering, join));
+        assertThat(query(join)).matches("""
+                SELECT malo_id, count(*), sum(value), min("from"), max("from")
+                FROM readings_versions WHERE malo_id IN (%s) GROUP BY 1""".formatted(meters.substring("VALUES ".length())));
     }
 }

@@ -13,6 +13,7 @@ import io.trino.spi.block.BlockBuilder;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
 import io.trino.spi.predicate.Domain;
+import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.type.Int128;
 
 import java.math.BigDecimal;
@@ -53,6 +54,7 @@ public final class HotPageSource
 
     private final HotSplit split;
     private final List<MeterstoreColumnHandle> columns;
+    private final TupleDomain<MeterstoreColumnHandle> predicate;
     private final Connection connection;
     private final PreparedStatement statement;
     private final ResultSet resultSet;
@@ -61,10 +63,14 @@ public final class HotPageSource
     private long readTimeNanos;
     private boolean finished;
 
-    public HotPageSource(Connection connection, HotSplit split, List<MeterstoreColumnHandle> columns, int fetchRows)
+    /**
+     * @param predicate the split's pushed constraint, possibly narrowed by a dynamic filter
+     */
+    public HotPageSource(Connection connection, HotSplit split, List<MeterstoreColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> predicate, int fetchRows)
     {
         this.connection = requireNonNull(connection, "connection is null");
         this.split = requireNonNull(split, "split is null");
+        this.predicate = requireNonNull(predicate, "predicate is null");
         this.columns = ImmutableList.copyOf(requireNonNull(columns, "columns is null"));
         this.pageBuilder = new PageBuilder(this.columns.stream().map(MeterstoreColumnHandle::type).toList());
         long start = System.nanoTime();
@@ -110,7 +116,7 @@ public final class HotPageSource
             sql.append(" AND \"from\" < ?");
             parameters.add(timestamp(split.upperEpochMicros().get()));
         }
-        Optional<Map<MeterstoreColumnHandle, Domain>> domains = split.constraint().getDomains();
+        Optional<Map<MeterstoreColumnHandle, Domain>> domains = predicate.getDomains();
         if (domains.isPresent()) {
             for (Map.Entry<MeterstoreColumnHandle, Domain> entry : domains.get().entrySet()) {
                 MeterstoreColumnHandle column = entry.getKey();

@@ -1,8 +1,6 @@
 package io.meterstore.trino.hot;
 
-import io.meterstore.trino.MeterstoreColumnHandle;
 import io.trino.spi.connector.ConnectorSplit;
-import io.trino.spi.predicate.TupleDomain;
 
 import java.util.Optional;
 
@@ -21,8 +19,7 @@ public record HotSplit(
         String partition,
         long watermarkEpochMicros,
         Optional<Long> lowerEpochMicros,
-        Optional<Long> upperEpochMicros,
-        TupleDomain<MeterstoreColumnHandle> constraint)
+        Optional<Long> upperEpochMicros)
         implements ConnectorSplit
 {
     private static final int INSTANCE_SIZE = instanceSize(HotSplit.class);
@@ -33,7 +30,6 @@ public record HotSplit(
         requireNonNull(partition, "partition is null");
         requireNonNull(lowerEpochMicros, "lowerEpochMicros is null");
         requireNonNull(upperEpochMicros, "upperEpochMicros is null");
-        requireNonNull(constraint, "constraint is null");
     }
 
     @Override

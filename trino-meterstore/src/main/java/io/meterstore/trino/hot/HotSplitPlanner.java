@@ -4,11 +4,9 @@ import com.google.common.collect.ImmutableList;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.TierSplit;
-import io.meterstore.trino.MeterstoreColumnHandle;
 import io.meterstore.trino.MeterstoreTables;
 import io.meterstore.trino.MeterstoreTypes;
 import io.trino.spi.TrinoException;
-import io.trino.spi.predicate.TupleDomain;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -28,7 +26,7 @@ public final class HotSplitPlanner
         this.tables = requireNonNull(tables, "tables is null");
     }
 
-    public List<HotSplit> planSplits(String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros, TupleDomain<MeterstoreColumnHandle> constraint)
+    public List<HotSplit> planSplits(String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros)
     {
         HotTier hotTier = tables.hotTier(storageTable);
         List<HotPartition> partitions;
@@ -51,8 +49,7 @@ public final class HotSplitPlanner
                         partition.name(),
                         watermarkEpochMicros,
                         hotRange.lower().map(MeterstoreTypes::toEpochMicros),
-                        hotRange.upper().map(MeterstoreTypes::toEpochMicros),
-                        constraint));
+                        hotRange.upper().map(MeterstoreTypes::toEpochMicros)));
             }
         }
         return splits.build();
