@@ -1,49 +1,40 @@
 package io.meterstore.archiver.cli;
 
-import com.google.common.collect.ImmutableList;
-import io.airlift.configuration.ConfigPropertyMetadata;
-import io.airlift.configuration.ConfigurationFactory;
-import io.airlift.configuration.ConfigurationLoader;
-import io.meterstore.archiver.ArchiverConfig;
-import io.meterstore.archiver.cycle.ArchivalCycle;
-import io.meterstore.archiver.cycle.ArchivalException;
-import io.meterstore.archiver.cycle.ArchivalSettings;
-import io.meterstore.archiver.cycle.ArchiveOutcome;
+import com.google.inject.Injector;
+import io.airlift.bootstrap.ApplicationConfigurationException;
+import io.airlift.http.server.HttpServerInfo;
+import io.meterstore.archiver.ArchiverMain;
+import io.meterstore.archiver.ArchiverModule;
+import io.meterstore.archiver.ArchiverTables;
+import io.meterstore.archiver.Failures;
+import io.meterstore.archiver.service.ShutdownAction;
 import io.meterstore.core.HotTier;
-import io.meterstore.core.IcebergCatalogs;
-import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
 import io.meterstore.core.IcebergTableSpec;
-import io.meterstore.core.MeterstoreException;
-import io.meterstore.core.PartitionNaming;
-import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.catalog.Namespace;
-import org.apache.iceberg.catalog.TableIdentifier;
 
-import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.InstantSource;
 import java.util.Arrays;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.stream.Collectors;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * The archiver's command line: {@code create} creates both tiers of every configured table, {@code archive-once} runs
- * one archival cycle per table and prints one line per table saying what it did. Exits 0 when every table succeeded
- * (idle, deferred and superseded are not failures), 1 when a table failed, 2 on a usage or configuration error.
+ * The archiver's command line, one configuration file for every command and for the service:
+ * <ul>
+ * <li>{@code create} creates both tiers of every configured table;
+ * <li>{@code check} validates the configuration and that PostgreSQL, the catalogue and both tiers of every table are
+ * there as configured, and changes nothing;
+ * <li>{@code status} prints each table's watermark, lag, partitions and invariant;
+ * <li>{@code archive-once} runs one archival cycle per table and prints what it did;
+ * <li>{@code run} starts the service.
+ * </ul>
+ * Exits 0 on success (idle, deferred, superseded and lease-contended cycles are not failures), 1 when a table failed,
+ * a check failed or a table is unhealthy, 2 on a usage or configuration error.
  */
 public final class ArchiverCli
 {
@@ -55,7 +46,10 @@ public final class ArchiverCli
             Usage: archiver <command> --config <file.properties>
             Commands:
               create         create the PostgreSQL parent table and the Iceberg table of every configured table
-              archive-once   run one archival cycle for every configured table""";
+              check          check the configuration, the PostgreSQL login, the catalogue and both tiers of every table; changes nothing
+              status         print each table's watermark, lag, partitions and invariant; exits 1 when a table is unhealthy
+              archive-once   run one archival cycle for every configured table
+              run            start the archiver service: scheduled cycles, /v1/info and /metrics over HTTP""";
 
     private final PrintStream out;
     private final PrintStream err;
@@ -71,7 +65,11 @@ public final class ArchiverCli
     private enum Command
     {
         CREATE("create"),
-        ARCHIVE_ONCE("archive-once");
+        CHECK("check"),
+        STATUS("status"),
+        ARCHIVE_ONCE("archive-once"),
+        RUN("run"),
+        /**/;
 
         private final String name;
 
@@ -88,7 +86,12 @@ public final class ArchiverCli
 
     public static void main(String[] args)
     {
-        System.exit(new ArchiverCli(System.out, System.err, Clock.systemUTC()).run(args));
+        int exitCode = new ArchiverCli(System.out, System.err, Clock.systemUTC()).run(args);
+        // a started service keeps the JVM alive until a signal or PUT /v1/info/state ends it
+        boolean serving = exitCode == EXIT_OK && args.length > 0 && Command.parse(args[0]).equals(Optional.of(Command.RUN));
+        if (!serving) {
+            System.exit(exitCode);
+        }
     }
 
     public int run(String[] args)
@@ -103,131 +106,79 @@ public final class ArchiverCli
             err.println(USAGE);
             return EXIT_USAGE;
         }
-        ArchiverConfig config;
+        CliConfiguration configuration;
         try {
-            config = loadConfig(Path.of(args[2]));
+            configuration = CliConfiguration.load(Path.of(args[2]));
         }
-        catch (IOException | RuntimeException e) {
-            err.println("Invalid configuration in '%s': %s".formatted(args[2], e.getMessage()));
+        catch (ApplicationConfigurationException e) {
+            err.println("Invalid configuration in '%s':".formatted(args[2]));
+            e.getErrors().forEach(error -> err.println("  " + error.getMessage()));
             return EXIT_USAGE;
         }
-        Catalog catalog;
-        try {
-            catalog = IcebergCatalogs.jdbc(new JdbcCatalogSpec(config.getIcebergCatalogName(), config.effectiveIcebergJdbcUrl(), config.getPostgresqlUser(), config.getPostgresqlPassword(), config.getIcebergWarehouse()));
+        catch (IOException | RuntimeException e) {
+            err.println("Invalid configuration in '%s': %s".formatted(args[2], Failures.describe(e)));
+            return EXIT_USAGE;
         }
-        catch (RuntimeException e) {
-            err.println("Cannot open the Iceberg catalogue '%s' at '%s': %s; check meterstore.iceberg.jdbc-url and the credentials".formatted(config.getIcebergCatalogName(), config.effectiveIcebergJdbcUrl(), describe(e)));
+        if (command.get() == Command.RUN) {
+            return serve(configuration);
+        }
+        try (ArchiverTables tables = new ArchiverTables(configuration.archiver())) {
+            return switch (command.get()) {
+                case CREATE -> forEachTable(tables, this::create);
+                case CHECK -> new ConfigurationCheck(configuration.archiver(), tables, out, err).run() ? EXIT_OK : EXIT_FAILED;
+                case STATUS -> new StatusReport(configuration.archiver(), tables, clock, out, err).run() ? EXIT_OK : EXIT_FAILED;
+                case ARCHIVE_ONCE -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.cycle(table, clock).archiveOnce().describe()));
+                case RUN -> throw new IllegalStateException("'run' is served above");
+            };
+        }
+        catch (IOException e) {
+            err.println("Cannot close the Iceberg catalogue: " + Failures.describe(e));
             return EXIT_FAILED;
         }
-        try {
-            boolean failed = false;
-            for (String table : config.getTables()) {
-                String name = config.getSchema() + "." + table;
-                try {
-                    switch (command.get()) {
-                        case CREATE -> create(config, catalog, table);
-                        case ARCHIVE_ONCE -> out.println(archiveOnce(config, catalog, table).describe());
-                    }
-                }
-                catch (Exception e) {
-                    failed = true;
-                    err.println("%s: failed: %s".formatted(name, describe(e)));
-                }
-            }
-            return failed ? EXIT_FAILED : EXIT_OK;
-        }
-        finally {
-            if (catalog instanceof Closeable closeable) {
-                try {
-                    closeable.close();
-                }
-                catch (IOException e) {
-                    err.println("Cannot close the Iceberg catalogue: " + describe(e));
-                }
-            }
-        }
     }
 
-    private void create(ArchiverConfig config, Catalog catalog, String table)
+    private interface TableCommand
+    {
+        void run(ArchiverTables tables, String table)
+                throws SQLException, IOException;
+    }
+
+    private int forEachTable(ArchiverTables tables, TableCommand command)
+    {
+        boolean failed = false;
+        for (String table : tables.tables()) {
+            try {
+                command.run(tables, table);
+            }
+            catch (SQLException | IOException | RuntimeException e) {
+                failed = true;
+                err.println("%s: failed: %s".formatted(tables.qualifiedName(table), Failures.describe(e)));
+            }
+        }
+        return failed ? EXIT_FAILED : EXIT_OK;
+    }
+
+    private void create(ArchiverTables tables, String table)
             throws SQLException
     {
-        HotTier hotTier = hotTier(config, table);
-        try (Connection connection = connect(config)) {
+        HotTier hotTier = tables.hotTier(table);
+        try (Connection connection = tables.connect()) {
             hotTier.createParent(connection);
         }
-        IcebergTableSpec.createIfMissing(catalog, identifier(config, table));
-        out.println("%s: created (PostgreSQL table %s, Iceberg table '%s')".formatted(config.getSchema() + "." + table, hotTier.qualifiedParent(), identifier(config, table)));
+        IcebergTableSpec.createIfMissing(tables.catalog(), tables.identifier(table));
+        out.println("%s: created (PostgreSQL table %s, Iceberg table '%s')".formatted(tables.qualifiedName(table), hotTier.qualifiedParent(), tables.identifier(table)));
     }
 
-    private ArchiveOutcome archiveOnce(ArchiverConfig config, Catalog catalog, String table)
-            throws SQLException, IOException
+    private int serve(CliConfiguration configuration)
     {
-        ArchivalSettings settings = new ArchivalSettings(config.getSettlementLag().toJavaTime(), config.getReaderGrace().toJavaTime(), config.getChunkRows());
-        ArchivalCycle cycle = new ArchivalCycle(catalog, identifier(config, table), hotTier(config, table), () -> connect(config), settings, clock);
-        return cycle.archiveOnce();
-    }
-
-    public static ArchiverConfig loadConfig(Path file)
-            throws IOException
-    {
-        if (!Files.isRegularFile(file)) {
-            throw new IOException("the file does not exist");
+        try {
+            Injector injector = ArchiverMain.start(Optional.of(configuration.properties()), new ArchiverModule(clock, ShutdownAction.EXIT));
+            out.println("Archiver serving on %s".formatted(injector.getInstance(HttpServerInfo.class).getHttpUri()));
+            return EXIT_OK;
         }
-        Map<String, String> properties = ConfigurationLoader.loadPropertiesFrom(file.toString());
-        try (ConfigurationFactory factory = new ConfigurationFactory(properties)) {
-            ArchiverConfig config = factory.build(ArchiverConfig.class);
-            Set<String> used = factory.getUsedProperties().stream().map(ConfigPropertyMetadata::name).collect(Collectors.toSet());
-            Set<String> unknown = new TreeSet<>(properties.keySet());
-            unknown.removeAll(used);
-            if (!unknown.isEmpty()) {
-                throw new IllegalArgumentException("unknown properties %s: remove them or fix their spelling".formatted(unknown));
-            }
-            return config;
+        catch (RuntimeException e) {
+            err.println("Cannot start the archiver: %s".formatted(Failures.describe(e)));
+            return EXIT_FAILED;
         }
-    }
-
-    private static HotTier hotTier(ArchiverConfig config, String table)
-    {
-        return new HotTier(config.getSchema(), new PartitionNaming(table, config.getArchivalStep().toJavaTime()), config.getLockTimeout().toJavaTime());
-    }
-
-    private static TableIdentifier identifier(ArchiverConfig config, String table)
-    {
-        return TableIdentifier.of(Namespace.of(config.getSchema()), table);
-    }
-
-    private static Connection connect(ArchiverConfig config)
-            throws SQLException
-    {
-        Properties properties = new Properties();
-        properties.setProperty("user", config.getPostgresqlUser());
-        config.getPostgresqlPassword().ifPresent(password -> properties.setProperty("password", password));
-        properties.setProperty("ApplicationName", "meterstore-archiver");
-        return DriverManager.getConnection(config.getPostgresqlUrl(), properties);
-    }
-
-    /**
-     * The message of an exception and its causes, without repeating one that only wraps another. MeterStore's own
-     * exceptions already say what is wrong and what to do, so their causes are left out.
-     */
-    static String describe(Throwable throwable)
-    {
-        if (throwable instanceof MeterstoreException || throwable instanceof ArchivalException) {
-            return throwable.getMessage();
-        }
-        ImmutableList.Builder<String> messages = ImmutableList.builder();
-        String previous = "";
-        for (Throwable cause = throwable; cause != null; cause = cause.getCause()) {
-            String message = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
-            if (cause instanceof SQLException sqlException && sqlException.getSQLState() != null) {
-                message += " (SQLSTATE %s)".formatted(sqlException.getSQLState());
-            }
-            if (!previous.contains(message)) {
-                messages.add(message);
-            }
-            previous = message;
-        }
-        List<String> all = messages.build();
-        return String.join(": ", all);
     }
 }

@@ -5,6 +5,8 @@ import io.airlift.log.Logger;
 import io.meterstore.archiver.cycle.ArchivalCommitter.CommitResult;
 import io.meterstore.archiver.cycle.ArchivalHistory.ArchivalCommit;
 import io.meterstore.archiver.cycle.ArchiveOutcome.Kind;
+import io.meterstore.archiver.cycle.Failpoints.Failpoint;
+import io.meterstore.archiver.lease.ArchiverLease;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
@@ -46,7 +48,8 @@ import static java.util.Objects.requireNonNull;
  * <p>
  * Every step can be interrupted: a detached partition at or above W is simply the next target, and a partition below
  * W is only ever dropped after the commit that moved W, so an interrupted run leaves what a successful one leaves.
- * Exactly one archiver per table is assumed (the lease is not part of this class).
+ * Exactly one archiver per table runs a cycle: each cycle first takes the table's {@link ArchiverLease} and holds it to
+ * the end; without it the cycle reports {@link Kind#LEASE_CONTENDED} and changes nothing.
  */
 public final class ArchivalCycle
 {
@@ -82,7 +85,26 @@ public final class ArchivalCycle
         return identifier.toString();
     }
 
+    /**
+     * Runs one cycle of the table under its lease, taken on a connection of its own for the whole cycle. Without the
+     * lease the outcome is {@link Kind#LEASE_CONTENDED}: another archiver runs this table, and this cycle changed nothing.
+     */
     public ArchiveOutcome archiveOnce()
+            throws SQLException, IOException
+    {
+        // the lease first: the detach window is only safe while one process owns it
+        Optional<ArchiverLease> lease = ArchiverLease.tryAcquire(connections.open(), hotTier.schema(), hotTier.naming().table());
+        if (lease.isEmpty()) {
+            TieringWatermark watermark = WatermarkReader.current(loadTable()).watermark();
+            log.debug("Another archiver holds the lease of table '%s'; this cycle changes nothing", tableName());
+            return new ArchiveOutcome(tableName(), Kind.LEASE_CONTENDED, Optional.empty(), 0, 0, 0, watermark, Optional.empty(), List.of());
+        }
+        try (ArchiverLease held = lease.get()) {
+            return archiveUnderLease(held);
+        }
+    }
+
+    private ArchiveOutcome archiveUnderLease(ArchiverLease lease)
             throws SQLException, IOException
     {
         Table table = loadTable();
@@ -100,7 +122,7 @@ public final class ArchivalCycle
                 archived = new Archived(Kind.IDLE, Optional.empty(), List.of(), watermark, Optional.empty());
             }
             else {
-                archived = archive(connection, table, watermark, window.get());
+                archived = archive(connection, lease, table, watermark, window.get());
             }
             List<String> dropped = archived.kind() == Kind.SUPERSEDED ? List.of() : dropArchivedPartitions(connection, table, archived.watermark());
             long rows = archived.files().stream().mapToLong(DataFile::recordCount).sum();
@@ -111,7 +133,7 @@ public final class ArchivalCycle
 
     private record Archived(Kind kind, Optional<ArchivalWindow> window, List<DataFile> files, TieringWatermark watermark, Optional<Long> snapshotId) {}
 
-    private Archived archive(Connection connection, Table table, TieringWatermark watermark, ArchivalWindow window)
+    private Archived archive(Connection connection, ArchiverLease lease, Table table, TieringWatermark watermark, ArchivalWindow window)
             throws SQLException, IOException
     {
         if (window.partition().isPresent()) {
@@ -125,11 +147,17 @@ public final class ArchivalCycle
                 log.info("Detaching partition '%s' of table '%s' timed out waiting for its lock; deferred", partition, tableName());
                 return new Archived(Kind.DEFERRED, Optional.of(window), List.of(), watermark, Optional.empty());
             }
+            // a crash from here to the commit leaves the partition detached at or above W: still read by name, archived next
+            Failpoints.hit(Failpoint.AFTER_DETACH);
         }
         List<DataFile> files = write(connection, table, window);
         long rows = files.stream().mapToLong(DataFile::recordCount).sum();
+        // a crash here leaves complete files no snapshot references: orphans, never data, since W has not moved
+        Failpoints.hit(Failpoint.AFTER_WRITE);
         CommitResult result;
         try {
+            // a lease lost with its session may have a new owner by now: stop before publishing anything
+            lease.verifyHeld();
             // commit cold before anything hot is dropped: the reverse order loses the window for good
             result = committer.commit(table, window, files, rows);
         }
@@ -143,6 +171,8 @@ public final class ArchivalCycle
         }
         return switch (result) {
             case CommitResult.Committed committed -> {
+                // a crash here leaves the window committed and its partition detached: dropped by a later cycle after the grace
+                Failpoints.hit(Failpoint.AFTER_COMMIT);
                 log.info("Archived window %s of table '%s': %s rows in %s files, watermark %s", window, tableName(), rows, files.size(), committed.watermark());
                 yield new Archived(Kind.ARCHIVED, Optional.of(window), files, committed.watermark(), Optional.of(committed.snapshotId()));
             }
@@ -168,13 +198,19 @@ public final class ArchivalCycle
         Instant to = min(window.end(), partition.start().plus(step));
         List<DataFile> files = new ArrayList<>();
         Instant monthStart = max(window.start(), partition.start());
+        ArchivalProgress progress = ArchivalProgress.start(tableName(), window);
         try {
             while (monthStart.isBefore(to)) {
                 YearMonth month = YearMonth.from(monthStart.atOffset(ZoneOffset.UTC));
                 Instant monthEnd = min(to, month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC));
                 MonthFileWriter writer = new MonthFileWriter(table, monthPartition(table, month), namePrefix + "-" + month, targetFileSize);
                 try {
-                    reader.read(connection, partition.name(), monthStart, monthEnd, writer::write);
+                    reader.read(connection, partition.name(), monthStart, monthEnd, page -> {
+                        writer.write(page);
+                        progress.rowsWritten(page.getPositionCount());
+                        // a crash mid-stream leaves an incomplete file nobody references, and the partition detached at or above W
+                        Failpoints.hit(Failpoint.MID_STREAM);
+                    });
                     files.addAll(writer.finish());
                 }
                 catch (SQLException | IOException | RuntimeException e) {
@@ -222,6 +258,8 @@ public final class ArchivalCycle
                 continue;
             }
             try {
+                // only below W and past the grace: a crash before or after the drop loses nothing, the rows are committed cold
+                Failpoints.hit(Failpoint.BEFORE_DROP);
                 hotTier.drop(connection, partition.name());
                 dropped.add(partition.name());
                 log.info("Dropped partition '%s' of table '%s', archived at %s", partition.name(), tableName(), archivedAt);

@@ -33,6 +33,8 @@ public record ArchiveOutcome(
         DEFERRED,
         /** Another archiver moved the watermark first; what this cycle wrote was deleted. */
         SUPERSEDED,
+        /** Another archiver holds this table's lease; not a failure: this cycle changed nothing. */
+        LEASE_CONTENDED,
     }
 
     public ArchiveOutcome
@@ -46,6 +48,7 @@ public record ArchiveOutcome(
         checkArgument(rows >= 0 && files >= 0 && bytes >= 0, "rows, files and bytes must not be negative");
         checkArgument(kind == Kind.ARCHIVED || (rows == 0 && files == 0 && bytes == 0), "Only an archival writes rows");
         checkArgument(kind != Kind.ARCHIVED || window.isPresent(), "An archival has a window");
+        checkArgument(kind != Kind.LEASE_CONTENDED || (window.isEmpty() && snapshotId.isEmpty() && droppedPartitions.isEmpty()), "A cycle without the lease changes nothing");
     }
 
     /** One line for an operator: what the cycle did, and where the watermark stands. */
@@ -59,6 +62,7 @@ public record ArchiveOutcome(
             case DEFERRED -> "%s: deferred, detaching %s timed out waiting for a lock another session holds; the next cycle retries, watermark %s%s"
                     .formatted(table, window.flatMap(ArchivalWindow::partition).map(partition -> "'%s'".formatted(partition.name())).orElse("the partition"), watermark, dropped);
             case SUPERSEDED -> "%s: superseded, another archiver moved the watermark to %s first; nothing committed%s".formatted(table, watermark, dropped);
+            case LEASE_CONTENDED -> "%s: lease contended, another archiver holds this table's lease; nothing changed, watermark %s".formatted(table, watermark);
         };
     }
 }

@@ -22,13 +22,18 @@ import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.List;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
@@ -37,6 +42,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 final class TestArchiverCli
 {
     private static final Instant MARCH_5 = Instant.parse("2024-03-05T00:00:00Z");
+    private static final HotTier HOT_TIER = new HotTier("metering", new PartitionNaming("readings", Duration.ofDays(1)), Duration.ofSeconds(5));
 
     @TempDir
     Path directory;
@@ -47,6 +53,7 @@ final class TestArchiverCli
         Run run = run(new String[] {"archive-once"});
         assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
         assertThat(run.err()).startsWith("Usage: archiver <command> --config <file.properties>");
+        assertThat(run.err()).contains("  check ", "  status ", "  run ");
 
         run = run(new String[] {"archive-twice", "--config", "archiver.properties"});
         assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
@@ -62,25 +69,62 @@ final class TestArchiverCli
         assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
         assertThat(run.err()).isEqualTo("Invalid configuration in '%s': the file does not exist%n".formatted(missing));
 
+        // every command, 'run' included, refuses a misspelt property and names the right one
         Path typo = write("typo.properties", """
                 meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
                 meterstore.postgresql.user=archiver
                 meterstore.iceberg.warehouse=file:///tmp/warehouse
                 meterstore.setlement-lag=10d
                 """);
-        run = run(new String[] {"archive-once", "--config", typo.toString()});
-        assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
-        assertThat(run.err()).contains("unknown properties [meterstore.setlement-lag]: remove them or fix their spelling");
+        for (String command : List.of("create", "check", "status", "archive-once", "run")) {
+            run = run(new String[] {command, "--config", typo.toString()});
+            assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
+            assertThat(run.err()).as(command).isEqualTo("""
+                    Invalid configuration in '%s':
+                      Configuration property 'meterstore.setlement-lag' was not used. Did you mean to use 'meterstore.settlement-lag', 'meterstore.schema' or 'meterstore.tables'?
+                    """.formatted(typo));
+        }
 
+        Path required = write("required.properties", """
+                meterstore.postgresql.user=archiver
+                meterstore.iceberg.warehouse=file:///tmp/warehouse
+                """);
+        run = run(new String[] {"check", "--config", required.toString()});
+        assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
+        assertThat(run.err()).contains("meterstore.postgresql.url", "must not be null");
+
+        // the service's own properties are accepted, and validated, by every command
+        Path service = write("service.properties", """
+                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
+                meterstore.postgresql.user=archiver
+                meterstore.iceberg.warehouse=file:///tmp/warehouse
+                meterstore.schedule-interval=10ms
+                http-server.http.port=8081
+                node.environment=production
+                log.levels-file=etc/log.properties
+                """);
+        run = run(new String[] {"check", "--config", service.toString()});
+        assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
+        assertThat(run.err()).startsWith("Invalid configuration in '%s':%n".formatted(service));
+        assertThat(run.err()).contains("meterstore.schedule-interval", "must be greater than or equal to 1s");
+        assertThat(run.err().lines()).hasSize(2);
+    }
+
+    @Test
+    void testSettlementLagBelowStepIsRefused()
+            throws IOException
+    {
         Path shortLag = write("lag.properties", """
                 meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
                 meterstore.postgresql.user=archiver
                 meterstore.iceberg.warehouse=file:///tmp/warehouse
                 meterstore.settlement-lag=12h
                 """);
-        run = run(new String[] {"archive-once", "--config", shortLag.toString()});
-        assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
-        assertThat(run.err()).contains("meterstore.settlement-lag must be at least meterstore.archival-step");
+        for (String command : List.of("check", "status", "archive-once", "run")) {
+            Run run = run(new String[] {command, "--config", shortLag.toString()});
+            assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
+            assertThat(run.err()).as(command).contains("meterstore.settlement-lag must be at least meterstore.archival-step");
+        }
     }
 
     @Test
@@ -103,17 +147,9 @@ final class TestArchiverCli
             // idempotent
             assertThat(run(new String[] {"create", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
 
-            HotTier hotTier = new HotTier("metering", new PartitionNaming("readings", Duration.ofDays(1)), Duration.ofSeconds(5));
-            List<Reading> readings = ReadingsGenerator.builder()
-                    .meters(4)
-                    .startDay(LocalDate.ofInstant(MARCH_5, ZoneOffset.UTC))
-                    .days(2)
-                    .build()
-                    .stream()
-                    .filter(reading -> !reading.from().isBefore(MARCH_5) && reading.from().isBefore(MARCH_5.plus(Duration.ofDays(1))))
-                    .toList();
+            List<Reading> readings = utcDay(MARCH_5);
             try (Connection connection = database.connect()) {
-                new ReadingsLoader(hotTier).load(connection, readings);
+                new ReadingsLoader(HOT_TIER).load(connection, readings);
             }
 
             run = run(new String[] {"archive-once", "--config", config.toString()}, clock);
@@ -138,9 +174,219 @@ final class TestArchiverCli
                 ((Closeable) catalog).close();
             }
             try (Connection connection = database.connect()) {
-                assertThat(hotTier.partitions(connection)).extracting(HotPartition::name).isEmpty();
+                assertThat(HOT_TIER.partitions(connection)).extracting(HotPartition::name).isEmpty();
             }
         }
+    }
+
+    @Test
+    void testCheck()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_check")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Path config = write("archiver.properties", properties(database, warehouse));
+            TestingClock clock = new TestingClock(MARCH_5.plus(Duration.ofDays(8)));
+
+            // before 'create': says what to do, and creates nothing, not even the catalogue's own table
+            Run run = run(new String[] {"check", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.out()).contains(
+                    "configuration: ok, tables [readings] in schema 'metering', archival step 1.00d, settlement lag 7.00d, reader grace 1.00h",
+                    "postgresql: ok, logged in to '%s' as 'postgres' (PostgreSQL 17.".formatted(database.jdbcUrl()));
+            assertThat(run.err()).isEqualTo("""
+                    catalogue: the Iceberg JDBC catalogue has no tables in '%s': run the archiver's 'create' command, or check meterstore.iceberg.jdbc-url
+                    metering.readings: PostgreSQL table "metering"."readings" does not exist: run the archiver's 'create' command
+                    """.formatted(database.jdbcUrl()));
+            assertThat(relations(database)).isEmpty();
+
+            assertThat(run(new String[] {"create", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            try (Connection connection = database.connect()) {
+                new ReadingsLoader(HOT_TIER).load(connection, utcDay(MARCH_5));
+            }
+            List<String> relations = relations(database);
+
+            run = run(new String[] {"check", "--config", config.toString()}, clock);
+            assertThat(run.err()).isEmpty();
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run.out().lines()).containsExactly(
+                    "configuration: ok, tables [readings] in schema 'metering', archival step 1.00d, settlement lag 7.00d, reader grace 1.00h",
+                    run.out().lines().toList().get(1),
+                    "catalogue: ok, Iceberg JDBC catalogue 'meterstore' in '%s', warehouse '%s'".formatted(database.jdbcUrl(), warehouse.location()),
+                    "metering.readings: ok, PostgreSQL table \"metering\".\"readings\" with 1 partition, Iceberg table 'metering.readings' at watermark 1970-01-01T00:00:00Z");
+            assertThat(relations(database)).isEqualTo(relations);
+        }
+    }
+
+    @Test
+    void testCheckUnknownTable()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_unknown_table")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            TestingClock clock = new TestingClock(MARCH_5);
+            assertThat(run(new String[] {"create", "--config", write("create.properties", properties(database, warehouse)).toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            Path config = write("archiver.properties", properties(database, warehouse) + "meterstore.tables=readings,redings\n");
+            List<String> relations = relations(database);
+
+            Run run = run(new String[] {"check", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.out()).contains("metering.readings: ok");
+            assertThat(run.err()).isEqualTo("""
+                    metering.redings: exists in neither tier (no PostgreSQL table "metering"."redings", no Iceberg table 'metering.redings'): fix meterstore.tables, or run the archiver's 'create' command to create it
+                    """);
+
+            run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.err()).isEqualTo("""
+                    metering.redings: unhealthy: PostgreSQL table "metering"."redings" does not exist: fix meterstore.tables, or run the archiver's 'create' command
+                    """);
+            assertThat(relations(database)).isEqualTo(relations);
+        }
+    }
+
+    @Test
+    void testCheckStepDifferentFromTheTables()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_step")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            TestingClock clock = new TestingClock(MARCH_5.plus(Duration.ofDays(8)));
+            Path days = write("days.properties", properties(database, warehouse));
+            assertThat(run(new String[] {"create", "--config", days.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            try (Connection connection = database.connect()) {
+                new ReadingsLoader(HOT_TIER).load(connection, utcDay(MARCH_5));
+            }
+            assertThat(run(new String[] {"archive-once", "--config", days.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+
+            Path hours = write("hours.properties", properties(database, warehouse) + "meterstore.archival-step=1h\n");
+            Run run = run(new String[] {"check", "--config", hours.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.err()).isEqualTo("metering.readings: archived with a step of 86400 seconds, but meterstore.archival-step is 3600 seconds: set meterstore.archival-step to 86400s%n".formatted());
+        }
+    }
+
+    @Test
+    void testCheckUnreachablePostgresql()
+            throws Exception
+    {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort();
+        }
+        String url = "jdbc:postgresql://localhost:%s/metering".formatted(port);
+        Path config = write("archiver.properties", """
+                meterstore.postgresql.url=%s
+                meterstore.postgresql.user=archiver
+                meterstore.iceberg.warehouse=file:///tmp/warehouse
+                """.formatted(url));
+        for (String command : List.of("check", "status")) {
+            Run run = run(new String[] {command, "--config", config.toString()});
+            assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.err()).as(command).startsWith("postgresql: cannot log in to '%s' as 'archiver': Connection to localhost:%s refused".formatted(url, port));
+            assertThat(run.err()).as(command).contains("(SQLSTATE 08001)");
+        }
+    }
+
+    @Test
+    void testCheckWrongCredentials()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_credentials");
+                PasswordRole role = PasswordRole.create(database, "meterstore_cli_" + ProcessHandle.current().pid(), "right")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Path config = write("archiver.properties", """
+                    meterstore.postgresql.url=%s
+                    meterstore.postgresql.user=%s
+                    meterstore.postgresql.password=wrong
+                    meterstore.iceberg.warehouse=%s
+                    """.formatted(database.jdbcUrl(), role.name(), warehouse.location()));
+            for (String command : List.of("check", "status")) {
+                Run run = run(new String[] {command, "--config", config.toString()});
+                assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_FAILED);
+                assertThat(run.err()).as(command).startsWith(
+                        "postgresql: cannot log in to '%s' as '%s': FATAL: password authentication failed for user \"%s\" (SQLSTATE 28P01)".formatted(database.jdbcUrl(), role.name(), role.name()));
+            }
+
+            // a role that does not exist at all
+            Path unknown = write("unknown.properties", properties(database, warehouse).replace("meterstore.postgresql.user=postgres", "meterstore.postgresql.user=nobody_here"));
+            Run run = run(new String[] {"check", "--config", unknown.toString()});
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.err()).startsWith("postgresql: cannot log in to '%s' as 'nobody_here': FATAL: role \"nobody_here\" does not exist (SQLSTATE 28000)".formatted(database.jdbcUrl()));
+        }
+    }
+
+    @Test
+    void testStatus()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_status")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Path config = write("archiver.properties", properties(database, warehouse));
+            TestingClock clock = new TestingClock(MARCH_5.plus(Duration.ofDays(8)));
+            assertThat(run(new String[] {"create", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            try (Connection connection = database.connect()) {
+                new ReadingsLoader(HOT_TIER).load(connection, utcDay(MARCH_5));
+                new ReadingsLoader(HOT_TIER).load(connection, utcDay(MARCH_5.plus(Duration.ofDays(1))));
+            }
+            assertThat(run(new String[] {"archive-once", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            List<String> relations = relations(database);
+
+            Run run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.err()).isEmpty();
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run.out()).isEqualTo("""
+                    metering.readings: healthy
+                      watermark      2024-03-06T00:00:00Z, lag 7.00d
+                      hot            1 partition attached, 2024-03-06T00:00:00Z to 2024-03-07T00:00:00Z
+                      awaiting drop  1 (detached below the watermark, dropped once the reader grace has passed): readings_2024_03_05_0000
+                      invariant      holds
+                    """);
+            assertThat(relations(database)).isEqualTo(relations);
+
+            // a day below W attached again: its rows are read by neither tier
+            try (Connection connection = database.connect()) {
+                new ReadingsLoader(HOT_TIER).load(connection, utcDay(MARCH_5.minus(Duration.ofDays(1))));
+            }
+            run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.out()).startsWith("metering.readings: unhealthy\n");
+            assertThat(run.out()).contains("""
+                      invariant      violated
+                        Partition 'readings_2024_03_04_0000' of table 'metering.readings' is attached but starts at 2024-03-04T00:00:00Z, below the watermark 2024-03-06T00:00:00Z: its rows below the watermark are read by neither tier
+                    """);
+            try (Connection connection = database.connect()) {
+                HOT_TIER.detach(connection, "readings_2024_03_04_0000");
+            }
+
+            // nobody archived for a while: the watermark trails by more than the settlement lag and two steps
+            clock.advance(Duration.ofDays(3));
+            run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.out()).startsWith("""
+                    metering.readings: unhealthy
+                      watermark      2024-03-06T00:00:00Z, lag 10.00d (behind: more than the settlement lag plus two steps, 9.00d; is the archiver running?)
+                    """);
+            assertThat(run.out()).contains("  invariant      holds");
+        }
+    }
+
+    @Test
+    void testRun()
+            throws IOException
+    {
+        // the service starts only from a configuration the command line accepts; its start is covered by TestArchiverServer
+        Path config = write("archiver.properties", """
+                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
+                meterstore.postgresql.user=archiver
+                meterstore.iceberg.warehouse=file:///tmp/warehouse
+                meterstore.shutdown-timeout=-1s
+                """);
+        Run run = run(new String[] {"run", "--config", config.toString()});
+        assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
+        assertThat(run.err()).startsWith("Invalid configuration in '%s':".formatted(config));
+        assertThat(run.err()).contains("meterstore.shutdown-timeout");
+        assertThat(run.out()).isEmpty();
     }
 
     static String properties(TestingDatabase database, TestingWarehouse warehouse)
@@ -150,6 +396,38 @@ final class TestArchiverCli
                 meterstore.postgresql.user=%s
                 meterstore.iceberg.warehouse=%s
                 """.formatted(database.jdbcUrl(), database.user(), warehouse.location());
+    }
+
+    /** The readings of four meters whose interval starts on the UTC day starting at {@code day}. */
+    private static List<Reading> utcDay(Instant day)
+    {
+        return ReadingsGenerator.builder()
+                .meters(4)
+                .startDay(LocalDate.ofInstant(day, ZoneOffset.UTC))
+                .days(2)
+                .build()
+                .stream()
+                .filter(reading -> !reading.from().isBefore(day) && reading.from().isBefore(day.plus(Duration.ofDays(1))))
+                .toList();
+    }
+
+    /** Every relation outside the system schemas, with its kind and whether it is a partition: what a command could change. */
+    private static List<String> relations(TestingDatabase database)
+            throws SQLException
+    {
+        try (Connection connection = database.connect();
+                Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("""
+                        SELECT n.nspname || '.' || c.relname || ' ' || c.relkind::text || ' ' || c.relispartition::text
+                        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                        WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+                        ORDER BY 1""")) {
+            List<String> relations = new ArrayList<>();
+            while (result.next()) {
+                relations.add(result.getString(1));
+            }
+            return relations;
+        }
     }
 
     private Path write(String name, String content)

@@ -1,0 +1,93 @@
+package io.meterstore.archiver;
+
+import com.google.common.collect.ImmutableList;
+import com.google.inject.Injector;
+import com.google.inject.Module;
+import io.airlift.bootstrap.ApplicationConfigurationException;
+import io.airlift.bootstrap.Bootstrap;
+import io.airlift.http.server.HttpServerModule;
+import io.airlift.jaxrs.JaxrsModule;
+import io.airlift.jmx.JmxModule;
+import io.airlift.json.JsonModule;
+import io.airlift.log.LogJmxModule;
+import io.airlift.log.Logger;
+import io.airlift.node.NodeModule;
+import io.airlift.openmetrics.JmxOpenMetricsModule;
+import io.airlift.tracing.TracingModule;
+import io.meterstore.archiver.service.ArchiverVersion;
+import org.weakref.jmx.guice.MBeanModule;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Starts the archiver service, airlift style: {@code java -Dconfig=etc/archiver.properties io.meterstore.archiver.ArchiverMain}.
+ * The command line's {@code run} starts the same service from {@code --config}.
+ */
+public final class ArchiverMain
+{
+    public static final String DEFAULT_ENVIRONMENT = "meterstore";
+    private static final Logger log = Logger.get(ArchiverMain.class);
+
+    private ArchiverMain() {}
+
+    public static void main(String[] args)
+    {
+        try {
+            start(Optional.empty());
+        }
+        catch (ApplicationConfigurationException e) {
+            System.err.println(e.getMessage());
+            System.exit(100);
+        }
+        catch (Throwable e) {
+            log.error(e);
+            System.exit(1);
+        }
+    }
+
+    /**
+     * Starts the service with {@code properties}, or with the file named by {@code -Dconfig} when empty; returns once
+     * it serves. Its threads keep the JVM alive until a shutdown ends it.
+     */
+    public static Injector start(Optional<Map<String, String>> properties)
+    {
+        return start(properties, new ArchiverModule());
+    }
+
+    public static Injector start(Optional<Map<String, String>> properties, ArchiverModule archiverModule)
+    {
+        Injector injector = bootstrap(properties, archiverModule).initialize();
+        log.info("======== ARCHIVER %s STARTED ========", ArchiverVersion.CURRENT);
+        return injector;
+    }
+
+    /**
+     * The service's Bootstrap; the command line validates a configuration with it ({@link Bootstrap#configure()}), so
+     * a file {@code check} accepts is one {@code run} accepts.
+     */
+    public static Bootstrap bootstrap(Optional<Map<String, String>> properties, ArchiverModule archiverModule)
+    {
+        Bootstrap app = new Bootstrap(modules(archiverModule))
+                // one archiver per deployment needs no environment name to tell nodes apart
+                .setOptionalConfigurationProperty("node.environment", DEFAULT_ENVIRONMENT);
+        properties.ifPresent(app::setRequiredConfigurationProperties);
+        return app;
+    }
+
+    private static List<Module> modules(ArchiverModule archiverModule)
+    {
+        return ImmutableList.of(
+                new NodeModule(),
+                new HttpServerModule(),
+                new JsonModule(),
+                new JaxrsModule(),
+                new MBeanModule(),
+                new JmxModule(),
+                new JmxOpenMetricsModule(),
+                new LogJmxModule(),
+                new TracingModule("meterstore-archiver", ArchiverVersion.CURRENT.toString()),
+                archiverModule);
+    }
+}

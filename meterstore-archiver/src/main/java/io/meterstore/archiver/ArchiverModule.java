@@ -1,0 +1,71 @@
+package io.meterstore.archiver;
+
+import com.google.inject.Binder;
+import com.google.inject.Scopes;
+import com.google.inject.multibindings.MapBinder;
+import io.airlift.configuration.AbstractConfigurationAwareModule;
+import io.meterstore.archiver.service.ArchiverInfoResource;
+import io.meterstore.archiver.service.ArchiverScheduler;
+import io.meterstore.archiver.service.ArchiverStats;
+import io.meterstore.archiver.service.ArchiverVersion;
+import io.meterstore.archiver.service.SchedulerConfig;
+import io.meterstore.archiver.service.ShutdownAction;
+import io.meterstore.archiver.service.ShutdownHandler;
+import io.meterstore.archiver.service.TableArchiverStats;
+
+import java.time.Clock;
+import java.time.InstantSource;
+
+import static com.google.inject.multibindings.MapBinder.newMapBinder;
+import static io.airlift.configuration.ConfigBinder.configBinder;
+import static io.airlift.jaxrs.JaxrsBinder.jaxrsBinder;
+import static java.util.Objects.requireNonNull;
+import static org.weakref.jmx.guice.ExportBinder.newExporter;
+
+/**
+ * The archiver service: the tables of the configuration, a scheduler running their cycles, the statistics exported
+ * to JMX and {@code /metrics}, and {@code /v1/info}. Reads the configured tables while binding, because each table's
+ * statistics are an MBean of their own.
+ */
+public class ArchiverModule
+        extends AbstractConfigurationAwareModule
+{
+    private final InstantSource clock;
+    private final ShutdownAction shutdownAction;
+
+    public ArchiverModule()
+    {
+        this(Clock.systemUTC(), ShutdownAction.EXIT);
+    }
+
+    public ArchiverModule(InstantSource clock, ShutdownAction shutdownAction)
+    {
+        this.clock = requireNonNull(clock, "clock is null");
+        this.shutdownAction = requireNonNull(shutdownAction, "shutdownAction is null");
+    }
+
+    @Override
+    protected void setup(Binder binder)
+    {
+        ArchiverConfig config = buildConfigObject(ArchiverConfig.class);
+        configBinder(binder).bindConfig(SchedulerConfig.class);
+
+        binder.bind(InstantSource.class).toInstance(clock);
+        binder.bind(ShutdownAction.class).toInstance(shutdownAction);
+        binder.bind(ArchiverVersion.class).toInstance(ArchiverVersion.CURRENT);
+
+        binder.bind(ArchiverTables.class).in(Scopes.SINGLETON);
+        binder.bind(ArchiverScheduler.class).in(Scopes.SINGLETON);
+        binder.bind(ShutdownHandler.class).in(Scopes.SINGLETON);
+
+        MapBinder<String, TableArchiverStats> tableStats = newMapBinder(binder, String.class, TableArchiverStats.class);
+        for (String table : config.getTables()) {
+            tableStats.addBinding(table).toInstance(new TableArchiverStats(config.getSchema() + "." + table, clock));
+        }
+        newExporter(binder).exportMap(TableArchiverStats.class).withGeneratedName();
+        binder.bind(ArchiverStats.class).in(Scopes.SINGLETON);
+        newExporter(binder).export(ArchiverStats.class).withGeneratedName();
+
+        jaxrsBinder(binder).bind(ArchiverInfoResource.class);
+    }
+}

@@ -1,0 +1,140 @@
+package io.meterstore.archiver;
+
+import com.google.common.collect.ImmutableList;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import com.google.inject.Inject;
+import io.meterstore.archiver.cycle.ArchivalCycle;
+import io.meterstore.archiver.cycle.ArchivalSettings;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.IcebergCatalogs;
+import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
+import io.meterstore.core.PartitionNaming;
+import jakarta.annotation.PreDestroy;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The configured readings tables and how to reach both tiers of each: PostgreSQL connections, the hot-tier DDL and
+ * the Iceberg catalogue. The command line and the service build their cycles here, so both archive the same way.
+ * <p>
+ * The catalogue is opened on first use and kept; a failed open is retried by the next caller, so a service started
+ * while PostgreSQL is down reports failed cycles until it is back, instead of not starting at all.
+ */
+public final class ArchiverTables
+        implements Closeable
+{
+    private final ArchiverConfig config;
+    private final List<String> tables;
+
+    @GuardedBy("this")
+    private Optional<Catalog> catalog = Optional.empty();
+
+    @Inject
+    public ArchiverTables(ArchiverConfig config)
+    {
+        this.config = requireNonNull(config, "config is null");
+        this.tables = ImmutableList.copyOf(config.getTables());
+    }
+
+    /** The configured table names, without the schema. */
+    public List<String> tables()
+    {
+        return tables;
+    }
+
+    public String schema()
+    {
+        return config.getSchema();
+    }
+
+    /** {@code <schema>.<table>}, as the Iceberg identifier and every message name it. */
+    public String qualifiedName(String table)
+    {
+        return identifier(table).toString();
+    }
+
+    public TableIdentifier identifier(String table)
+    {
+        checkArgument(tables.contains(table), "Table '%s' is not configured", table);
+        return TableIdentifier.of(Namespace.of(config.getSchema()), table);
+    }
+
+    public HotTier hotTier(String table)
+    {
+        checkArgument(tables.contains(table), "Table '%s' is not configured", table);
+        return new HotTier(config.getSchema(), new PartitionNaming(table, config.getArchivalStep().toJavaTime()), config.getLockTimeout().toJavaTime());
+    }
+
+    public ArchivalSettings settings()
+    {
+        return new ArchivalSettings(config.getSettlementLag().toJavaTime(), config.getReaderGrace().toJavaTime(), config.getChunkRows());
+    }
+
+    /** One cycle of {@code table} on {@code clock}; cheap, so a new one per run. */
+    public ArchivalCycle cycle(String table, InstantSource clock)
+    {
+        return new ArchivalCycle(catalog(), identifier(table), hotTier(table), this::connect, settings(), clock);
+    }
+
+    /** A new connection to the hot tier's database. */
+    public Connection connect()
+            throws SQLException
+    {
+        return connect(config.getPostgresqlUrl());
+    }
+
+    /** A new connection to the catalogue's database, which is the hot tier's unless configured otherwise. */
+    public Connection connectCatalogDatabase()
+            throws SQLException
+    {
+        return connect(config.effectiveIcebergJdbcUrl());
+    }
+
+    private Connection connect(String url)
+            throws SQLException
+    {
+        Properties properties = new Properties();
+        properties.setProperty("user", config.getPostgresqlUser());
+        config.getPostgresqlPassword().ifPresent(password -> properties.setProperty("password", password));
+        properties.setProperty("ApplicationName", "meterstore-archiver");
+        return DriverManager.getConnection(url, properties);
+    }
+
+    public synchronized Catalog catalog()
+    {
+        if (catalog.isEmpty()) {
+            catalog = Optional.of(IcebergCatalogs.jdbc(new JdbcCatalogSpec(
+                    config.getIcebergCatalogName(),
+                    config.effectiveIcebergJdbcUrl(),
+                    config.getPostgresqlUser(),
+                    config.getPostgresqlPassword(),
+                    config.getIcebergWarehouse())));
+        }
+        return catalog.get();
+    }
+
+    @PreDestroy
+    @Override
+    public synchronized void close()
+            throws IOException
+    {
+        if (catalog.isPresent() && catalog.get() instanceof Closeable closeable) {
+            closeable.close();
+        }
+        catalog = Optional.empty();
+    }
+}

@@ -1,0 +1,37 @@
+package io.meterstore.archiver;
+
+import com.google.common.collect.ImmutableList;
+import io.meterstore.archiver.cycle.ArchivalException;
+import io.meterstore.core.MeterstoreException;
+
+import java.sql.SQLException;
+
+/** One line for an operator out of an exception, for the command line and the service's log alike. */
+public final class Failures
+{
+    private Failures() {}
+
+    /**
+     * The message of an exception and its causes, without repeating one that only wraps another. MeterStore's own
+     * exceptions already say what is wrong and what to do, so their causes are left out.
+     */
+    public static String describe(Throwable throwable)
+    {
+        if (throwable instanceof MeterstoreException || throwable instanceof ArchivalException) {
+            return throwable.getMessage();
+        }
+        ImmutableList.Builder<String> messages = ImmutableList.builder();
+        String previous = "";
+        for (Throwable cause = throwable; cause != null; cause = cause.getCause()) {
+            String message = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+            if (cause instanceof SQLException sqlException && sqlException.getSQLState() != null) {
+                message += " (SQLSTATE %s)".formatted(sqlException.getSQLState());
+            }
+            if (!previous.contains(message)) {
+                messages.add(message);
+            }
+            previous = message;
+        }
+        return String.join(": ", messages.build());
+    }
+}

@@ -1,0 +1,157 @@
+package io.meterstore.archiver.cli;
+
+import io.meterstore.archiver.ArchiverConfig;
+import io.meterstore.archiver.ArchiverTables;
+import io.meterstore.archiver.Failures;
+import io.meterstore.archiver.cycle.ArchivalHistory;
+import io.meterstore.core.HotPartition;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.WatermarkReader;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+
+import java.io.PrintStream;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * {@code check}: the configuration is valid (done by loading it), PostgreSQL accepts the login, the catalogue is
+ * there, and each table has both tiers, laid out as MeterStore needs, partitioned and archived with the configured
+ * step. Reads only: the catalogue is opened only once its tables are known to exist, because opening the JDBC
+ * catalogue creates them otherwise.
+ */
+final class ConfigurationCheck
+{
+    private final ArchiverConfig config;
+    private final ArchiverTables tables;
+    private final PrintStream out;
+    private final PrintStream err;
+
+    ConfigurationCheck(ArchiverConfig config, ArchiverTables tables, PrintStream out, PrintStream err)
+    {
+        this.config = requireNonNull(config, "config is null");
+        this.tables = requireNonNull(tables, "tables is null");
+        this.out = requireNonNull(out, "out is null");
+        this.err = requireNonNull(err, "err is null");
+    }
+
+    /** Prints one line per check, failures to {@code err}; returns whether all passed. */
+    boolean run()
+    {
+        out.println("configuration: ok, tables %s in schema '%s', archival step %s, settlement lag %s, reader grace %s".formatted(
+                config.getTables(), config.getSchema(), config.getArchivalStep(), config.getSettlementLag(), config.getReaderGrace()));
+        try (Connection connection = tables.connect()) {
+            out.println("postgresql: ok, logged in to '%s' as '%s' (PostgreSQL %s)".formatted(
+                    config.getPostgresqlUrl(), config.getPostgresqlUser(), connection.getMetaData().getDatabaseProductVersion()));
+            Optional<Catalog> catalog = catalog();
+            boolean passed = catalog.isPresent();
+            for (String table : tables.tables()) {
+                passed &= checkTable(connection, catalog, table);
+            }
+            return passed;
+        }
+        catch (SQLException e) {
+            err.println("postgresql: " + cannotLogIn(config, config.getPostgresqlUrl(), e) + "; check meterstore.postgresql.url, meterstore.postgresql.user and meterstore.postgresql.password");
+            return false;
+        }
+    }
+
+    private Optional<Catalog> catalog()
+    {
+        String url = config.effectiveIcebergJdbcUrl();
+        try {
+            if (!catalogTablesExist(tables)) {
+                err.println("catalogue: the Iceberg JDBC catalogue has no tables in '%s': run the archiver's 'create' command, or check meterstore.iceberg.jdbc-url".formatted(url));
+                return Optional.empty();
+            }
+        }
+        catch (SQLException e) {
+            err.println("catalogue: " + cannotLogIn(config, url, e) + "; check meterstore.iceberg.jdbc-url and the credentials");
+            return Optional.empty();
+        }
+        try {
+            Catalog catalog = tables.catalog();
+            out.println("catalogue: ok, Iceberg JDBC catalogue '%s' in '%s', warehouse '%s'".formatted(config.getIcebergCatalogName(), url, config.getIcebergWarehouse()));
+            return Optional.of(catalog);
+        }
+        catch (RuntimeException e) {
+            err.println("catalogue: cannot open the Iceberg catalogue '%s' in '%s': %s; check meterstore.iceberg.*".formatted(config.getIcebergCatalogName(), url, Failures.describe(e)));
+            return Optional.empty();
+        }
+    }
+
+    private boolean checkTable(Connection connection, Optional<Catalog> catalog, String table)
+            throws SQLException
+    {
+        String name = tables.qualifiedName(table);
+        HotTier hotTier = tables.hotTier(table);
+        boolean hot = hotTier.parentExists(connection);
+        boolean cold = catalog.isPresent() && catalog.get().tableExists(tables.identifier(table));
+        if (!hot && !cold && catalog.isPresent()) {
+            err.println("%s: exists in neither tier (no PostgreSQL table %s, no Iceberg table '%s'): fix meterstore.tables, or run the archiver's 'create' command to create it"
+                    .formatted(name, hotTier.qualifiedParent(), name));
+            return false;
+        }
+        if (!hot) {
+            err.println("%s: PostgreSQL table %s does not exist: run the archiver's 'create' command".formatted(name, hotTier.qualifiedParent()));
+            return false;
+        }
+        if (catalog.isEmpty()) {
+            return false;
+        }
+        if (!cold) {
+            err.println("%s: Iceberg table '%s' does not exist: run the archiver's 'create' command".formatted(name, name));
+            return false;
+        }
+        try {
+            Table icebergTable = catalog.get().loadTable(tables.identifier(table));
+            IcebergTableSpec.verify(icebergTable);
+            Duration step = config.getArchivalStep().toJavaTime();
+            Optional<Duration> recorded = ArchivalHistory.recordedStep(icebergTable);
+            if (recorded.isPresent() && !recorded.get().equals(step)) {
+                err.println("%s: archived with a step of %s seconds, but meterstore.archival-step is %s seconds: set meterstore.archival-step to %ss"
+                        .formatted(name, recorded.get().toSeconds(), step.toSeconds(), recorded.get().toSeconds()));
+                return false;
+            }
+            List<HotPartition> partitions = hotTier.partitions(connection);
+            Optional<HotPartition> misaligned = partitions.stream().filter(partition -> !hotTier.naming().isAligned(partition.start())).findFirst();
+            if (misaligned.isPresent()) {
+                err.println("%s: partition '%s' does not start on the archival step %s: set meterstore.archival-step to the step the partitions were created with"
+                        .formatted(name, misaligned.get().name(), config.getArchivalStep()));
+                return false;
+            }
+            out.println("%s: ok, PostgreSQL table %s with %s, Iceberg table '%s' at watermark %s"
+                    .formatted(name, hotTier.qualifiedParent(), StatusReport.partitions(partitions.size()), name, WatermarkReader.current(icebergTable).watermark()));
+            return true;
+        }
+        catch (RuntimeException e) {
+            err.println("%s: %s".formatted(name, Failures.describe(e)));
+            return false;
+        }
+    }
+
+    /** Whether the JDBC catalogue's table exists, asked without opening the catalogue (which would create it). */
+    static boolean catalogTablesExist(ArchiverTables tables)
+            throws SQLException
+    {
+        try (Connection connection = tables.connectCatalogDatabase();
+                PreparedStatement statement = connection.prepareStatement("SELECT to_regclass('iceberg_tables') IS NOT NULL");
+                ResultSet result = statement.executeQuery()) {
+            result.next();
+            return result.getBoolean(1);
+        }
+    }
+
+    static String cannotLogIn(ArchiverConfig config, String url, SQLException e)
+    {
+        return "cannot log in to '%s' as '%s': %s".formatted(url, config.getPostgresqlUser(), Failures.describe(e));
+    }
+}

@@ -1,0 +1,130 @@
+package io.meterstore.archiver.cli;
+
+import io.meterstore.archiver.ArchiverConfig;
+import io.meterstore.archiver.ArchiverTables;
+import io.meterstore.archiver.Failures;
+import io.meterstore.archiver.invariant.InvariantCheck;
+import io.meterstore.archiver.invariant.InvariantReport;
+import io.meterstore.core.HotPartition;
+import io.meterstore.core.HotTier;
+import org.apache.iceberg.Table;
+
+import java.io.PrintStream;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.List;
+
+import static io.airlift.units.Duration.succinctDuration;
+import static io.meterstore.core.TieringWatermark.formatInstant;
+import static java.util.Objects.requireNonNull;
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+
+/**
+ * {@code status}: per table, where the watermark stands and how far it trails, the hot partitions, the detached ones
+ * and the invariant. A table is unhealthy when its invariant is violated, when it cannot be read, or when its watermark
+ * trails by more than the settlement lag plus two steps: the archiver is then not keeping up.
+ */
+final class StatusReport
+{
+    private final ArchiverConfig config;
+    private final ArchiverTables tables;
+    private final InstantSource clock;
+    private final PrintStream out;
+    private final PrintStream err;
+
+    StatusReport(ArchiverConfig config, ArchiverTables tables, InstantSource clock, PrintStream out, PrintStream err)
+    {
+        this.config = requireNonNull(config, "config is null");
+        this.tables = requireNonNull(tables, "tables is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.out = requireNonNull(out, "out is null");
+        this.err = requireNonNull(err, "err is null");
+    }
+
+    /** Prints each table's status; returns whether every table is healthy. */
+    boolean run()
+    {
+        try (Connection connection = tables.connect()) {
+            if (!ConfigurationCheck.catalogTablesExist(tables)) {
+                err.println("catalogue: the Iceberg JDBC catalogue has no tables in '%s': run the archiver's 'create' command, or check meterstore.iceberg.jdbc-url".formatted(config.effectiveIcebergJdbcUrl()));
+                return false;
+            }
+            boolean healthy = true;
+            for (String table : tables.tables()) {
+                healthy &= report(connection, table);
+            }
+            return healthy;
+        }
+        catch (SQLException e) {
+            err.println("postgresql: " + ConfigurationCheck.cannotLogIn(config, config.getPostgresqlUrl(), e) + "; run the archiver's 'check' command");
+            return false;
+        }
+    }
+
+    private boolean report(Connection connection, String table)
+    {
+        String name = tables.qualifiedName(table);
+        HotTier hotTier = tables.hotTier(table);
+        InvariantReport report;
+        try {
+            if (!hotTier.parentExists(connection)) {
+                err.println("%s: unhealthy: PostgreSQL table %s does not exist: fix meterstore.tables, or run the archiver's 'create' command".formatted(name, hotTier.qualifiedParent()));
+                return false;
+            }
+            Table icebergTable = tables.catalog().loadTable(tables.identifier(table));
+            report = InvariantCheck.check(icebergTable, hotTier, connection);
+        }
+        catch (SQLException | RuntimeException e) {
+            err.println("%s: unhealthy: %s".formatted(name, Failures.describe(e)));
+            return false;
+        }
+
+        Duration lag = Duration.between(report.watermark().instant(), clock.instant());
+        Duration tolerated = config.getSettlementLag().toJavaTime().plus(config.getArchivalStep().toJavaTime().multipliedBy(2));
+        boolean behind = lag.compareTo(tolerated) > 0;
+        boolean healthy = report.holds() && !behind;
+
+        out.println("%s: %s".formatted(name, healthy ? "healthy" : "unhealthy"));
+        out.println("  watermark      %s, lag %s%s".formatted(
+                report.watermark(),
+                succinct(lag),
+                behind ? " (behind: more than the settlement lag plus two steps, %s; is the archiver running?)".formatted(succinct(tolerated)) : ""));
+        List<HotPartition> attached = report.attachedPartitions();
+        out.println("  hot            %s".formatted(attached.isEmpty()
+                ? "no partition attached"
+                : "%s attached, %s to %s".formatted(partitions(attached.size()), formatInstant(attached.getFirst().start()), formatInstant(attached.getLast().start().plus(hotTier.naming().step())))));
+        out.println("  awaiting drop  %s".formatted(names(report.partitionsAwaitingDrop(), "detached below the watermark, dropped once the reader grace has passed")));
+        if (!report.partitionsAwaitingArchival().isEmpty()) {
+            out.println("  interrupted    %s".formatted(names(report.partitionsAwaitingArchival(), "detached at or above the watermark by an interrupted cycle; the next cycle archives them")));
+        }
+        if (report.holds()) {
+            out.println("  invariant      holds");
+        }
+        else {
+            out.println("  invariant      violated");
+            report.violations().forEach(violation -> out.println("    " + violation));
+        }
+        return healthy;
+    }
+
+    static String partitions(int count)
+    {
+        return count == 1 ? "1 partition" : "%s partitions".formatted(count);
+    }
+
+    private static String names(List<HotPartition> partitions, String meaning)
+    {
+        if (partitions.isEmpty()) {
+            return "none";
+        }
+        return "%s (%s): %s".formatted(partitions.size(), meaning, String.join(", ", partitions.stream().map(HotPartition::name).toList()));
+    }
+
+    private static String succinct(Duration duration)
+    {
+        // a watermark ahead of this machine's clock shows as no lag rather than failing the report
+        return succinctDuration(Math.max(duration.toMillis(), 0), MILLISECONDS).toString();
+    }
+}

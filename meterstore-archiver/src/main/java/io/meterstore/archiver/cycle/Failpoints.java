@@ -1,0 +1,75 @@
+package io.meterstore.archiver.cycle;
+
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Named points of the archival cycle where a crash test stops the archiver. Every point is a no-op unless the system
+ * property {@value #PROPERTY} names it; the named point prints {@code FAILPOINT <name>} to stdout and blocks forever,
+ * so the test kills the process (SIGKILL) at exactly that step and then shows that recovery is the ordinary path.
+ */
+public final class Failpoints
+{
+    public static final String PROPERTY = "meterstore.failpoint";
+
+    private static final Optional<Failpoint> ARMED = Failpoint.parse(System.getProperty(PROPERTY));
+
+    private Failpoints() {}
+
+    public enum Failpoint
+    {
+        /** The window's partition is detached; nothing is written yet. */
+        AFTER_DETACH("after-detach"),
+        /** The first page of rows is in the Parquet writer; the file is incomplete. */
+        MID_STREAM("mid-stream"),
+        /** Every Parquet file of the window is complete; nothing is committed. */
+        AFTER_WRITE("after-write"),
+        /** The Iceberg commit moved W; the partition is detached, not dropped. */
+        AFTER_COMMIT("after-commit"),
+        /** A detached partition below W, past its reader grace, is about to be dropped. */
+        BEFORE_DROP("before-drop"),
+        /**/;
+
+        private final String pointName;
+
+        Failpoint(String pointName)
+        {
+            this.pointName = requireNonNull(pointName, "pointName is null");
+        }
+
+        /** The name the system property and the printed line use. */
+        public String pointName()
+        {
+            return pointName;
+        }
+
+        static Optional<Failpoint> parse(String name)
+        {
+            if (name == null || name.isEmpty()) {
+                return Optional.empty();
+            }
+            return Optional.of(Arrays.stream(values())
+                    .filter(failpoint -> failpoint.pointName.equals(name))
+                    .findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("Unknown failpoint '%s' in -D%s: use one of %s"
+                            .formatted(name, PROPERTY, Arrays.stream(values()).map(Failpoint::pointName).toList()))));
+        }
+    }
+
+    /** Blocks forever if {@code failpoint} is the armed one; returns at once otherwise. */
+    static void hit(Failpoint failpoint)
+    {
+        if (ARMED.isEmpty() || ARMED.get() != failpoint) {
+            return;
+        }
+        System.out.println("FAILPOINT " + failpoint.pointName());
+        System.out.flush();
+        // nothing after the failpoint may run: the test kills the process here, interrupted or not
+        while (true) {
+            LockSupport.park();
+        }
+    }
+}

@@ -1,0 +1,108 @@
+package io.meterstore.archiver.invariant;
+
+import com.google.common.collect.ImmutableList;
+import io.meterstore.core.HotPartition;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TieringWatermark;
+import io.meterstore.core.WatermarkReader;
+import io.meterstore.core.WatermarkReader.PinnedWatermark;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.DateTimeUtil;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+import static io.meterstore.core.TieringWatermark.formatInstant;
+
+/**
+ * Checks the tiering invariant of one table from metadata alone, cheap enough to run after every cycle: no attached
+ * hot partition starts below W (its rows could lie below W, where no query reads PostgreSQL), and no data file of the
+ * snapshot carrying W has an upper bound of "from" at or above W (its rows would be read twice). Detached partitions
+ * below W are not violations: they await their drop and no query planned after the commit reads them.
+ * <p>
+ * No row is scanned. The cold side plans the snapshot's files with the filter {@code "from" >= W}, so manifests and
+ * files whose statistics put them below W are pruned by Iceberg itself and only suspects are looked at. A file without
+ * an upper bound for "from" cannot be shown to lie below W and is reported as well.
+ */
+public final class InvariantCheck
+{
+    private InvariantCheck() {}
+
+    public static InvariantReport check(Table table, HotTier hotTier, Connection connection)
+            throws SQLException
+    {
+        // W first, partitions second: a partition is detached before any commit moves W past it, so a listing newer
+        // than W can only show attached partitions at or above it, never a false violation from a concurrent cycle
+        String name = hotTier.schema() + "." + hotTier.naming().table();
+        PinnedWatermark pinned = WatermarkReader.current(table);
+        TieringWatermark watermark = pinned.watermark();
+        List<HotPartition> partitions = hotTier.partitions(connection);
+
+        ImmutableList.Builder<String> violations = ImmutableList.builder();
+        for (HotPartition partition : partitions) {
+            if (partition.attached() && !watermark.isHot(partition.start())) {
+                violations.add("Partition '%s' of table '%s' is attached but starts at %s, below the watermark %s: its rows below the watermark are read by neither tier"
+                        .formatted(partition.name(), name, formatInstant(partition.start()), watermark));
+            }
+        }
+        if (pinned.snapshotId().isPresent()) {
+            violations.addAll(filesAtOrAboveWatermark(table, name, pinned.snapshotId().get(), watermark));
+        }
+        return new InvariantReport(name, watermark, pinned.snapshotId(), partitions, violations.build());
+    }
+
+    private static List<String> filesAtOrAboveWatermark(Table table, String name, long snapshotId, TieringWatermark watermark)
+    {
+        String from = ReadingsColumn.FROM.columnName();
+        int fromFieldId = ReadingsColumn.FROM.fieldId();
+        ImmutableList.Builder<String> violations = ImmutableList.builder();
+        try (CloseableIterable<FileScanTask> tasks = table.newScan()
+                .useSnapshot(snapshotId)
+                .filter(Expressions.greaterThanOrEqual(from, DateTimeUtil.microsFromInstant(watermark.instant())))
+                .includeColumnStats()
+                .planFiles()) {
+            for (FileScanTask task : tasks) {
+                DataFile file = task.file();
+                Optional<Instant> upper = upperBound(file, fromFieldId);
+                if (upper.isEmpty()) {
+                    violations.add("Data file '%s' of table '%s' has no upper bound of \"%s\" in its statistics, so nothing shows its rows lie below the watermark %s"
+                            .formatted(file.location(), name, from, watermark));
+                }
+                else if (watermark.isHot(upper.get())) {
+                    violations.add("Data file '%s' of table '%s' holds rows up to %s, at or above the watermark %s: they are read from both tiers"
+                            .formatted(file.location(), name, formatInstant(upper.get()), watermark));
+                }
+            }
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException("Cannot plan the files of table '%s'".formatted(name), e);
+        }
+        return violations.build();
+    }
+
+    private static Optional<Instant> upperBound(DataFile file, int fieldId)
+    {
+        if (file.upperBounds() == null) {
+            return Optional.empty();
+        }
+        ByteBuffer bound = file.upperBounds().get(fieldId);
+        if (bound == null) {
+            return Optional.empty();
+        }
+        long micros = Conversions.fromByteBuffer(Types.TimestampType.withZone(), bound);
+        return Optional.of(DateTimeUtil.timestamptzFromMicros(micros).toInstant());
+    }
+}

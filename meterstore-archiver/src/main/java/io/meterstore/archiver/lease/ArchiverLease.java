@@ -1,0 +1,179 @@
+package io.meterstore.archiver.lease;
+
+import io.airlift.log.Logger;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Optional;
+
+import static com.google.common.base.Preconditions.checkState;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The right to run one table's archival cycle: a session-level PostgreSQL advisory lock on
+ * {@code hashtextextended('meterstore.archiver:' || schema.table, 0)}, taken on a connection of its own and held until
+ * {@link #close()}. An advisory lock belongs to its session, not to the code that took it, so the connection must be
+ * dedicated and never pooled: a pool resetting the session for its next user would release the lock mid-cycle, and an
+ * idle pooled session would keep it after the cycle. When the process dies, PostgreSQL ends the session and releases
+ * the lock with it, so a lease never outlives its owner.
+ * <p>
+ * Every replica can run the same schedule: one acquires, the others get no lease, report "lease contended" and change
+ * nothing. Advisory locks are per database, so every archiver of a table must connect to the hot tier's database.
+ */
+public final class ArchiverLease
+        implements AutoCloseable
+{
+    private static final Logger log = Logger.get(ArchiverLease.class);
+    private static final String KEY_PREFIX = "meterstore.archiver:";
+    // a bigint advisory lock shows in pg_locks as classid = its high 32 bits, objid = its low 32 bits, objsubid = 1
+    private static final String LOCK_ROW = """
+            locktype = 'advisory' AND granted AND objsubid = 1
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            AND classid = ((%1$s >> 32) & 4294967295)::oid AND objid = (%1$s & 4294967295)::oid""";
+
+    private final Connection connection;
+    private final String table;
+    private final long key;
+    private boolean closed;
+
+    private ArchiverLease(Connection connection, String table, long key)
+    {
+        this.connection = requireNonNull(connection, "connection is null");
+        this.table = requireNonNull(table, "table is null");
+        this.key = key;
+    }
+
+    /**
+     * Takes the lease of {@code schema.table} on {@code connection} without waiting. The lease owns the connection from
+     * here on: it is closed when the lease is, or right away when another session holds the lease (or this call fails).
+     */
+    public static Optional<ArchiverLease> tryAcquire(Connection connection, String schema, String table)
+            throws SQLException
+    {
+        requireNonNull(connection, "connection is null");
+        String name = qualifiedName(schema, table);
+        try {
+            connection.setAutoCommit(true);
+            try (Statement statement = connection.createStatement()) {
+                // the session idles while the cycle works on other connections: a server-wide idle timeout must not end it
+                statement.execute("SET idle_session_timeout = 0");
+            }
+            long key;
+            boolean acquired;
+            try (PreparedStatement statement = connection.prepareStatement("SELECT key, pg_try_advisory_lock(key) FROM (SELECT hashtextextended(?, 0) AS key) lease")) {
+                statement.setString(1, KEY_PREFIX + name);
+                try (ResultSet result = statement.executeQuery()) {
+                    result.next();
+                    key = result.getLong(1);
+                    acquired = result.getBoolean(2);
+                }
+            }
+            if (!acquired) {
+                connection.close();
+                return Optional.empty();
+            }
+            return Optional.of(new ArchiverLease(connection, name, key));
+        }
+        catch (SQLException | RuntimeException e) {
+            closeQuietly(connection, e);
+            throw e;
+        }
+    }
+
+    /** The session holding the lease of {@code schema.table}, if one does; read on any connection to the hot tier's database. */
+    public static Optional<LeaseHolder> holder(Connection connection, String schema, String table)
+            throws SQLException
+    {
+        String name = qualifiedName(schema, table);
+        try (PreparedStatement statement = connection.prepareStatement("""
+                SELECT l.pid, a.application_name
+                FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+                WHERE %s""".formatted(LOCK_ROW.formatted("hashtextextended(?, 0)")))) {
+            statement.setString(1, KEY_PREFIX + name);
+            statement.setString(2, KEY_PREFIX + name);
+            try (ResultSet result = statement.executeQuery()) {
+                if (!result.next()) {
+                    return Optional.empty();
+                }
+                return Optional.of(new LeaseHolder(result.getInt(1), Optional.ofNullable(result.getString(2)).filter(applicationName -> !applicationName.isEmpty())));
+            }
+        }
+    }
+
+    /** The table this lease is for, as {@code schema.table}. */
+    public String table()
+    {
+        return table;
+    }
+
+    /**
+     * Confirms the lease's session is alive and still holds the lock. A session that died (a restarted server, a
+     * terminated backend, a broken network) took the lock with it, and another archiver may own the table now.
+     */
+    public void verifyHeld()
+    {
+        checkState(!closed, "lease is closed");
+        boolean held;
+        try (PreparedStatement statement = connection.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = pg_backend_pid() AND %s)".formatted(LOCK_ROW.formatted("?::int8")))) {
+            statement.setLong(1, key);
+            statement.setLong(2, key);
+            try (ResultSet result = statement.executeQuery()) {
+                result.next();
+                held = result.getBoolean(1);
+            }
+        }
+        catch (SQLException e) {
+            throw new LeaseLostException("The archiver lease of table '%s' is lost: its PostgreSQL session failed; another archiver may own the table now, so this cycle stops".formatted(table), e);
+        }
+        if (!held) {
+            throw new LeaseLostException("The archiver lease of table '%s' is lost: its PostgreSQL session no longer holds the lock; another archiver may own the table now, so this cycle stops".formatted(table));
+        }
+    }
+
+    /** Releases the lock and closes the session; ending the session alone would release it too. */
+    @Override
+    public void close()
+    {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Connection session = connection;
+        try (session; PreparedStatement statement = session.prepareStatement("SELECT pg_advisory_unlock(?)")) {
+            statement.setLong(1, key);
+            statement.execute();
+        }
+        catch (SQLException e) {
+            log.warn(e, "Cannot release the archiver lease of table '%s' cleanly; closing its session releases it", table);
+        }
+    }
+
+    private static String qualifiedName(String schema, String table)
+    {
+        requireNonNull(schema, "schema is null");
+        requireNonNull(table, "table is null");
+        return schema + "." + table;
+    }
+
+    private static void closeQuietly(Connection connection, Exception failure)
+    {
+        try {
+            connection.close();
+        }
+        catch (SQLException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    /** A session holding a table's lease: its backend pid and the application name it connected with. */
+    public record LeaseHolder(int pid, Optional<String> applicationName)
+    {
+        public LeaseHolder
+        {
+            requireNonNull(applicationName, "applicationName is null");
+        }
+    }
+}

@@ -1,0 +1,183 @@
+package io.meterstore.archiver.service;
+
+import com.google.common.base.Stopwatch;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import com.google.inject.Inject;
+import io.airlift.log.Logger;
+import io.airlift.units.Duration;
+import io.meterstore.archiver.ArchiverTables;
+import io.meterstore.archiver.Failures;
+import io.meterstore.archiver.cycle.ArchivalException;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.archiver.invariant.InvariantCheck;
+import io.meterstore.archiver.invariant.InvariantReport;
+import io.meterstore.core.MeterstoreException;
+import jakarta.annotation.PostConstruct;
+import jakarta.annotation.PreDestroy;
+import org.apache.iceberg.Table;
+
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static io.airlift.concurrent.Threads.threadsNamed;
+import static java.lang.Thread.currentThread;
+import static java.util.Objects.requireNonNull;
+import static java.util.concurrent.Executors.newScheduledThreadPool;
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+
+/**
+ * Runs the cycles of every configured table: each table on its own thread, one cycle after another, a pause of the
+ * schedule interval after a cycle that found nothing to archive and none after one that archived (a backlog is worked
+ * off at once). After each cycle the table's invariant is checked.
+ * <p>
+ * Draining stops new cycles and waits, up to the shutdown timeout, for the ones in flight to finish their step, so a
+ * shutdown leaves no half-done step behind. A cycle still running at the timeout is interrupted and abandoned; that is
+ * safe, only slower, because an interrupted cycle leaves what a successful one leaves and the next run finishes it.
+ */
+public final class ArchiverScheduler
+{
+    private static final Logger log = Logger.get(ArchiverScheduler.class);
+
+    private final ArchiverTables tables;
+    private final ArchiverStats stats;
+    private final InstantSource clock;
+    private final Duration interval;
+    private final Duration shutdownTimeout;
+    private final ScheduledExecutorService executor;
+    private final AtomicBoolean draining = new AtomicBoolean();
+
+    @GuardedBy("this")
+    private boolean started;
+
+    @Inject
+    public ArchiverScheduler(ArchiverTables tables, ArchiverStats stats, SchedulerConfig config, InstantSource clock)
+    {
+        this.tables = requireNonNull(tables, "tables is null");
+        this.stats = requireNonNull(stats, "stats is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.interval = config.getScheduleInterval();
+        this.shutdownTimeout = config.getShutdownTimeout();
+        this.executor = newScheduledThreadPool(tables.tables().size(), threadsNamed("archiver-%s"));
+    }
+
+    @PostConstruct
+    public synchronized void start()
+    {
+        if (started || draining.get()) {
+            return;
+        }
+        started = true;
+        for (String table : tables.tables()) {
+            // fixed delay: a long cycle never overlaps the next one of the same table
+            executor.scheduleWithFixedDelay(() -> runCycles(table), 0, interval.toMillis(), MILLISECONDS);
+        }
+        log.info("Archiving %s every %s", tables.tables().stream().map(tables::qualifiedName).toList(), interval);
+    }
+
+    /**
+     * Starts no new cycle and waits for those in flight to finish; idempotent. Returns whether every cycle finished
+     * within the shutdown timeout.
+     */
+    @PreDestroy
+    public boolean drain()
+    {
+        if (draining.compareAndSet(false, true)) {
+            log.info("Draining: no new cycle starts; waiting up to %s for the cycles in flight", shutdownTimeout);
+            // cancels the periodic runs that have not started; a running one finishes
+            executor.shutdown();
+        }
+        try {
+            if (executor.awaitTermination(shutdownTimeout.toMillis(), MILLISECONDS)) {
+                log.info("Drained: no cycle is running");
+                return true;
+            }
+            log.warn("Cycles still running after %s: interrupting them; the next run of the archiver finishes their windows", shutdownTimeout);
+            executor.shutdownNow();
+            return false;
+        }
+        catch (InterruptedException e) {
+            currentThread().interrupt();
+            executor.shutdownNow();
+            return false;
+        }
+    }
+
+    public boolean isDraining()
+    {
+        return draining.get();
+    }
+
+    /** No cycle is running and none will start. */
+    public boolean isTerminated()
+    {
+        return executor.isTerminated();
+    }
+
+    public List<TableInfo> tableInfos()
+    {
+        return tables.tables().stream().map(table -> stats.table(table).info()).toList();
+    }
+
+    private void runCycles(String table)
+    {
+        // a backlog (a first run, an outage) is worked off window by window without waiting for the schedule
+        while (!draining.get() && runCycle(table)) {
+            // next window
+        }
+    }
+
+    /** Runs one cycle of {@code table} and checks its invariant; returns whether a window was archived. */
+    private boolean runCycle(String table)
+    {
+        String name = tables.qualifiedName(table);
+        Stopwatch stopwatch = Stopwatch.createStarted();
+        boolean archived = false;
+        try {
+            ArchiveOutcome outcome = tables.cycle(table, clock).archiveOnce();
+            stats.cycleFinished(table, outcome, stopwatch.elapsed());
+            log.info("%s (%s)", outcome.describe(), Duration.succinctNanos(stopwatch.elapsed().toNanos()));
+            archived = outcome.kind() == ArchiveOutcome.Kind.ARCHIVED;
+        }
+        catch (SQLException | IOException | RuntimeException e) {
+            String message = "%s: failed: %s".formatted(name, Failures.describe(e));
+            stats.cycleFailed(table, message, stopwatch.elapsed());
+            if (e instanceof SQLException || e instanceof MeterstoreException || e instanceof ArchivalException) {
+                // says what is wrong and what to do; a stack trace every interval while PostgreSQL is down helps nobody
+                log.error("%s", message);
+            }
+            else {
+                log.error(e, "%s", message);
+            }
+        }
+        checkInvariant(table);
+        return archived;
+    }
+
+    private void checkInvariant(String table)
+    {
+        String name = tables.qualifiedName(table);
+        try (Connection connection = tables.connect()) {
+            Table icebergTable = tables.catalog().loadTable(tables.identifier(table));
+            InvariantReport report = InvariantCheck.check(icebergTable, tables.hotTier(table), connection);
+            List<String> previous = stats.table(table).info().invariantViolations();
+            stats.invariantChecked(table, report);
+            // a violation is logged when it appears, not once per cycle while it persists
+            for (String violation : report.violations()) {
+                if (!previous.contains(violation)) {
+                    log.error("Invariant of table '%s' violated: %s", name, violation);
+                }
+            }
+            if (report.holds() && !previous.isEmpty()) {
+                log.info("Invariant of table '%s' holds again", name);
+            }
+        }
+        catch (SQLException | RuntimeException e) {
+            log.warn("Cannot check the invariant of table '%s': %s", name, Failures.describe(e));
+        }
+    }
+}

@@ -1,0 +1,210 @@
+package io.meterstore.archiver.service;
+
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import io.airlift.stats.CounterStat;
+import io.airlift.stats.TimeStat;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.archiver.invariant.InvariantReport;
+import io.meterstore.core.TieringWatermark;
+import org.weakref.jmx.Managed;
+import org.weakref.jmx.Nested;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static com.google.common.collect.ImmutableMap.toImmutableMap;
+import static io.airlift.units.Duration.succinctDuration;
+import static java.util.Objects.requireNonNull;
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static java.util.function.Function.identity;
+
+/** The statistics of one table, exported with the table's name in its JMX name and so in every metric name on /metrics. */
+public final class TableArchiverStats
+{
+    private final String table;
+    private final InstantSource clock;
+
+    private final CounterStat archivedRows = new CounterStat();
+    private final CounterStat archivedBytes = new CounterStat();
+    private final CounterStat archivedFiles = new CounterStat();
+    private final Map<CycleResult, CounterStat> cycles = Arrays.stream(CycleResult.values())
+            .collect(toImmutableMap(identity(), _ -> new CounterStat()));
+    private final TimeStat cycleTime = new TimeStat(SECONDS);
+
+    @GuardedBy("this")
+    private Optional<TieringWatermark> watermark = Optional.empty();
+    @GuardedBy("this")
+    private Optional<LastCycle> lastCycle = Optional.empty();
+    @GuardedBy("this")
+    private Optional<InvariantReport> lastInvariantReport = Optional.empty();
+
+    public TableArchiverStats(String table, InstantSource clock)
+    {
+        this.table = requireNonNull(table, "table is null");
+        this.clock = requireNonNull(clock, "clock is null");
+    }
+
+    public void cycleFinished(ArchiveOutcome outcome, Duration elapsed)
+    {
+        CycleResult result = CycleResult.of(outcome.kind());
+        cycles.get(result).update(1);
+        cycleTime.add(elapsed.toNanos(), NANOSECONDS);
+        archivedRows.update(outcome.rows());
+        archivedBytes.update(outcome.bytes());
+        archivedFiles.update(outcome.files());
+        synchronized (this) {
+            watermark = Optional.of(outcome.watermark());
+            lastCycle = Optional.of(new LastCycle(result, outcome.describe(), clock.instant()));
+        }
+    }
+
+    public void cycleFailed(String message, Duration elapsed)
+    {
+        cycles.get(CycleResult.FAILED).update(1);
+        cycleTime.add(elapsed.toNanos(), NANOSECONDS);
+        synchronized (this) {
+            lastCycle = Optional.of(new LastCycle(CycleResult.FAILED, message, clock.instant()));
+        }
+    }
+
+    public synchronized void invariantChecked(InvariantReport report)
+    {
+        watermark = Optional.of(report.watermark());
+        lastInvariantReport = Optional.of(report);
+    }
+
+    public synchronized Optional<TieringWatermark> watermark()
+    {
+        return watermark;
+    }
+
+    /** How far the watermark trails the clock; a healthy table stays near the settlement lag plus one step. */
+    public synchronized Optional<Duration> watermarkLag()
+    {
+        return watermark.map(value -> Duration.between(value.instant(), clock.instant()));
+    }
+
+    public synchronized TableInfo info()
+    {
+        return new TableInfo(
+                table,
+                watermark.map(TieringWatermark::instant),
+                watermarkLag().map(lag -> succinctDuration(Math.max(lag.toMillis(), 0), MILLISECONDS)),
+                lastCycle.map(LastCycle::result),
+                lastCycle.map(LastCycle::description),
+                lastCycle.map(LastCycle::finishedAt),
+                lastInvariantReport.map(InvariantReport::violations).orElse(List.of()));
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getArchivedRows()
+    {
+        return archivedRows;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getArchivedBytes()
+    {
+        return archivedBytes;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getArchivedFiles()
+    {
+        return archivedFiles;
+    }
+
+    @Managed
+    @Nested
+    public TimeStat getCycleTime()
+    {
+        return cycleTime;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getCyclesArchived()
+    {
+        return cycles.get(CycleResult.ARCHIVED);
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getCyclesIdle()
+    {
+        return cycles.get(CycleResult.IDLE);
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getCyclesLeaseContended()
+    {
+        return cycles.get(CycleResult.LEASE_CONTENDED);
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getCyclesDeferred()
+    {
+        return cycles.get(CycleResult.DEFERRED);
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getCyclesSuperseded()
+    {
+        return cycles.get(CycleResult.SUPERSEDED);
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getCyclesFailed()
+    {
+        return cycles.get(CycleResult.FAILED);
+    }
+
+    /** NaN until the first cycle or check has read the watermark. */
+    @Managed(description = "Seconds the tiering watermark trails the archiver's clock")
+    public synchronized double getWatermarkLagSeconds()
+    {
+        return watermarkLag().map(lag -> lag.toMillis() / 1000.0).orElse(Double.NaN);
+    }
+
+    @Managed(description = "Violations of the tiering invariant found by the last check")
+    public synchronized int getInvariantViolations()
+    {
+        return lastInvariantReport.map(report -> report.violations().size()).orElse(0);
+    }
+
+    @Managed(description = "Hot partitions attached to the parent table, as of the last check")
+    public synchronized int getAttachedPartitions()
+    {
+        return lastInvariantReport.map(report -> report.attachedPartitions().size()).orElse(0);
+    }
+
+    @Managed(description = "Detached partitions below the watermark waiting for the reader grace to pass, as of the last check")
+    public synchronized int getPartitionsAwaitingDrop()
+    {
+        return lastInvariantReport.map(report -> report.partitionsAwaitingDrop().size()).orElse(0);
+    }
+
+    private record LastCycle(CycleResult result, String description, Instant finishedAt)
+    {
+        private LastCycle
+        {
+            requireNonNull(result, "result is null");
+            requireNonNull(description, "description is null");
+            requireNonNull(finishedAt, "finishedAt is null");
+        }
+    }
+}

@@ -1,0 +1,239 @@
+package io.meterstore.archiver.service;
+
+import com.google.common.collect.ImmutableMap;
+import com.google.inject.Injector;
+import io.airlift.bootstrap.LifeCycleManager;
+import io.airlift.http.client.HttpClient;
+import io.airlift.http.client.StringResponseHandler.StringResponse;
+import io.airlift.http.client.jetty.JettyHttpClient;
+import io.airlift.http.server.HttpServerInfo;
+import io.airlift.json.JsonCodec;
+import io.airlift.units.Duration;
+import io.meterstore.archiver.ArchiverMain;
+import io.meterstore.archiver.ArchiverModule;
+import io.meterstore.archiver.cycle.TestingArchiverTable;
+import io.meterstore.core.TieringWatermark;
+import io.meterstore.core.WatermarkReader;
+import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsLoader;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static io.airlift.http.client.Request.Builder.prepareGet;
+import static io.airlift.http.client.Request.Builder.preparePut;
+import static io.airlift.http.client.StaticBodyGenerator.createStaticBodyGenerator;
+import static io.airlift.http.client.StringResponseHandler.createStringResponseHandler;
+import static io.airlift.json.JsonCodec.jsonCodec;
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The service in-process, as {@code run} starts it: real PostgreSQL, a real warehouse, HTTP on a random port. */
+final class TestArchiverServer
+{
+    private static final JsonCodec<ArchiverInfo> INFO_CODEC = jsonCodec(ArchiverInfo.class);
+    private static final String TABLE_METRIC = "io_meterstore_archiver_service_type_TableArchiverStats_name_readings_";
+    private static final String TOTAL_METRIC = "io_meterstore_archiver_service_name_ArchiverStats_";
+
+    @Test
+    void testArchivesAndServesInfoAndMetrics()
+            throws Exception
+    {
+        try (TestingArchiverTable table = TestingArchiverTable.create("server_metrics");
+                HttpClient client = new JettyHttpClient()) {
+            long rows = loadTwoDays(table);
+            // the second Berlin day ends 2024-03-06T23:00Z, in the partition of 2024-03-06: closed once a week has passed
+            table.clock().set(Instant.parse("2024-03-14T06:00:00Z"));
+            CompletableFuture<Void> shutdown = new CompletableFuture<>();
+            Injector injector = start(table, shutdown, ImmutableMap.of());
+            try {
+                URI server = injector.getInstance(HttpServerInfo.class).getHttpUri();
+                TableArchiverStats stats = injector.getInstance(ArchiverStats.class).table("readings");
+                // the backlog of three windows goes at once, then the table is idle
+                await(() -> stats.getCyclesIdle().getTotalCount() > 0);
+
+                ArchiverInfo info = INFO_CODEC.fromJson(get(client, server.resolve("/v1/info")).getBody());
+                assertThat(info.version()).isEqualTo("unknown");
+                assertThat(info.environment()).isEqualTo("test");
+                assertThat(info.state()).isEqualTo(ArchiverState.ACTIVE);
+                assertThat(info.tables()).hasSize(1);
+                TableInfo readings = info.tables().getFirst();
+                assertThat(readings.name()).isEqualTo("metering.readings");
+                assertThat(readings.watermark()).contains(Instant.parse("2024-03-07T00:00:00Z"));
+                assertThat(readings.watermarkLag()).contains(Duration.valueOf("7.25d"));
+                assertThat(readings.lastResult()).contains(CycleResult.IDLE);
+                assertThat(readings.lastCycle()).contains("metering.readings: idle, nothing closed to archive, watermark 2024-03-07T00:00:00Z");
+                assertThat(readings.invariantViolations()).isEmpty();
+
+                StringResponse state = get(client, server.resolve("/v1/info/state"));
+                assertThat(state.getStatusCode()).isEqualTo(200);
+                assertThat(state.getBody()).isEqualTo("\"ACTIVE\"");
+
+                StringResponse metrics = get(client, server.resolve("/metrics"));
+                assertThat(metrics.getStatusCode()).isEqualTo(200);
+                assertThat(metrics.getHeader("Content-Type")).startsWith("application/openmetrics-text");
+                assertThat(metrics.getBody().lines())
+                        .contains(
+                                TABLE_METRIC + "ArchivedRows " + rows,
+                                TABLE_METRIC + "CyclesArchived 3",
+                                TABLE_METRIC + "CyclesFailed 0",
+                                TABLE_METRIC + "CyclesLeaseContended 0",
+                                // 7 days and 6 hours
+                                TABLE_METRIC + "WatermarkLagSeconds 626400.0",
+                                TABLE_METRIC + "InvariantViolations 0.0",
+                                TABLE_METRIC + "AttachedPartitions 0.0",
+                                TABLE_METRIC + "PartitionsAwaitingDrop 3.0",
+                                TOTAL_METRIC + "ArchivedRows " + rows,
+                                TOTAL_METRIC + "MaxWatermarkLagSeconds 626400.0",
+                                TOTAL_METRIC + "InvariantViolations 0.0")
+                        .anyMatch(line -> line.startsWith(TABLE_METRIC + "CycleTime_AllTime_count "));
+
+                StringResponse put = putState(client, server, "SHUTTING_DOWN");
+                assertThat(put.getStatusCode()).isEqualTo(200);
+                shutdown.get(30, TimeUnit.SECONDS);
+                ArchiverScheduler scheduler = injector.getInstance(ArchiverScheduler.class);
+                assertThat(scheduler.isTerminated()).isTrue();
+                ShutdownHandler handler = injector.getInstance(ShutdownHandler.class);
+                assertThat(handler.state()).isEqualTo(ArchiverState.SHUTTING_DOWN);
+                // idempotent: a second request neither fails nor runs the shutdown again
+                handler.requestShutdown();
+                assertThat(handler.isShutdownRequested()).isTrue();
+            }
+            finally {
+                injector.getInstance(LifeCycleManager.class).stop();
+            }
+        }
+    }
+
+    @Test
+    void testShutdownLetsTheCycleInFlightFinishItsStep()
+            throws Exception
+    {
+        try (TestingArchiverTable table = TestingArchiverTable.create("server_shutdown");
+                HttpClient client = new JettyHttpClient()) {
+            loadTwoDays(table);
+            // the days up to 2024-03-06 are closed, the partition of 2024-03-06 is not
+            table.clock().set(Instant.parse("2024-03-13T00:00:00Z"));
+            CompletableFuture<Void> shutdown = new CompletableFuture<>();
+            Injector injector = start(table, shutdown, ImmutableMap.of("meterstore.lock-timeout", "1m"));
+            try {
+                URI server = injector.getInstance(HttpServerInfo.class).getHttpUri();
+                TableArchiverStats stats = injector.getInstance(ArchiverStats.class).table("readings");
+                await(() -> stats.getCyclesIdle().getTotalCount() > 0);
+                assertThat(stats.getCyclesArchived().getTotalCount()).isEqualTo(2);
+
+                try (Connection locker = table.connect()) {
+                    // a long query on the parent: the next DETACH waits for it
+                    locker.setAutoCommit(false);
+                    try (Statement statement = locker.createStatement()) {
+                        statement.execute("LOCK TABLE " + table.hotTier().qualifiedParent() + " IN ACCESS SHARE MODE");
+                    }
+                    table.clock().set(Instant.parse("2024-03-14T06:00:00Z"));
+                    await(() -> archiverWaitsForLock(table));
+
+                    assertThat(putState(client, server, "SHUTTING_DOWN").getStatusCode()).isEqualTo(200);
+                    // the cycle in flight holds the shutdown: the service still answers, and says it is shutting down
+                    assertThat(get(client, server.resolve("/v1/info/state")).getBody()).isEqualTo("\"SHUTTING_DOWN\"");
+                    assertThat(putState(client, server, "SHUTTING_DOWN").getStatusCode()).isEqualTo(200);
+                    StringResponse reactivate = putState(client, server, "ACTIVE");
+                    assertThat(reactivate.getStatusCode()).isEqualTo(400);
+                    assertThat(reactivate.getBody()).isEqualTo("Cannot change the state from SHUTTING_DOWN to ACTIVE: a shutdown cannot be cancelled");
+                    assertThat(shutdown).isNotDone();
+                    assertThat(injector.getInstance(ArchiverScheduler.class).isTerminated()).isFalse();
+                    locker.rollback();
+                }
+
+                shutdown.get(30, TimeUnit.SECONDS);
+                assertThat(injector.getInstance(ArchiverScheduler.class).isTerminated()).isTrue();
+                // the cycle in flight finished its step: the window is committed, not abandoned half-way
+                assertThat(stats.getCyclesArchived().getTotalCount()).isEqualTo(3);
+                assertThat(stats.getCyclesDeferred().getTotalCount()).isZero();
+                assertThat(WatermarkReader.current(table.table()).watermark()).isEqualTo(TieringWatermark.of(Instant.parse("2024-03-07T00:00:00Z")));
+            }
+            finally {
+                injector.getInstance(LifeCycleManager.class).stop();
+            }
+        }
+    }
+
+    private static Injector start(TestingArchiverTable table, CompletableFuture<Void> shutdown, Map<String, String> extraProperties)
+    {
+        Map<String, String> properties = ImmutableMap.<String, String>builder()
+                .put("node.environment", "test")
+                .put("http-server.http.port", "0")
+                .put("meterstore.postgresql.url", table.database().jdbcUrl())
+                .put("meterstore.postgresql.user", table.database().user())
+                .put("meterstore.iceberg.warehouse", table.warehouse().location())
+                .put("meterstore.schedule-interval", "1s")
+                .putAll(extraProperties)
+                .buildOrThrow();
+        return ArchiverMain.bootstrap(Optional.of(properties), new ArchiverModule(table.clock(), () -> shutdown.complete(null)))
+                .doNotInitializeLogging()
+                .initialize();
+    }
+
+    /** Two Berlin days of three meters: the partitions of 2024-03-04, 2024-03-05 and 2024-03-06. */
+    private static long loadTwoDays(TestingArchiverTable table)
+            throws Exception
+    {
+        ReadingsGenerator generator = ReadingsGenerator.builder()
+                .meters(3)
+                .startDay(LocalDate.of(2024, 3, 5))
+                .days(2)
+                .build();
+        try (Connection connection = table.connect()) {
+            return new ReadingsLoader(table.hotTier()).load(connection, generator);
+        }
+    }
+
+    private static boolean archiverWaitsForLock(TestingArchiverTable table)
+    {
+        try (Connection connection = table.connect();
+                Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("""
+                        SELECT count(*) FROM pg_stat_activity
+                        WHERE datname = current_database() AND application_name = 'meterstore-archiver' AND wait_event_type = 'Lock'""")) {
+            result.next();
+            return result.getLong(1) > 0;
+        }
+        catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static void await(BooleanSupplier condition)
+            throws InterruptedException
+    {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("condition met within 60 s").isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    private static StringResponse get(HttpClient client, URI uri)
+    {
+        return client.execute(prepareGet().setUri(uri).build(), createStringResponseHandler());
+    }
+
+    private static StringResponse putState(HttpClient client, URI server, String state)
+    {
+        return client.execute(
+                preparePut()
+                        .setUri(server.resolve("/v1/info/state"))
+                        .setHeader("Content-Type", "application/json")
+                        .setBodyGenerator(createStaticBodyGenerator("\"%s\"".formatted(state), UTF_8))
+                        .build(),
+                createStringResponseHandler());
+    }
+}
