@@ -29,6 +29,7 @@ import java.util.Map;
 import java.util.Optional;
 
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import static java.util.Objects.requireNonNull;
@@ -63,8 +64,9 @@ public class MeterstoreMetadata
             // another schema, or a view (getView answers for it)
             return null;
         }
-        if (startVersion.isPresent() || endVersion.isPresent()) {
-            throw new TrinoException(NOT_SUPPORTED, "MeterStore does not support FOR TIMESTAMP AS OF or FOR VERSION AS OF yet");
+        // Trino passes FOR ... AS OF as the end version; a start version would be a range of versions
+        if (startVersion.isPresent()) {
+            throw new TrinoException(NOT_SUPPORTED, "MeterStore does not support reading a range of versions");
         }
         String storageTable = tables.storageTableOfVersions(tableName)
                 .orElseThrow(() -> new TrinoException(METERSTORE_TABLE_NOT_FOUND, "Table '%s' does not exist: MeterStore serves %s (configured by meterstore.tables)"
@@ -72,13 +74,36 @@ public class MeterstoreMetadata
         Table icebergTable = tables.loadIcebergTable(storageTable);
         PinnedWatermark pinned;
         try {
+            if (endVersion.isPresent()) {
+                long snapshotId = snapshotId(tableName, endVersion.get());
+                if (icebergTable.snapshot(snapshotId) == null) {
+                    throw new TrinoException(METERSTORE_SNAPSHOT_NOT_FOUND, "Table '%s' has no snapshot %s: use a snapshot id from iceberg.%s.\"%s$snapshots\""
+                            .formatted(tableName, snapshotId, tables.schema(), storageTable));
+                }
+                // the cold tier exactly as that snapshot had it, split at the watermark it carried
+                pinned = new PinnedWatermark(Optional.of(snapshotId), WatermarkReader.ofSnapshot(icebergTable, snapshotId));
+                return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), true);
+            }
             // the query pins this snapshot and the watermark it carries; both tiers are split at exactly this W
             pinned = WatermarkReader.current(icebergTable);
         }
         catch (MeterstoreException e) {
             throw MeterstoreErrorCode.toTrinoException(e);
         }
-        return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all());
+        return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), false);
+    }
+
+    private static long snapshotId(SchemaTableName tableName, ConnectorTableVersion version)
+    {
+        return switch (version.getPointerType()) {
+            case TARGET_ID -> {
+                if (!(version.getVersion() instanceof Long snapshotId)) {
+                    throw new TrinoException(NOT_SUPPORTED, "FOR VERSION AS OF on table '%s' takes an Iceberg snapshot id (bigint), not %s".formatted(tableName, version.getVersionType()));
+                }
+                yield snapshotId;
+            }
+            case TEMPORAL -> throw new TrinoException(NOT_SUPPORTED, "MeterStore does not support FOR TIMESTAMP AS OF on table '%s' yet; FOR VERSION AS OF <snapshot id> reads the cold tier as of that snapshot".formatted(tableName));
+        };
     }
 
     @Override

@@ -49,7 +49,9 @@ public class MeterstoreSplitManager
         TierSplit tiers = TierSplit.of(FromRange.of(predicate), watermark);
 
         ImmutableList.Builder<ConnectorSplit> splits = ImmutableList.builder();
-        tiers.hot().ifPresent(hotRange -> splits.addAll(hotPlanner.planSplits(handle.storageTable(), hotRange, handle.watermarkEpochMicros())));
+        if (!handle.historical()) {
+            tiers.hot().ifPresent(hotRange -> splits.addAll(hotPlanner.planSplits(handle.storageTable(), hotRange, handle.watermarkEpochMicros())));
+        }
         if (tiers.cold().isPresent() && handle.snapshotId().isPresent()) {
             splits.addAll(coldPlanner.plan(tables.loadIcebergTable(handle.storageTable()), handle.snapshotId(), watermark, predicate).splits());
         }

@@ -16,13 +16,15 @@ import static java.util.Objects.requireNonNull;
  * @param snapshotId the pinned Iceberg snapshot; empty for a table without snapshots
  * @param watermarkEpochMicros the watermark W in microseconds since the epoch
  * @param constraint the predicate pushed into both tiers; Trino still filters every row it returns
+ * @param historical read as of an older snapshot (FOR VERSION AS OF): its cold tier only, since PostgreSQL keeps no history
  */
 public record MeterstoreTableHandle(
         SchemaTableName schemaTableName,
         String storageTable,
         Optional<Long> snapshotId,
         long watermarkEpochMicros,
-        TupleDomain<MeterstoreColumnHandle> constraint)
+        TupleDomain<MeterstoreColumnHandle> constraint,
+        boolean historical)
         implements ConnectorTableHandle
 {
     public MeterstoreTableHandle
@@ -35,6 +37,6 @@ public record MeterstoreTableHandle(
 
     public MeterstoreTableHandle withConstraint(TupleDomain<MeterstoreColumnHandle> constraint)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical);
     }
 }

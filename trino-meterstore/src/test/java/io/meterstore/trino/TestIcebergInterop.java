@@ -93,4 +93,35 @@ final class TestIcebergInterop
                 SELECT malo_id, count(*), sum(value), min("from"), max("from")
                 FROM readings_versions WHERE malo_id IN (%s) GROUP BY 1""".formatted(meters.substring("VALUES ".length())));
     }
+
+    @Test
+    void testForVersionAsOfReadsTheColdTierOfThatSnapshot()
+    {
+        // the fifth archival commit: its watermark is older than the current one
+        MaterializedResult snapshot = computeActual("""
+                SELECT snapshot_id, summary['meterstore.tiering_watermark']
+                FROM iceberg.metering."readings$snapshots" ORDER BY committed_at OFFSET 4 LIMIT 1""");
+        long snapshotId = (long) snapshot.getMaterializedRows().getFirst().getField(0);
+        String snapshotWatermark = (String) snapshot.getMaterializedRows().getFirst().getField(1);
+        assertThat(snapshotWatermark).isNotEqualTo(watermark.toProperty());
+
+        String asOf = "SELECT count(*), sum(value), max(\"from\") FROM readings_versions FOR VERSION AS OF " + snapshotId;
+        // exactly what Trino's Iceberg connector reads at that snapshot, and nothing from PostgreSQL
+        assertThat(query(asOf)).matches("SELECT count(*), sum(value), max(\"from\") FROM iceberg.metering.readings FOR VERSION AS OF " + snapshotId);
+        assertThat(query(asOf)).matches("SELECT count(*), sum(value), max(\"from\") FROM readings_versions WHERE \"from\" < from_iso8601_timestamp('%s')".formatted(snapshotWatermark));
+        assertThat((long) computeActual(asOf).getMaterializedRows().getFirst().getField(0))
+                .isLessThan((long) computeActual("SELECT count(*) FROM readings_versions").getOnlyValue());
+    }
+
+    @Test
+    void testForVersionAsOfUnknownSnapshotIsAnError()
+    {
+        assertThat(query("SELECT count(*) FROM readings_versions FOR VERSION AS OF 4242"))
+                .failure()
+                .hasErrorCode(MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND)
+                .hasMessageContaining("has no snapshot 4242");
+        assertThat(query("SELECT count(*) FROM readings_versions FOR TIMESTAMP AS OF TIMESTAMP '2026-11-01 00:00:00 UTC'"))
+                .failure()
+                .hasMessageContaining("does not support FOR TIMESTAMP AS OF");
+    }
 }
