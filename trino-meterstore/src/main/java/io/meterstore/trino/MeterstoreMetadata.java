@@ -16,14 +16,21 @@ import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTableMetadata;
 import io.trino.spi.connector.ConnectorTableVersion;
+import io.trino.spi.connector.PointerType;
 import io.trino.spi.connector.ConnectorViewDefinition;
 import io.trino.spi.connector.ConnectorViewDefinition.ViewColumn;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.ConstraintApplicationResult;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.type.LongTimestamp;
+import io.trino.spi.type.LongTimestampWithTimeZone;
+import io.trino.spi.type.TimestampType;
+import io.trino.spi.type.TimestampWithTimeZoneType;
 import org.apache.iceberg.Table;
 
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -32,11 +39,17 @@ import static com.google.common.collect.ImmutableMap.toImmutableMap;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
+import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
+import static io.trino.spi.type.Timestamps.MICROSECONDS_PER_MILLISECOND;
+import static io.trino.spi.type.Timestamps.MICROSECONDS_PER_SECOND;
+import static io.trino.spi.type.Timestamps.NANOSECONDS_PER_MICROSECOND;
+import static java.lang.Math.floorDiv;
+import static java.lang.Math.floorMod;
 import static java.util.Objects.requireNonNull;
 
 /**
  * Exposes each configured table twice: {@code <table>_versions}, every version of every reading from both tiers, and
- * {@code <table>}, the winning version per merge key (for now a view that resolves versions in the engine).
+ * {@code <table>}, the winning version per merge key, resolved by the connector as it reads each split.
  */
 public class MeterstoreMetadata
         implements ConnectorMetadata
@@ -60,49 +73,62 @@ public class MeterstoreMetadata
     @Override
     public ConnectorTableHandle getTableHandle(ConnectorSession session, SchemaTableName tableName, Optional<ConnectorTableVersion> startVersion, Optional<ConnectorTableVersion> endVersion)
     {
-        if (!tableName.getSchemaName().equals(tables.schema()) || tables.isResolvedTable(tableName)) {
-            // another schema, or a view (getView answers for it)
+        if (!tableName.getSchemaName().equals(tables.schema())) {
             return null;
         }
         // Trino passes FOR ... AS OF as the end version; a start version would be a range of versions
         if (startVersion.isPresent()) {
             throw new TrinoException(NOT_SUPPORTED, "MeterStore does not support reading a range of versions");
         }
-        String storageTable = tables.storageTableOfVersions(tableName)
+        String storageTable = tables.storageTableOf(tableName)
                 .orElseThrow(() -> new TrinoException(METERSTORE_TABLE_NOT_FOUND, "Table '%s' does not exist: MeterStore serves %s (configured by meterstore.tables)"
                         .formatted(tableName, ImmutableList.builder().addAll(tables.resolvedTables()).addAll(tables.versionsTables()).build())));
+        boolean resolved = tables.isResolvedTable(tableName);
         Table icebergTable = tables.loadIcebergTable(storageTable);
-        PinnedWatermark pinned;
         try {
-            if (endVersion.isPresent()) {
+            if (endVersion.isPresent() && endVersion.get().getPointerType() == PointerType.TARGET_ID) {
                 long snapshotId = snapshotId(tableName, endVersion.get());
                 if (icebergTable.snapshot(snapshotId) == null) {
                     throw new TrinoException(METERSTORE_SNAPSHOT_NOT_FOUND, "Table '%s' has no snapshot %s: use a snapshot id from iceberg.%s.\"%s$snapshots\""
                             .formatted(tableName, snapshotId, tables.schema(), storageTable));
                 }
                 // the cold tier exactly as that snapshot had it, split at the watermark it carried
-                pinned = new PinnedWatermark(Optional.of(snapshotId), WatermarkReader.ofSnapshot(icebergTable, snapshotId));
-                return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), true);
+                PinnedWatermark pinned = new PinnedWatermark(Optional.of(snapshotId), WatermarkReader.ofSnapshot(icebergTable, snapshotId));
+                return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), true, resolved, Optional.empty());
             }
+            // FOR TIMESTAMP AS OF t is "as known at t": the current snapshot and W, both tiers, versions recorded up to t
+            Optional<Long> knownAt = endVersion.map(version -> knownAtEpochMicros(session, tableName, version));
             // the query pins this snapshot and the watermark it carries; both tiers are split at exactly this W
-            pinned = WatermarkReader.current(icebergTable);
+            PinnedWatermark pinned = WatermarkReader.current(icebergTable);
+            return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), false, resolved, knownAt);
         }
         catch (MeterstoreException e) {
             throw MeterstoreErrorCode.toTrinoException(e);
         }
-        return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), false);
     }
 
     private static long snapshotId(SchemaTableName tableName, ConnectorTableVersion version)
     {
-        return switch (version.getPointerType()) {
-            case TARGET_ID -> {
-                if (!(version.getVersion() instanceof Long snapshotId)) {
-                    throw new TrinoException(NOT_SUPPORTED, "FOR VERSION AS OF on table '%s' takes an Iceberg snapshot id (bigint), not %s".formatted(tableName, version.getVersionType()));
-                }
-                yield snapshotId;
+        if (!(version.getVersion() instanceof Long snapshotId)) {
+            throw new TrinoException(NOT_SUPPORTED, "FOR VERSION AS OF on table '%s' takes an Iceberg snapshot id (bigint), not %s".formatted(tableName, version.getVersionType()));
+        }
+        return snapshotId;
+    }
+
+    private static long knownAtEpochMicros(ConnectorSession session, SchemaTableName tableName, ConnectorTableVersion version)
+    {
+        Object value = version.getVersion();
+        return switch (version.getVersionType()) {
+            case TimestampWithTimeZoneType type when type.isShort() -> unpackMillisUtc((long) value) * MICROSECONDS_PER_MILLISECOND;
+            case TimestampWithTimeZoneType _ -> MeterstoreTypes.toEpochMicros((LongTimestampWithTimeZone) value);
+            case TimestampType type -> {
+                // a timestamp without a zone is read in the session's zone, as Trino's Iceberg connector does
+                long localEpochMicros = type.isShort() ? (long) value : ((LongTimestamp) value).getEpochMicros();
+                LocalDateTime local = LocalDateTime.ofEpochSecond(floorDiv(localEpochMicros, MICROSECONDS_PER_SECOND), 0, ZoneOffset.UTC)
+                        .plusNanos(floorMod(localEpochMicros, MICROSECONDS_PER_SECOND) * NANOSECONDS_PER_MICROSECOND);
+                yield MeterstoreTypes.toEpochMicros(local.atZone(session.getTimeZoneKey().getZoneId()).toInstant());
             }
-            case TEMPORAL -> throw new TrinoException(NOT_SUPPORTED, "MeterStore does not support FOR TIMESTAMP AS OF on table '%s' yet; FOR VERSION AS OF <snapshot id> reads the cold tier as of that snapshot".formatted(tableName));
+            default -> throw new TrinoException(NOT_SUPPORTED, "FOR TIMESTAMP AS OF on table '%s' takes a timestamp, not %s".formatted(tableName, version.getVersionType()));
         };
     }
 
@@ -138,38 +164,11 @@ public class MeterstoreMetadata
     }
 
     @Override
-    public List<SchemaTableName> listViews(ConnectorSession session, Optional<String> schemaName)
-    {
-        if (schemaName.isPresent() && !schemaName.get().equals(tables.schema())) {
-            return ImmutableList.of();
-        }
-        return tables.resolvedTables();
-    }
-
-    @Override
-    public Map<SchemaTableName, ConnectorViewDefinition> getViews(ConnectorSession session, Optional<String> schemaName)
-    {
-        ImmutableMap.Builder<SchemaTableName, ConnectorViewDefinition> views = ImmutableMap.builder();
-        for (SchemaTableName name : listViews(session, schemaName)) {
-            views.put(name, resolvedView(name));
-        }
-        return views.buildOrThrow();
-    }
-
-    @Override
-    public Optional<ConnectorViewDefinition> getView(ConnectorSession session, SchemaTableName viewName)
-    {
-        if (!tables.isResolvedTable(viewName)) {
-            return Optional.empty();
-        }
-        return Optional.of(resolvedView(viewName));
-    }
-
-    @Override
     public Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyFilter(ConnectorSession session, ConnectorTableHandle table, Constraint constraint)
     {
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
-        TupleDomain<MeterstoreColumnHandle> pushed = constraint.getSummary().transformKeys(MeterstoreColumnHandle.class::cast);
+        // a resolving read takes only predicates that select whole merge keys; the rest is applied after resolution
+        TupleDomain<MeterstoreColumnHandle> pushed = handle.resolution().pushable(constraint.getSummary().transformKeys(MeterstoreColumnHandle.class::cast));
         TupleDomain<MeterstoreColumnHandle> combined = handle.constraint().intersect(pushed);
         if (combined.equals(handle.constraint())) {
             return Optional.empty();
@@ -178,36 +177,8 @@ public class MeterstoreMetadata
         return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(combined), constraint.getSummary(), constraint.getExpression(), false));
     }
 
-    /**
-     * The winning version of each merge key (malo_id, obis_code, "from") within its version scope: max(version),
-     * ties broken by the latest recorded_at.
-     */
-    private ConnectorViewDefinition resolvedView(SchemaTableName name)
-    {
-        String columns = String.join(", ", MeterstoreTypes.columnHandles().stream().map(column -> quote(column.name())).toList());
-        String sql = """
-                SELECT %s
-                FROM (
-                    SELECT %s, row_number() OVER (
-                        PARTITION BY malo_id, obis_code, "from", version_scope
-                        ORDER BY version DESC, recorded_at DESC) AS meterstore_rank
-                    FROM %s.%s.%s)
-                WHERE meterstore_rank = 1""".formatted(columns, columns, quote(catalogName), quote(name.getSchemaName()), quote(name.getTableName() + MeterstoreTables.VERSIONS_SUFFIX));
-        List<ViewColumn> viewColumns = MeterstoreTypes.columnHandles().stream()
-                .map(column -> new ViewColumn(column.name(), column.type().getTypeId(), Optional.empty()))
-                .toList();
-        return new ConnectorViewDefinition(sql, Optional.of(catalogName), Optional.of(name.getSchemaName()), viewColumns,
-                Optional.of("Winning version per (malo_id, obis_code, \"from\") within its version scope"), Optional.empty(), true, ImmutableList.of());
-    }
-
     private static List<ColumnMetadata> columnsMetadata()
     {
         return MeterstoreTypes.columnHandles().stream().map(MeterstoreColumnHandle::toColumnMetadata).toList();
-    }
-
-    private static String quote(String identifier)
-    {
-        // Trino quotes identifiers as PostgreSQL does
-        return Sql.quoteIdentifier(identifier);
     }
 }

@@ -1,10 +1,14 @@
 package io.meterstore.trino;
 
 import com.google.inject.Inject;
+import io.meterstore.trino.cold.ColdFileGroupSplit;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
 import io.meterstore.trino.cold.ColdSplit;
 import io.meterstore.trino.hot.HotPageSource;
 import io.meterstore.trino.hot.HotSplit;
+import io.meterstore.trino.versions.SortedMergePageSource;
+import io.meterstore.trino.versions.VersionResolution;
+import io.meterstore.trino.versions.VersionResolvingPageSource;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.ConnectorPageSourceProvider;
@@ -16,6 +20,7 @@ import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.DynamicFilter;
 import io.trino.spi.connector.EmptyPageSource;
 import io.trino.spi.connector.MemoryContext;
+import io.trino.spi.connector.MemoryUsageReportingPageSource;
 import io.trino.spi.predicate.TupleDomain;
 
 import java.util.List;
@@ -47,17 +52,40 @@ public class MeterstorePageSourceProvider
             DynamicFilter dynamicFilter,
             MemoryContext memoryContext)
     {
+        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         List<MeterstoreColumnHandle> meterstoreColumns = columns.stream().map(MeterstoreColumnHandle.class::cast).toList();
+        // a plain cold split of a resolving read is a file proven to hold one version per key: only AS OF applies to it
+        VersionResolution resolution = split instanceof ColdSplit
+                ? new VersionResolution(false, handle.resolution().knownAtEpochMicros())
+                : handle.resolution();
         // what the dynamic filter knows by now (e.g. the meters of a join's build side) narrows both tiers' reads
-        TupleDomain<MeterstoreColumnHandle> predicate = ((MeterstoreTableHandle) table).constraint()
-                .intersect(dynamicFilter.getCurrentPredicate().transformKeys(MeterstoreColumnHandle.class::cast));
+        TupleDomain<MeterstoreColumnHandle> predicate = handle.resolution().pruning(handle.constraint()
+                .intersect(dynamicFilter.getCurrentPredicate().transformKeys(MeterstoreColumnHandle.class::cast)));
         if (predicate.isNone()) {
             return new EmptyPageSource();
         }
-        return switch (split) {
-            case HotSplit hotSplit -> new HotPageSource(tables.connectPostgres(), hotSplit, meterstoreColumns, predicate, tables.hotFetchRows());
-            case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, meterstoreColumns, predicate, memoryContext);
+        if (split instanceof HotSplit hotSplit && !resolution.resolve()) {
+            // the statement itself drops versions recorded after an AS OF instant
+            return new HotPageSource(tables.connectPostgres(), hotSplit, meterstoreColumns, predicate, resolution, tables.hotFetchRows());
+        }
+        if (resolution.isNone()) {
+            return switch (split) {
+                case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, meterstoreColumns, predicate, memoryContext);
+                default -> throw new IllegalArgumentException("Unknown split " + split);
+            };
+        }
+
+        // the tier reads the columns resolution needs too; the resolving page source returns the query's columns
+        VersionResolution.Layout layout = resolution.layout(meterstoreColumns);
+        ConnectorPageSource source = switch (split) {
+            case HotSplit hotSplit -> new HotPageSource(tables.connectPostgres(), hotSplit, layout.columns(), predicate, resolution, tables.hotFetchRows());
+            case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, layout.columns(), predicate);
+            case ColdFileGroupSplit group when group.files().size() == 1 -> coldPageSources.createPageSource(session, group.files().getFirst(), layout.columns(), predicate);
+            case ColdFileGroupSplit group -> new SortedMergePageSource(
+                    group.files().stream().map(file -> coldPageSources.createPageSource(session, file, layout.columns(), predicate)).toList(),
+                    layout);
             default -> throw new IllegalArgumentException("Unknown split " + split);
         };
+        return new MemoryUsageReportingPageSource(new VersionResolvingPageSource(source, resolution, layout), memoryContext);
     }
 }

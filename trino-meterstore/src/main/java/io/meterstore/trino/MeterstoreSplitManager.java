@@ -6,6 +6,7 @@ import io.meterstore.core.TierSplit;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.trino.cold.ColdSplitPlanner;
 import io.meterstore.trino.hot.HotSplitPlanner;
+import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorSplit;
@@ -16,6 +17,7 @@ import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.FixedSplitSource;
 import io.trino.spi.predicate.TupleDomain;
+import org.apache.iceberg.Table;
 
 import java.util.Set;
 
@@ -24,6 +26,7 @@ import static java.util.Objects.requireNonNull;
 /**
  * Splits a query at the watermark its table handle pinned: hot splits for the partitions at or above W, cold splits
  * for the Iceberg files of the pinned snapshot below W. The two halves are disjoint, so together they are a UNION ALL.
+ * A hot partition holds every version of its keys, and so does a cold split of a resolving read.
  */
 public class MeterstoreSplitManager
         implements ConnectorSplitManager
@@ -44,7 +47,8 @@ public class MeterstoreSplitManager
     public ConnectorSplitSource getSplits(ConnectorTransactionHandle transaction, ConnectorSession session, ConnectorTableHandle table, Set<ColumnHandle> dynamicFilterColumns, Constraint constraint)
     {
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
-        TupleDomain<MeterstoreColumnHandle> predicate = handle.constraint();
+        VersionResolution resolution = handle.resolution();
+        TupleDomain<MeterstoreColumnHandle> predicate = resolution.pruning(handle.constraint());
         TieringWatermark watermark = TieringWatermark.of(MeterstoreTypes.fromEpochMicros(handle.watermarkEpochMicros()));
         TierSplit tiers = TierSplit.of(FromRange.of(predicate), watermark);
 
@@ -53,7 +57,14 @@ public class MeterstoreSplitManager
             tiers.hot().ifPresent(hotRange -> splits.addAll(hotPlanner.planSplits(handle.storageTable(), hotRange, handle.watermarkEpochMicros())));
         }
         if (tiers.cold().isPresent() && handle.snapshotId().isPresent()) {
-            splits.addAll(coldPlanner.plan(tables.loadIcebergTable(handle.storageTable()), handle.snapshotId(), watermark, predicate).splits());
+            Table icebergTable = tables.loadIcebergTable(handle.storageTable());
+            if (resolution.resolve()) {
+                // every version of a key in one split, so the split alone resolves it
+                splits.addAll(coldPlanner.planResolved(icebergTable, handle.snapshotId(), watermark, predicate));
+            }
+            else {
+                splits.addAll(coldPlanner.plan(icebergTable, handle.snapshotId(), watermark, predicate).splits());
+            }
         }
         return new FixedSplitSource(splits.build());
     }

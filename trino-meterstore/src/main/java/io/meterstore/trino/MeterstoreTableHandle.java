@@ -1,5 +1,6 @@
 package io.meterstore.trino;
 
+import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
@@ -17,6 +18,8 @@ import static java.util.Objects.requireNonNull;
  * @param watermarkEpochMicros the watermark W in microseconds since the epoch
  * @param constraint the predicate pushed into both tiers; Trino still filters every row it returns
  * @param historical read as of an older snapshot (FOR VERSION AS OF): its cold tier only, since PostgreSQL keeps no history
+ * @param resolved the winning version per merge key ({@code <table>}) rather than every version ({@code <table>_versions})
+ * @param knownAtEpochMicros FOR TIMESTAMP AS OF: only versions recorded at or before this instant, before resolution
  */
 public record MeterstoreTableHandle(
         SchemaTableName schemaTableName,
@@ -24,7 +27,9 @@ public record MeterstoreTableHandle(
         Optional<Long> snapshotId,
         long watermarkEpochMicros,
         TupleDomain<MeterstoreColumnHandle> constraint,
-        boolean historical)
+        boolean historical,
+        boolean resolved,
+        Optional<Long> knownAtEpochMicros)
         implements ConnectorTableHandle
 {
     public MeterstoreTableHandle
@@ -33,10 +38,17 @@ public record MeterstoreTableHandle(
         requireNonNull(storageTable, "storageTable is null");
         requireNonNull(snapshotId, "snapshotId is null");
         requireNonNull(constraint, "constraint is null");
+        requireNonNull(knownAtEpochMicros, "knownAtEpochMicros is null");
+    }
+
+    /** How this read resolves versions: none for {@code <table>_versions} read as it is now. */
+    public VersionResolution resolution()
+    {
+        return new VersionResolution(resolved, knownAtEpochMicros);
     }
 
     public MeterstoreTableHandle withConstraint(TupleDomain<MeterstoreColumnHandle> constraint)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros);
     }
 }

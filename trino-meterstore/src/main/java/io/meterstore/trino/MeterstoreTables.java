@@ -87,7 +87,7 @@ public final class MeterstoreTables
         return config.getTables().stream().map(table -> new SchemaTableName(schema(), table)).collect(ImmutableList.toImmutableList());
     }
 
-    /** The storage table behind a Trino name of either form, if it is configured. */
+    /** The storage table behind a {@code <table>_versions} name, if it is configured. */
     public Optional<String> storageTableOfVersions(SchemaTableName name)
     {
         if (!name.getSchemaName().equals(schema()) || !name.getTableName().endsWith(VERSIONS_SUFFIX)) {
@@ -95,6 +95,12 @@ public final class MeterstoreTables
         }
         String table = name.getTableName().substring(0, name.getTableName().length() - VERSIONS_SUFFIX.length());
         return config.getTables().contains(table) ? Optional.of(table) : Optional.empty();
+    }
+
+    /** The storage table behind a Trino name of either form, if it is configured. */
+    public Optional<String> storageTableOf(SchemaTableName name)
+    {
+        return isResolvedTable(name) ? Optional.of(name.getTableName()) : storageTableOfVersions(name);
     }
 
     public boolean isResolvedTable(SchemaTableName name)

@@ -2,13 +2,17 @@ package io.meterstore.trino.cold;
 
 import com.google.common.collect.ImmutableList;
 import io.airlift.units.DataSize;
+import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.trino.MeterstoreColumnHandle;
+import io.trino.spi.connector.ConnectorSplit;
 import io.trino.spi.predicate.TupleDomain;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.SortOrder;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableScan;
 import org.apache.iceberg.expressions.Expression;
@@ -17,11 +21,20 @@ import org.apache.iceberg.metrics.CounterResult;
 import org.apache.iceberg.metrics.InMemoryMetricsReporter;
 import org.apache.iceberg.metrics.ScanMetricsResult;
 import org.apache.iceberg.metrics.ScanReport;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.types.Types.NestedField;
 import org.apache.iceberg.util.TableScanUtil;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -109,6 +122,106 @@ public final class ColdSplitPlanner
                 count(metrics.map(ScanMetricsResult::totalDataManifests)),
                 count(metrics.map(ScanMetricsResult::skippedDataManifests)),
                 count(metrics.map(ScanMetricsResult::skippedDataFiles)));
+    }
+
+    /**
+     * Plans the cold splits of a read that resolves versions. The versions of a merge key lie in the files whose "from"
+     * ranges hold its "from": data files whose ranges overlap (an archived day and a late correction to it) become one
+     * {@link ColdFileGroupSplit}, read whole. A file that overlaps no other and whose version bounds are equal holds
+     * one version per key (a key's versions differ in version), so it needs no resolution and is split at its row
+     * groups like any other read.
+     */
+    public List<ConnectorSplit> planResolved(Table table, Optional<Long> snapshotId, TieringWatermark watermark, TupleDomain<MeterstoreColumnHandle> constraint)
+    {
+        requireNonNull(table, "table is null");
+        requireNonNull(snapshotId, "snapshotId is null");
+        requireNonNull(watermark, "watermark is null");
+        requireNonNull(constraint, "constraint is null");
+        if (snapshotId.isEmpty() || constraint.isNone()) {
+            return ImmutableList.of();
+        }
+        TableScan scan = table.newScan()
+                .useSnapshot(snapshotId.get())
+                .filter(and(belowWatermark(watermark), toIcebergExpression(constraint)))
+                .includeColumnStats(ImmutableList.of(ReadingsColumn.FROM.columnName(), ReadingsColumn.VERSION.columnName()));
+        int fromField = table.schema().findField(ReadingsColumn.FROM.columnName()).fieldId();
+        NestedField versionField = table.schema().findField(ReadingsColumn.VERSION.columnName());
+
+        List<FileScanTask> tasks = new ArrayList<>();
+        try (CloseableIterable<FileScanTask> planned = scan.planFiles()) {
+            for (FileScanTask task : planned) {
+                verifyReadable(table, task);
+                tasks.add(task);
+            }
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException("Failed to plan the files of Iceberg table '%s'".formatted(table.name()), e);
+        }
+        // a file without bounds could hold any "from": it joins every file
+        tasks.sort(Comparator.comparingLong(task -> bound(task.file().lowerBounds(), fromField, Long.MIN_VALUE)));
+
+        ImmutableList.Builder<ConnectorSplit> splits = ImmutableList.builder();
+        List<FileScanTask> group = new ArrayList<>();
+        long groupUpper = Long.MIN_VALUE;
+        for (FileScanTask task : tasks) {
+            long lower = bound(task.file().lowerBounds(), fromField, Long.MIN_VALUE);
+            if (!group.isEmpty() && lower > groupUpper) {
+                addGroup(table, group, versionField, splits);
+                group = new ArrayList<>();
+                groupUpper = Long.MIN_VALUE;
+            }
+            group.add(task);
+            groupUpper = Math.max(groupUpper, bound(task.file().upperBounds(), fromField, Long.MAX_VALUE));
+        }
+        if (!group.isEmpty()) {
+            addGroup(table, group, versionField, splits);
+        }
+        return splits.build();
+    }
+
+    private void addGroup(Table table, List<FileScanTask> group, NestedField versionField, ImmutableList.Builder<ConnectorSplit> splits)
+    {
+        if (group.size() == 1 && oneVersion(group.getFirst().file(), versionField)) {
+            for (FileScanTask task : group.getFirst().split(targetSplitSizeBytes)) {
+                DataFile file = task.file();
+                splits.add(new ColdSplit(file.location(), task.start(), task.length(), file.fileSizeInBytes(), file.recordCount()));
+            }
+            return;
+        }
+        // resolution reads each file once, in order: a file that is not sorted by the merge key would let two versions of a key both win
+        for (FileScanTask task : group) {
+            SortOrder sortOrder = table.sortOrders().get(task.file().sortOrderId());
+            if (sortOrder == null || !sortOrder.sameOrder(IcebergTableSpec.sortOrder(table.schema()))) {
+                throw new MeterstoreException(TABLE_LAYOUT_UNSUPPORTED,
+                        "Data file '%s' of Iceberg table '%s' is not declared sorted by (malo_id, obis_code, \"from\", version), so the versions of its keys cannot be resolved in one pass; read %s_versions, or rewrite the file sorted (rewrite_data_files with the table's sort order)"
+                                .formatted(task.file().location(), table.name(), table.name()));
+            }
+        }
+        splits.add(new ColdFileGroupSplit(group.stream()
+                .map(FileScanTask::file)
+                .map(file -> new ColdSplit(file.location(), 0, file.fileSizeInBytes(), file.fileSizeInBytes(), file.recordCount()))
+                .toList()));
+    }
+
+    private static boolean oneVersion(DataFile file, NestedField versionField)
+    {
+        ByteBuffer lower = file.lowerBounds() == null ? null : file.lowerBounds().get(versionField.fieldId());
+        ByteBuffer upper = file.upperBounds() == null ? null : file.upperBounds().get(versionField.fieldId());
+        if (lower == null || upper == null) {
+            return false;
+        }
+        BigDecimal lowest = Conversions.fromByteBuffer(versionField.type(), lower);
+        BigDecimal highest = Conversions.fromByteBuffer(versionField.type(), upper);
+        return lowest.compareTo(highest) == 0;
+    }
+
+    private static long bound(Map<Integer, ByteBuffer> bounds, int fieldId, long missing)
+    {
+        if (bounds == null || !bounds.containsKey(fieldId)) {
+            return missing;
+        }
+        // timestamptz bounds are microseconds since the epoch
+        return Conversions.<Long>fromByteBuffer(Types.TimestampType.withZone(), bounds.get(fieldId));
     }
 
     private Optional<ColdSplit> join(ColdSplit previous, ColdSplit next)

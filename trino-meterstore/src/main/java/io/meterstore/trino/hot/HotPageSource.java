@@ -6,6 +6,7 @@ import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.Sql;
 import io.meterstore.trino.MeterstoreColumnHandle;
 import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.Page;
 import io.trino.spi.PageBuilder;
 import io.trino.spi.TrinoException;
@@ -55,6 +56,7 @@ public final class HotPageSource
     private final HotSplit split;
     private final List<MeterstoreColumnHandle> columns;
     private final TupleDomain<MeterstoreColumnHandle> predicate;
+    private final VersionResolution resolution;
     private final Connection connection;
     private final PreparedStatement statement;
     private final ResultSet resultSet;
@@ -65,9 +67,11 @@ public final class HotPageSource
 
     /**
      * @param predicate the split's pushed constraint, possibly narrowed by a dynamic filter
+     * @param resolution a resolving read gets its rows sorted by merge key and version; AS OF drops later versions here
      */
-    public HotPageSource(Connection connection, HotSplit split, List<MeterstoreColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> predicate, int fetchRows)
+    public HotPageSource(Connection connection, HotSplit split, List<MeterstoreColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> predicate, VersionResolution resolution, int fetchRows)
     {
+        this.resolution = requireNonNull(resolution, "resolution is null");
         this.connection = requireNonNull(connection, "connection is null");
         this.split = requireNonNull(split, "split is null");
         this.predicate = requireNonNull(predicate, "predicate is null");
@@ -132,6 +136,14 @@ public final class HotPageSource
                 sql.append(" AND ").append(Sql.quoteIdentifier(column.name())).append(" = ANY(?)");
                 parameters.add(array);
             }
+        }
+        if (resolution.knownAtEpochMicros().isPresent()) {
+            sql.append(" AND recorded_at <= ?");
+            parameters.add(timestamp(resolution.knownAtEpochMicros().get()));
+        }
+        if (resolution.resolve()) {
+            // the primary key's order: the versions of a key arrive together, so the page source resolves in one pass
+            sql.append(" ORDER BY malo_id, obis_code, \"from\", version");
         }
         return sql.toString();
     }

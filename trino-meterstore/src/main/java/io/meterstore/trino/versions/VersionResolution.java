@@ -1,0 +1,140 @@
+package io.meterstore.trino.versions;
+
+import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableSet;
+import io.meterstore.core.ReadingsColumn;
+import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.MeterstoreTypes;
+import io.trino.spi.predicate.Domain;
+import io.trino.spi.predicate.Range;
+import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.predicate.ValueSet;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import static io.meterstore.core.ReadingsColumn.FROM;
+import static io.meterstore.core.ReadingsColumn.MALO_ID;
+import static io.meterstore.core.ReadingsColumn.OBIS_CODE;
+import static io.meterstore.core.ReadingsColumn.RECORDED_AT;
+import static io.meterstore.core.ReadingsColumn.VERSION;
+import static io.meterstore.core.ReadingsColumn.VERSION_SCOPE;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * How a read resolves versions: the winner of a merge key (malo_id, obis_code, "from") is max(version) within its
+ * version_scope, ties broken by the latest recorded_at; FOR TIMESTAMP AS OF first drops every version recorded after
+ * the instant. A read of {@code <table>_versions} without AS OF needs neither and reads its columns as they are.
+ *
+ * @param resolve whether to keep only the winning version of each merge key
+ * @param knownAtEpochMicros keep only versions recorded at or before this instant, before resolution
+ */
+public record VersionResolution(boolean resolve, Optional<Long> knownAtEpochMicros)
+{
+    /** Columns whose predicates select whole merge keys, so they may be applied before resolution. */
+    private static final Set<ReadingsColumn> KEY_COLUMNS = ImmutableSet.of(MALO_ID, OBIS_CODE, FROM, VERSION_SCOPE);
+    /** What resolution reads besides the query's columns, in the order of {@link Layout}'s channels. */
+    private static final List<ReadingsColumn> RESOLUTION_COLUMNS = ImmutableList.of(MALO_ID, OBIS_CODE, FROM, VERSION, VERSION_SCOPE, RECORDED_AT);
+
+    public static final VersionResolution NONE = new VersionResolution(false, Optional.empty());
+
+    public VersionResolution
+    {
+        requireNonNull(knownAtEpochMicros, "knownAtEpochMicros is null");
+    }
+
+    public boolean isNone()
+    {
+        return !resolve && knownAtEpochMicros.isEmpty();
+    }
+
+    /**
+     * The part of a predicate that may be applied before resolution. A predicate on any other column (value,
+     * quality, ...) would drop the winning version and let an older one win, so it stays with Trino, after resolution.
+     */
+    public TupleDomain<MeterstoreColumnHandle> pushable(TupleDomain<MeterstoreColumnHandle> predicate)
+    {
+        if (!resolve) {
+            return predicate;
+        }
+        return predicate.filter((column, _) -> KEY_COLUMNS.contains(column.column()));
+    }
+
+    /** The predicate the tiers prune with: the pushable part, and recorded_at <= t for AS OF. */
+    public TupleDomain<MeterstoreColumnHandle> pruning(TupleDomain<MeterstoreColumnHandle> predicate)
+    {
+        TupleDomain<MeterstoreColumnHandle> pruning = pushable(predicate);
+        if (knownAtEpochMicros.isPresent()) {
+            MeterstoreColumnHandle recordedAt = MeterstoreTypes.columnHandle(RECORDED_AT);
+            Domain knownAt = Domain.create(ValueSet.ofRanges(Range.lessThanOrEqual(recordedAt.type(), MeterstoreTypes.toTimestamp(knownAtEpochMicros.get()))), false);
+            pruning = pruning.intersect(TupleDomain.withColumnDomains(Map.of(recordedAt, knownAt)));
+        }
+        return pruning;
+    }
+
+    /** The columns a tier reads: the query's, then those resolution needs and the query does not read. */
+    public Layout layout(List<MeterstoreColumnHandle> columns)
+    {
+        List<MeterstoreColumnHandle> read = new ArrayList<>(columns);
+        int[] resolutionChannels = new int[RESOLUTION_COLUMNS.size()];
+        for (int index = 0; index < RESOLUTION_COLUMNS.size(); index++) {
+            MeterstoreColumnHandle column = MeterstoreTypes.columnHandle(RESOLUTION_COLUMNS.get(index));
+            int channel = read.indexOf(column);
+            if (channel < 0) {
+                channel = read.size();
+                read.add(column);
+            }
+            resolutionChannels[index] = channel;
+        }
+        return new Layout(ImmutableList.copyOf(read), columns.size(), resolutionChannels);
+    }
+
+    /**
+     * The columns a tier reads for a resolving read.
+     *
+     * @param columns what the tier reads: the query's columns first, then the ones resolution adds
+     * @param outputChannels how many leading channels the query asked for
+     * @param resolutionChannels the channels of malo_id, obis_code, "from", version, version_scope, recorded_at
+     */
+    public record Layout(List<MeterstoreColumnHandle> columns, int outputChannels, int[] resolutionChannels)
+    {
+        public Layout
+        {
+            columns = ImmutableList.copyOf(requireNonNull(columns, "columns is null"));
+            requireNonNull(resolutionChannels, "resolutionChannels is null");
+        }
+
+        int maloId()
+        {
+            return resolutionChannels[0];
+        }
+
+        int obisCode()
+        {
+            return resolutionChannels[1];
+        }
+
+        int from()
+        {
+            return resolutionChannels[2];
+        }
+
+        int version()
+        {
+            return resolutionChannels[3];
+        }
+
+        int versionScope()
+        {
+            return resolutionChannels[4];
+        }
+
+        int recordedAt()
+        {
+            return resolutionChannels[5];
+        }
+    }
+}

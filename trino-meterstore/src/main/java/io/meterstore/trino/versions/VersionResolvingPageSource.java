@@ -1,0 +1,272 @@
+package io.meterstore.trino.versions;
+
+import io.airlift.slice.Slice;
+import io.trino.spi.Page;
+import io.trino.spi.block.Block;
+import io.trino.spi.block.Fixed12Block;
+import io.trino.spi.block.Int128ArrayBlock;
+import io.trino.spi.connector.ConnectorPageSource;
+import io.trino.spi.connector.SourcePage;
+import io.trino.spi.metrics.Metrics;
+import io.trino.spi.type.Int128;
+
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.IntStream;
+
+import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
+import static io.trino.spi.type.VarcharType.VARCHAR;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Resolves versions in one pass over a split whose rows arrive sorted by (malo_id, obis_code, "from", version): all
+ * versions of a merge key are adjacent, so the winner of a key is known when the next key starts, and nothing but the
+ * key being resolved is held. Versions recorded after the AS OF instant are dropped before they can win.
+ * <p>
+ * A key's versions may straddle two pages; its winner is then carried over as a one-row page. Rows of the query's
+ * columns are selected, never copied.
+ */
+public final class VersionResolvingPageSource
+        implements ConnectorPageSource
+{
+    private final ConnectorPageSource delegate;
+    private final VersionResolution.Layout layout;
+    private final boolean resolve;
+    private final long knownAtEpochMicros;
+    private final int[] outputChannels;
+    private final ArrayDeque<Page> ready = new ArrayDeque<>();
+
+    // the merge key whose versions are being read, and its best version per version scope so far
+    private Slice runMaloId;
+    private Slice runObisCode;
+    private long runFrom;
+    private final List<Candidate> runCandidates = new ArrayList<>();
+
+    private boolean delegateFinished;
+    private long completedPositions;
+
+    public VersionResolvingPageSource(ConnectorPageSource delegate, VersionResolution resolution, VersionResolution.Layout layout)
+    {
+        this.delegate = requireNonNull(delegate, "delegate is null");
+        this.layout = requireNonNull(layout, "layout is null");
+        this.resolve = resolution.resolve();
+        this.knownAtEpochMicros = resolution.knownAtEpochMicros().orElse(Long.MAX_VALUE);
+        this.outputChannels = IntStream.range(0, layout.outputChannels()).toArray();
+    }
+
+    @Override
+    public SourcePage getNextSourcePage()
+    {
+        while (ready.isEmpty() && !delegateFinished) {
+            SourcePage page = delegate.getNextSourcePage();
+            if (page == null) {
+                if (!delegate.isFinished()) {
+                    return null;
+                }
+                delegateFinished = true;
+                finishRun();
+                break;
+            }
+            if (resolve) {
+                resolve(page);
+            }
+            else {
+                filterKnownAt(page);
+            }
+        }
+        Page page = ready.poll();
+        if (page == null) {
+            return null;
+        }
+        completedPositions += page.getPositionCount();
+        return SourcePage.create(page);
+    }
+
+    private void filterKnownAt(SourcePage page)
+    {
+        Block recordedAt = page.getBlock(layout.recordedAt());
+        int[] selected = new int[page.getPositionCount()];
+        int count = 0;
+        for (int position = 0; position < page.getPositionCount(); position++) {
+            if (epochMicros(recordedAt, position) <= knownAtEpochMicros) {
+                selected[count++] = position;
+            }
+        }
+        emit(page.getColumns(outputChannels), selected, count);
+    }
+
+    private void resolve(SourcePage page)
+    {
+        Block maloIds = page.getBlock(layout.maloId());
+        Block obisCodes = page.getBlock(layout.obisCode());
+        Block froms = page.getBlock(layout.from());
+        Block versions = page.getBlock(layout.version());
+        Block scopes = page.getBlock(layout.versionScope());
+        Block recordedAts = page.getBlock(layout.recordedAt());
+        Page output = page.getColumns(outputChannels);
+
+        int[] selected = new int[page.getPositionCount()];
+        int count = 0;
+        for (int position = 0; position < page.getPositionCount(); position++) {
+            long recordedAt = epochMicros(recordedAts, position);
+            if (recordedAt > knownAtEpochMicros) {
+                // not yet known at the AS OF instant: it neither shows nor hides an older version
+                continue;
+            }
+            Slice maloId = VARCHAR.getSlice(maloIds, position);
+            Slice obisCode = VARCHAR.getSlice(obisCodes, position);
+            long from = epochMicros(froms, position);
+            if (runMaloId == null || runFrom != from || !runMaloId.equals(maloId) || !runObisCode.equals(obisCode)) {
+                count = finishRun(selected, count);
+                runMaloId = maloId;
+                runObisCode = obisCode;
+                runFrom = from;
+            }
+            offer(new Candidate(VARCHAR.getSlice(scopes, position), version(versions, position), recordedAt, position, Optional.empty()));
+        }
+        // the last key may go on in the next page: carry its winners as one-row pages, not this page
+        for (int index = 0; index < runCandidates.size(); index++) {
+            Candidate candidate = runCandidates.get(index);
+            if (candidate.row().isEmpty()) {
+                runCandidates.set(index, candidate.carried(output.getSingleValuePage(candidate.position())));
+            }
+        }
+        emit(output, selected, count);
+    }
+
+    private void offer(Candidate candidate)
+    {
+        for (int index = 0; index < runCandidates.size(); index++) {
+            Candidate best = runCandidates.get(index);
+            if (best.scope().equals(candidate.scope())) {
+                if (candidate.beats(best)) {
+                    runCandidates.set(index, candidate);
+                }
+                return;
+            }
+        }
+        // a key delivered under two version scopes has a winner in each, as the ROW_NUMBER definition has
+        runCandidates.add(candidate);
+    }
+
+    /** Emits the winners of the key being read; those in the current page become selected positions. */
+    private int finishRun(int[] selected, int count)
+    {
+        for (Candidate winner : runCandidates) {
+            if (winner.row().isPresent()) {
+                ready.add(winner.row().get());
+            }
+            else {
+                selected[count++] = winner.position();
+            }
+        }
+        runCandidates.clear();
+        return count;
+    }
+
+    private void finishRun()
+    {
+        finishRun(new int[0], 0);
+        runMaloId = null;
+    }
+
+    private void emit(Page output, int[] selected, int count)
+    {
+        if (count == output.getPositionCount()) {
+            ready.add(output);
+        }
+        else if (count > 0) {
+            ready.add(output.getPositions(selected, 0, count));
+        }
+    }
+
+    private static long epochMicros(Block block, int position)
+    {
+        Fixed12Block values = (Fixed12Block) block.getUnderlyingValueBlock();
+        int valuePosition = block.getUnderlyingValuePosition(position);
+        return unpackMillisUtc(values.getFixed12First(valuePosition)) * 1_000 + values.getFixed12Second(valuePosition) / 1_000_000;
+    }
+
+    private static Int128 version(Block block, int position)
+    {
+        Int128ArrayBlock values = (Int128ArrayBlock) block.getUnderlyingValueBlock();
+        int valuePosition = block.getUnderlyingValuePosition(position);
+        return Int128.valueOf(values.getInt128High(valuePosition), values.getInt128Low(valuePosition));
+    }
+
+    /**
+     * The best version of a key within one version scope so far.
+     *
+     * @param position its position in the page being read, while {@code row} is empty
+     * @param row the version carried over from an earlier page, as a one-row page of the query's columns
+     */
+    private record Candidate(Slice scope, Int128 version, long recordedAtEpochMicros, int position, Optional<Page> row)
+    {
+        boolean beats(Candidate other)
+        {
+            int byVersion = version.compareTo(other.version);
+            return byVersion > 0 || (byVersion == 0 && recordedAtEpochMicros > other.recordedAtEpochMicros);
+        }
+
+        Candidate carried(Page row)
+        {
+            return new Candidate(scope.copy(), version, recordedAtEpochMicros, -1, Optional.of(row));
+        }
+    }
+
+    @Override
+    public boolean isFinished()
+    {
+        return delegateFinished && ready.isEmpty();
+    }
+
+    @Override
+    public CompletableFuture<?> isBlocked()
+    {
+        return delegate.isBlocked();
+    }
+
+    @Override
+    public long getCompletedBytes()
+    {
+        return delegate.getCompletedBytes();
+    }
+
+    @Override
+    public OptionalLong getCompletedPositions()
+    {
+        return OptionalLong.of(completedPositions);
+    }
+
+    @Override
+    public long getReadTimeNanos()
+    {
+        return delegate.getReadTimeNanos();
+    }
+
+    @Override
+    @SuppressWarnings("deprecation") // forwards the tier's reader memory as the tiers' own page sources do
+    public long getMemoryUsage()
+    {
+        return delegate.getMemoryUsage() + ready.stream().mapToLong(Page::getRetainedSizeInBytes).sum();
+    }
+
+    @Override
+    public Metrics getMetrics()
+    {
+        return delegate.getMetrics();
+    }
+
+    @Override
+    public void close()
+            throws IOException
+    {
+        ready.clear();
+        delegate.close();
+    }
+}
