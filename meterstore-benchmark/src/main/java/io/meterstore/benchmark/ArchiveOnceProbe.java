@@ -1,0 +1,72 @@
+package io.meterstore.benchmark;
+
+import io.meterstore.archiver.cycle.ArchivalCycle;
+import io.meterstore.archiver.cycle.ArchivalSettings;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.IcebergCatalogs;
+import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
+import io.meterstore.core.PartitionNaming;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+import java.io.Closeable;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.sql.DriverManager;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One archival cycle in a JVM of its own, as {@code meterstore-archiver archive-once} runs it, so its heap is the
+ * archiver's alone: prints the cycle's time (without JVM start-up and catalogue loading) and the heap's peak.
+ * <p>
+ * Arguments: PostgreSQL JDBC URL, user, Iceberg catalogue name, warehouse location, schema, table.
+ */
+public final class ArchiveOnceProbe
+{
+    public static final String RESULT_PREFIX = "archive-once-probe:";
+
+    private ArchiveOnceProbe() {}
+
+    public static void main(String[] args)
+            throws Exception
+    {
+        if (args.length != 6) {
+            System.err.println("Usage: ArchiveOnceProbe <jdbc-url> <user> <catalog-name> <warehouse> <schema> <table>");
+            System.exit(2);
+        }
+        String url = args[0];
+        String user = args[1];
+        Catalog catalog = IcebergCatalogs.jdbc(new JdbcCatalogSpec(args[2], url, user, Optional.empty(), args[3]));
+        try {
+            HotTier hotTier = new HotTier(args[4], new PartitionNaming(args[5], PartitionNaming.DEFAULT_STEP), Duration.ofSeconds(5));
+            ArchivalCycle cycle = new ArchivalCycle(
+                    catalog,
+                    TableIdentifier.of(args[4], args[5]),
+                    hotTier,
+                    () -> DriverManager.getConnection(url, user, null),
+                    ArchivalSettings.DEFAULTS,
+                    InstantSource.fixed(BenchmarkDataset.LATER));
+            List<MemoryPoolMXBean> heap = ManagementFactory.getMemoryPoolMXBeans().stream().filter(pool -> pool.getType() == MemoryType.HEAP).toList();
+            System.gc();
+            heap.forEach(MemoryPoolMXBean::resetPeakUsage);
+            long start = System.nanoTime();
+            ArchiveOutcome outcome = cycle.archiveOnce();
+            long nanos = System.nanoTime() - start;
+            // each pool's own peak, added: an upper bound of the heap in use at any one moment
+            long peak = heap.stream().mapToLong(pool -> pool.getPeakUsage().getUsed()).sum();
+            System.out.println(outcome.describe());
+            System.out.printf("%s kind=%s rows=%d nanos=%d peak_heap_bytes=%d max_heap_bytes=%d%n",
+                    RESULT_PREFIX, outcome.kind(), outcome.rows(), nanos, peak, Runtime.getRuntime().maxMemory());
+        }
+        finally {
+            if (catalog instanceof Closeable closeable) {
+                closeable.close();
+            }
+        }
+    }
+}

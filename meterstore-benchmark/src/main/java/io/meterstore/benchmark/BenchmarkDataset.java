@@ -1,0 +1,254 @@
+package io.meterstore.benchmark;
+
+import io.airlift.log.Logger;
+import io.meterstore.archiver.cycle.ArchivalCycle;
+import io.meterstore.archiver.cycle.ArchivalSettings;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.TieringWatermark;
+import io.meterstore.core.WatermarkReader;
+import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsLoader;
+import io.meterstore.testing.TestingDatabase;
+import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingWarehouse;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.io.CloseableIterable;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.time.ZoneOffset;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+import static com.google.common.base.Preconditions.checkState;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The generated readings in both tiers under the benchmark directory: PostgreSQL's data directory and the Iceberg
+ * warehouse. Loading 58 M rows takes minutes, so a dataset is kept and reused while the parameters it was made from
+ * match; anything else there is deleted and made again.
+ */
+public final class BenchmarkDataset
+        implements AutoCloseable
+{
+    public static final String SCHEMA = "metering";
+    public static final String TABLE = "readings";
+    public static final HotTier HOT_TIER = new HotTier(SCHEMA, new PartitionNaming(TABLE, PartitionNaming.DEFAULT_STEP), Duration.ofSeconds(5));
+    // far enough ahead that every generated day is closed; the loop below stops at the wanted watermark
+    public static final Instant LATER = Instant.parse("2100-01-01T00:00:00Z");
+
+    private static final Logger log = Logger.get(BenchmarkDataset.class);
+    private static final String MARKER = "dataset.properties";
+
+    private final TestingPostgresServer postgres;
+    private final TestingWarehouse warehouse;
+    private final ReadingsGenerator generator;
+    private final TieringWatermark watermark;
+    private final long rows;
+    private final long coldRows;
+    private final boolean reused;
+
+    private BenchmarkDataset(TestingPostgresServer postgres, TestingWarehouse warehouse, ReadingsGenerator generator, TieringWatermark watermark, long rows, long coldRows, boolean reused)
+    {
+        this.postgres = requireNonNull(postgres, "postgres is null");
+        this.warehouse = requireNonNull(warehouse, "warehouse is null");
+        this.generator = requireNonNull(generator, "generator is null");
+        this.watermark = requireNonNull(watermark, "watermark is null");
+        this.rows = rows;
+        this.coldRows = coldRows;
+        this.reused = reused;
+    }
+
+    public static ReadingsGenerator generator(BenchmarkSettings settings)
+    {
+        return ReadingsGenerator.builder()
+                .seed(BenchmarkSettings.SEED)
+                .meters(settings.meters())
+                .startDay(BenchmarkSettings.START_DAY)
+                .days(settings.days())
+                .correctionsFraction(BenchmarkSettings.CORRECTIONS_FRACTION)
+                .build();
+    }
+
+    /** Opens the kept dataset if it was made from these settings, else makes it: load, archive all but the hot days, vacuum. */
+    public static BenchmarkDataset open(BenchmarkSettings settings)
+            throws Exception
+    {
+        Path directory = settings.directory();
+        Map<String, String> key = settings.datasetKey();
+        boolean reuse = readMarker(directory).equals(Optional.of(key));
+        if (!reuse) {
+            deleteRecursively(directory.resolve("pgdata"));
+            deleteRecursively(directory.resolve("warehouse"));
+            Files.deleteIfExists(directory.resolve(MARKER));
+        }
+        Files.createDirectories(directory.resolve("warehouse"));
+        TestingPostgresServer postgres = TestingPostgresServer.persistent(directory.resolve("pgdata"), 0);
+        TestingDatabase database = postgres.database("benchmark");
+        TestingWarehouse warehouse = new TestingWarehouse(database, directory.resolve("warehouse"), TestingWarehouse.CATALOG_NAME);
+        ReadingsGenerator generator = generator(settings);
+        try {
+            if (!reuse) {
+                make(settings, database, warehouse, generator);
+                writeMarker(directory, key);
+            }
+            Table table = warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, TABLE));
+            TieringWatermark watermark = WatermarkReader.current(table).watermark();
+            long coldRows = 0;
+            try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+                for (FileScanTask task : tasks) {
+                    coldRows += task.file().recordCount();
+                }
+            }
+            long hotRows;
+            try (Connection connection = database.connect(); Statement statement = connection.createStatement();
+                    ResultSet result = statement.executeQuery("SELECT count(*) FROM metering.readings")) {
+                checkState(result.next());
+                hotRows = result.getLong(1);
+            }
+            return new BenchmarkDataset(postgres, warehouse, generator, watermark, coldRows + hotRows, coldRows, reuse);
+        }
+        catch (Exception e) {
+            postgres.close();
+            throw e;
+        }
+    }
+
+    private static void make(BenchmarkSettings settings, TestingDatabase database, TestingWarehouse warehouse, ReadingsGenerator generator)
+            throws Exception
+    {
+        try (Connection connection = database.connect()) {
+            HOT_TIER.createParent(connection);
+        }
+        Table table = IcebergTableSpec.createIfMissing(warehouse.catalog(), TableIdentifier.of(SCHEMA, TABLE));
+        log.info("Loading %s meters x %s days (about %s rows) into PostgreSQL", settings.meters(), settings.days(), generator.originalCount());
+        long start = System.nanoTime();
+        long loaded = new ReadingsLoader(HOT_TIER).load(database::connect, generator, 2);
+        log.info("Loaded %s rows in %s s", loaded, (System.nanoTime() - start) / 1_000_000_000);
+
+        // partitions are UTC days, so the cold tier ends at the UTC midnight that starts the first hot day
+        Instant target = BenchmarkSettings.START_DAY.plusDays(settings.coldDays()).atStartOfDay(ZoneOffset.UTC).toInstant();
+        ArchivalCycle cycle = new ArchivalCycle(
+                warehouse.catalog(),
+                TableIdentifier.of(SCHEMA, TABLE),
+                HOT_TIER,
+                database::connect,
+                ArchivalSettings.DEFAULTS,
+                InstantSource.fixed(LATER));
+        while (WatermarkReader.current(table).watermark().instant().isBefore(target)) {
+            ArchiveOutcome outcome = cycle.archiveOnce();
+            checkState(outcome.kind() == ArchiveOutcome.Kind.ARCHIVED, "Archival stopped before %s: %s", target, outcome.describe());
+            log.info("%s", outcome.describe());
+            table.refresh();
+        }
+        // hint bits and planner statistics, as a database that has been live for a while has them
+        try (Connection connection = database.connect(); Statement statement = connection.createStatement()) {
+            statement.execute("VACUUM (ANALYZE) metering.readings");
+        }
+    }
+
+    public TestingPostgresServer postgres()
+    {
+        return postgres;
+    }
+
+    public TestingDatabase database()
+    {
+        return warehouse.database();
+    }
+
+    public TestingWarehouse warehouse()
+    {
+        return warehouse;
+    }
+
+    public ReadingsGenerator generator()
+    {
+        return generator;
+    }
+
+    public TieringWatermark watermark()
+    {
+        return watermark;
+    }
+
+    public long rows()
+    {
+        return rows;
+    }
+
+    public long coldRows()
+    {
+        return coldRows;
+    }
+
+    public boolean reused()
+    {
+        return reused;
+    }
+
+    @Override
+    public void close()
+            throws IOException
+    {
+        postgres.close();
+    }
+
+    private static Optional<Map<String, String>> readMarker(Path directory)
+            throws IOException
+    {
+        Path marker = directory.resolve(MARKER);
+        if (!Files.exists(marker)) {
+            return Optional.empty();
+        }
+        Properties properties = new Properties();
+        try (Reader reader = Files.newBufferedReader(marker)) {
+            properties.load(reader);
+        }
+        Map<String, String> values = new TreeMap<>();
+        properties.stringPropertyNames().forEach(name -> values.put(name, properties.getProperty(name)));
+        return Optional.of(values);
+    }
+
+    private static void writeMarker(Path directory, Map<String, String> key)
+            throws IOException
+    {
+        Properties properties = new Properties();
+        properties.putAll(key);
+        try (Writer writer = Files.newBufferedWriter(directory.resolve(MARKER))) {
+            properties.store(writer, "the parameters of the kept benchmark dataset; delete this file to make it again");
+        }
+    }
+
+    static void deleteRecursively(Path path)
+            throws IOException
+    {
+        if (!Files.exists(path)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(path)) {
+            for (Path each : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(each);
+            }
+        }
+    }
+}

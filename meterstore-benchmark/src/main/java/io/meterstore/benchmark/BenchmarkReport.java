@@ -1,0 +1,219 @@
+package io.meterstore.benchmark;
+
+import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
+import io.meterstore.benchmark.BenchmarkResult.Verdict;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Renders the results as {@code docs/benchmarks.md} (the machine, the date, the dataset, a table of medians and
+ * ratios, what each row ran) and {@code docs/benchmarks.svg} (the ratios against their targets), written by hand:
+ * a chart is a few rectangles and lines, not a dependency.
+ */
+public record BenchmarkReport(Environment environment, List<String> dataset, List<BenchmarkResult> results, Map<String, String> notes)
+{
+    public record Environment(String date, int cores, String memory, String jvm, String os, String postgres)
+    {
+        public Environment
+        {
+            requireNonNull(date, "date is null");
+            requireNonNull(memory, "memory is null");
+            requireNonNull(jvm, "jvm is null");
+            requireNonNull(os, "os is null");
+            requireNonNull(postgres, "postgres is null");
+        }
+    }
+
+    public BenchmarkReport
+    {
+        requireNonNull(environment, "environment is null");
+        dataset = ImmutableList.copyOf(dataset);
+        results = ImmutableList.copyOf(results);
+        notes = ImmutableMap.copyOf(notes);
+    }
+
+    public String markdown()
+    {
+        StringBuilder out = new StringBuilder();
+        out.append("""
+                # Benchmarks
+
+                MeterStore against the engine a user would otherwise run over the same files and the same database: Trino's
+                own Iceberg connector for the cold tier, PostgreSQL itself for the hot tier. Written by `bin/benchmark`
+                (see [below](#how-to-run)); do not edit by hand, run it again.
+
+                """);
+        out.append("## Machine\n\n");
+        out.append("| date | cores | memory | JVM | OS | PostgreSQL |\n|---|---|---|---|---|---|\n");
+        out.append("| %s | %s | %s | %s | %s | %s |\n\n".formatted(environment.date(), environment.cores(), environment.memory(), environment.jvm(), environment.os(), environment.postgres()));
+        out.append("## Dataset\n\n");
+        dataset.forEach(line -> out.append("- ").append(line).append('\n'));
+        out.append("\n## Results\n\n");
+        out.append("Ratio = MeterStore / peer: below 1 MeterStore is faster (or smaller). ")
+                .append("Every pair's answers are compared; a difference is reported as MISMATCH, never timed as a win.\n\n");
+        out.append("| | benchmark | MeterStore | peer | MeterStore | peer | ratio | target | |\n");
+        out.append("|---|---|---|---|--:|--:|--:|---|---|\n");
+        for (BenchmarkResult result : results) {
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n".formatted(
+                    result.id(),
+                    result.title(),
+                    result.meterstoreLabel(),
+                    result.peerLabel(),
+                    figure(result.meterstore(), result.unit()),
+                    figure(result.peer(), result.unit()),
+                    Double.isFinite(result.ratio()) ? ratio(result.ratio(), result.unit()) : "-",
+                    result.target().text(),
+                    verdict(result)));
+        }
+        out.append("\n![MeterStore / peer per benchmark, with its target](benchmarks.svg)\n\n");
+
+        List<BenchmarkResult> missed = results.stream().filter(result -> result.verdict() != Verdict.MET).toList();
+        if (!missed.isEmpty()) {
+            out.append("## Targets missed\n\n");
+            for (BenchmarkResult result : missed) {
+                out.append("- **%s** (%s): %s\n".formatted(
+                        result.id(),
+                        verdict(result),
+                        result.error().map(error -> "failed: `" + error.replace('`', '\'') + "`. ").orElse("")
+                                + notes.getOrDefault(result.id(), "not analysed yet.")));
+            }
+            out.append('\n');
+        }
+
+        out.append("## What each row ran\n\n");
+        for (BenchmarkResult result : results) {
+            out.append("### %s: %s\n\n".formatted(result.id(), result.title()));
+            result.details().forEach(detail -> out.append(detail).append("\n\n"));
+        }
+        out.append("""
+                ## How to run
+
+                    bin/benchmark                                      # 10,000 meters x 60 days, as above
+                    bin/benchmark -Dbenchmark.meters=300 -Dbenchmark.days=20 -Dbenchmark.queries=Q1,Q3,A1
+
+                The dataset is kept in `var/benchmark/` and reused while its parameters match. Properties:
+                `benchmark.meters`, `benchmark.days`, `benchmark.hot-days` (10), `benchmark.rounds` (5 after one warm-up),
+                `benchmark.queries` (`all` or a list of ids), `benchmark.a1.meters` (11,000: one UTC day of at least 1 M rows),
+                `benchmark.a1.rounds` (3), `benchmark.archiver.heap` (256m), `benchmark.heap` (8g, the engine's JVM),
+                `benchmark.dir`, `benchmark.output` (where this file and the chart go).
+                """);
+        return out.toString();
+    }
+
+    public String svg()
+    {
+        int rowHeight = 30;
+        int top = 40;
+        int left = 190;
+        int chartWidth = 470;
+        int width = left + chartWidth + 90;
+        int height = top + rowHeight * results.size() + 40;
+        double scale = axisMaximum();
+        StringBuilder out = new StringBuilder();
+        out.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n".formatted(width, height, width, height));
+        out.append("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+        out.append("<text x=\"%d\" y=\"20\" font-size=\"14\" font-weight=\"bold\">MeterStore / peer (lower is better); black tick: target</text>\n".formatted(left));
+        for (double tick = 0; tick <= scale + 1e-9; tick += tickStep(scale)) {
+            double x = left + chartWidth * tick / scale;
+            out.append("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>\n".formatted(x, top - 6, x, top + rowHeight * results.size()));
+            out.append("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%s</text>\n".formatted(x, top + rowHeight * results.size() + 16, ratio(tick)));
+        }
+        double one = left + chartWidth / scale;
+        out.append("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n".formatted(one, top - 6, one, top + rowHeight * results.size()));
+        for (int index = 0; index < results.size(); index++) {
+            BenchmarkResult result = results.get(index);
+            int y = top + index * rowHeight;
+            out.append("<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n".formatted(left - 8, y + 19, escape(result.id() + " " + abbreviate(result.title(), 24))));
+            double ratio = result.ratio();
+            if (Double.isFinite(ratio)) {
+                double length = chartWidth * Math.min(ratio, scale) / scale;
+                out.append("<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n".formatted(left, y + 6, length, rowHeight - 12, colour(result.verdict())));
+                out.append("<text x=\"%.1f\" y=\"%d\">%s%s</text>\n".formatted(left + length + 4, y + 19, ratio > scale ? "&gt; " : "", ratio(ratio)));
+            }
+            else {
+                out.append("<text x=\"%d\" y=\"%d\" fill=\"#c62828\">failed</text>\n".formatted(left + 4, y + 19));
+            }
+            double target = left + chartWidth * Math.min(result.target().maxRatio(), scale) / scale;
+            out.append("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\" stroke-width=\"2\"/>\n".formatted(target, y + 2, target, y + rowHeight - 2));
+        }
+        out.append("</svg>\n");
+        return out.toString();
+    }
+
+    /** The axis ends at the next half above every ratio and target, at least 2 and at most 6, so one outlier cannot flatten the rest. */
+    double axisMaximum()
+    {
+        double maximum = 2;
+        for (BenchmarkResult result : results) {
+            maximum = Math.max(maximum, result.target().maxRatio());
+            if (Double.isFinite(result.ratio())) {
+                maximum = Math.max(maximum, result.ratio());
+            }
+        }
+        return Math.min(6, Math.ceil(maximum * 2) / 2);
+    }
+
+    private static double tickStep(double scale)
+    {
+        return scale <= 3 ? 0.5 : 1;
+    }
+
+    private static String colour(Verdict verdict)
+    {
+        return switch (verdict) {
+            case MET -> "#2e7d32";
+            case MISSED -> "#e65100";
+            case MISMATCH, FAILED -> "#b71c1c";
+        };
+    }
+
+    static String verdict(BenchmarkResult result)
+    {
+        return switch (result.verdict()) {
+            case MET -> "met";
+            case MISSED -> "**missed**";
+            case MISMATCH -> "**MISMATCH**";
+            case FAILED -> "**failed**";
+        };
+    }
+
+    static String figure(double value, BenchmarkResult.Unit unit)
+    {
+        if (!Double.isFinite(value)) {
+            return "-";
+        }
+        return switch (unit) {
+            case SECONDS -> value < 10 ? String.format(Locale.ROOT, "%.3f s", value) : String.format(Locale.ROOT, "%.1f s", value);
+            case BYTES_PER_ROW -> String.format(Locale.ROOT, "%.3f B/row", value);
+        };
+    }
+
+    /** Sizes are exact, so their ratio shows the third decimal: 1.004 is a miss that 1.00 would hide. */
+    static String ratio(double ratio, BenchmarkResult.Unit unit)
+    {
+        return switch (unit) {
+            case SECONDS -> ratio(ratio);
+            case BYTES_PER_ROW -> String.format(Locale.ROOT, "%.3f", ratio);
+        };
+    }
+
+    static String ratio(double ratio)
+    {
+        return String.format(Locale.ROOT, "%.2f", ratio);
+    }
+
+    private static String abbreviate(String text, int length)
+    {
+        return text.length() <= length ? text : text.substring(0, length - 1) + "\u2026";
+    }
+
+    private static String escape(String text)
+    {
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+    }
+}

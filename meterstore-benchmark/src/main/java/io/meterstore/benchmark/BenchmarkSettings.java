@@ -1,0 +1,113 @@
+package io.meterstore.benchmark;
+
+import com.google.common.collect.ImmutableMap;
+import com.google.common.collect.ImmutableSet;
+
+import java.nio.file.Path;
+import java.time.LocalDate;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * What one benchmark run measures, from system properties ({@code -Dbenchmark.meters=300}); the defaults are the issue's:
+ * 10,000 meters x 60 days, the last 10 of them hot.
+ */
+public record BenchmarkSettings(
+        int meters,
+        int days,
+        int hotDays,
+        int rounds,
+        Set<String> benchmarks,
+        int archivalMeters,
+        int archivalRounds,
+        String archiverHeap,
+        Path directory,
+        Path output)
+{
+    public static final Set<String> ALL = ImmutableSet.of("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "R1", "R2", "A1", "S1");
+    // fixed, so a kept dataset is the same one on every machine and the month groups do not drift with the date
+    public static final long SEED = 2026;
+    public static final LocalDate START_DAY = LocalDate.of(2026, 3, 1);
+    public static final double CORRECTIONS_FRACTION = 0.02;
+
+    public BenchmarkSettings
+    {
+        checkArgument(meters >= 100, "benchmark.meters must be at least 100 (Q6 joins a list of 100 meters)");
+        checkArgument(hotDays > 0 && days > hotDays + 1, "benchmark.days must exceed benchmark.hot-days by at least two, so both tiers hold whole days");
+        checkArgument(rounds > 0, "benchmark.rounds must be positive");
+        checkArgument(archivalMeters > 0 && archivalRounds > 0, "benchmark.a1.meters and benchmark.a1.rounds must be positive");
+        benchmarks = ImmutableSet.copyOf(benchmarks);
+        checkArgument(ALL.containsAll(benchmarks), "benchmark.queries must name some of %s, or be 'all'", ALL);
+        requireNonNull(archiverHeap, "archiverHeap is null");
+        requireNonNull(directory, "directory is null");
+        requireNonNull(output, "output is null");
+    }
+
+    public static BenchmarkSettings fromSystemProperties()
+    {
+        String queries = property("benchmark.queries", "all");
+        Set<String> benchmarks = queries.equalsIgnoreCase("all")
+                ? ALL
+                : Arrays.stream(queries.split(",")).map(String::trim).filter(name -> !name.isEmpty()).map(name -> name.toUpperCase(Locale.ROOT)).collect(ImmutableSet.toImmutableSet());
+        return new BenchmarkSettings(
+                integer("benchmark.meters", 10_000),
+                integer("benchmark.days", 60),
+                integer("benchmark.hot-days", 10),
+                integer("benchmark.rounds", 5),
+                benchmarks,
+                integer("benchmark.a1.meters", 11_000),
+                integer("benchmark.a1.rounds", 3),
+                property("benchmark.archiver.heap", "256m"),
+                Path.of(property("benchmark.dir", "var/benchmark")).toAbsolutePath(),
+                Path.of(property("benchmark.output", "docs")).toAbsolutePath());
+    }
+
+    public boolean runs(String benchmark)
+    {
+        return benchmarks.contains(benchmark);
+    }
+
+    public int coldDays()
+    {
+        return days - hotDays;
+    }
+
+    /** What the kept dataset was generated from: a second run reuses it only when all of these match. */
+    public Map<String, String> datasetKey()
+    {
+        return ImmutableMap.<String, String>builder()
+                .put("meters", String.valueOf(meters))
+                .put("days", String.valueOf(days))
+                .put("hot-days", String.valueOf(hotDays))
+                .put("seed", String.valueOf(SEED))
+                .put("start-day", START_DAY.toString())
+                .put("corrections-fraction", String.valueOf(CORRECTIONS_FRACTION))
+                .buildOrThrow();
+    }
+
+    // an unset Maven property arrives as its own ${...} text, which means "the default" too
+    private static String property(String name, String defaultValue)
+    {
+        String value = System.getProperty(name);
+        if (value == null || value.isBlank() || value.startsWith("${")) {
+            return defaultValue;
+        }
+        return value.trim();
+    }
+
+    private static int integer(String name, int defaultValue)
+    {
+        String value = property(name, String.valueOf(defaultValue));
+        try {
+            return Integer.parseInt(value.replace("_", "").replace(",", ""));
+        }
+        catch (NumberFormatException e) {
+            throw new IllegalArgumentException("System property '%s' must be an integer, not '%s'".formatted(name, value), e);
+        }
+    }
+}

@@ -1,0 +1,239 @@
+package io.meterstore.benchmark;
+
+import com.google.common.collect.ImmutableList;
+import io.airlift.log.Logger;
+import io.meterstore.benchmark.BenchmarkResult.Comparison;
+import io.meterstore.benchmark.BenchmarkResult.Target;
+import io.meterstore.benchmark.BenchmarkResult.Unit;
+import io.meterstore.benchmark.TimedQuery.Execution;
+import io.meterstore.testing.ReadingsGenerator;
+
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import static com.google.common.collect.Iterables.getOnlyElement;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Q1-Q6 (issue 4) and R1-R2 (issue 5): each query on MeterStore and on its peer, alternately, one warm-up and then
+ * {@code rounds} timed rounds, the order swapped every round so neither side always runs on a warmer cache.
+ */
+final class QueryBenchmark
+{
+    private static final Logger log = Logger.get(QueryBenchmark.class);
+    private static final DateTimeFormatter LITERAL = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
+    private static final String MS = "meterstore.metering.readings_versions";
+    private static final String ICEBERG = "iceberg.metering.readings";
+    private static final String POSTGRES = "metering.readings";
+    private static final String ROW_NUMBER = """
+            (SELECT balancing_day, value, row_number() OVER (PARTITION BY malo_id, obis_code, "from", version_scope ORDER BY version DESC, recorded_at DESC) AS winner
+             FROM meterstore.metering.readings_versions)""";
+
+    /** How the peer's answer relates to MeterStore's, and so how they are compared. */
+    enum Answer
+    {
+        /** The same rows in the same order. */
+        SAME_ROWS,
+        /** Aggregates keyed by the first column: the peer's parts (cold and hot) add up to MeterStore's. */
+        SAME_AGGREGATES,
+        /** The peer reads the cold part alone: its rows are the start of MeterStore's, ordered by "from". */
+        COLD_PREFIX,
+        /** Different tables by design (readings against readings_versions). */
+        NOT_COMPARABLE,
+    }
+
+    record Pair(String id, String title, String meterstoreLabel, String peerLabel, TimedQuery meterstore, List<TimedQuery> peer, Answer answer, Target target)
+    {
+        Pair
+        {
+            requireNonNull(id, "id is null");
+            peer = ImmutableList.copyOf(peer);
+        }
+    }
+
+    private final int rounds;
+
+    QueryBenchmark(int rounds)
+    {
+        this.rounds = rounds;
+    }
+
+    /** The pairs of the issues, over a dataset whose tiers split at {@code watermark}. */
+    static List<Pair> pairs(Connection trino, Connection postgres, Instant watermark, List<String> maloIds)
+    {
+        String w = LITERAL.format(watermark);
+        String trinoCold = "\"from\" < TIMESTAMP '%s UTC'".formatted(w);
+        String trinoHot = "\"from\" >= TIMESTAMP '%s UTC'".formatted(w);
+        String postgresHot = "\"from\" >= TIMESTAMPTZ '%s+00'".formatted(w);
+        String meter = maloIds.get(maloIds.size() / 3);
+        String oneMeter = "malo_id = '%s'".formatted(meter);
+        // every n-th meter, so the list spans the whole id range
+        List<String> hundred = IntStream.range(0, 100).mapToObj(index -> maloIds.get(index * maloIds.size() / 100)).toList();
+        String trinoList = hundred.stream().map(id -> "'" + id + "'").collect(Collectors.joining(", ", "(VALUES ", ")"));
+        String postgresList = hundred.stream().map(id -> "('" + id + "')").collect(Collectors.joining(", ", "(VALUES ", ")"));
+        String byDay = "SELECT balancing_day, count(*), sum(value) FROM %s WHERE %s GROUP BY balancing_day ORDER BY balancing_day";
+        String trinoByMonth = "SELECT date_trunc('month', balancing_day) AS month, count(*), sum(value) FROM %s%s GROUP BY 1 ORDER BY 1";
+        String postgresByMonth = "SELECT CAST(date_trunc('month', balancing_day) AS date) AS month, count(*), sum(value) FROM %s WHERE %s GROUP BY 1 ORDER BY 1";
+        String trinoJoin = "SELECT date_trunc('month', r.balancing_day) AS month, count(*), sum(r.value) FROM %s r JOIN %s m(id) ON r.malo_id = m.id%s GROUP BY 1 ORDER BY 1";
+        String postgresJoin = "SELECT CAST(date_trunc('month', r.balancing_day) AS date) AS month, count(*), sum(r.value) FROM %s r JOIN %s m(id) ON r.malo_id = m.id WHERE r.%s GROUP BY 1 ORDER BY 1";
+        String everyInterval = "SELECT * FROM %s WHERE %s ORDER BY \"from\", version";
+
+        return List.of(
+                new Pair("Q1", "cold range: sum by day over all meters", "readings_versions", "Iceberg connector",
+                        new TimedQuery("meterstore", trino, byDay.formatted(MS, trinoCold)),
+                        List.of(new TimedQuery("iceberg", trino, byDay.formatted(ICEBERG, trinoCold))),
+                        Answer.SAME_ROWS, Target.atMost(1.0)),
+                new Pair("Q2", "cold range: one meter, every interval", "readings_versions", "Iceberg connector",
+                        new TimedQuery("meterstore", trino, everyInterval.formatted(MS, oneMeter + " AND " + trinoCold)),
+                        List.of(new TimedQuery("iceberg", trino, everyInterval.formatted(ICEBERG, oneMeter + " AND " + trinoCold))),
+                        Answer.SAME_ROWS, Target.atMost(1.0)),
+                new Pair("Q3", "hot range: sum by day over all meters", "readings_versions", "native PostgreSQL",
+                        new TimedQuery("meterstore", trino, byDay.formatted(MS, trinoHot)),
+                        List.of(new TimedQuery("postgresql", postgres, byDay.formatted(POSTGRES, postgresHot))),
+                        Answer.SAME_ROWS, Target.atMost(1.0)),
+                new Pair("Q4", "whole range: one meter, every interval", "readings_versions", "Iceberg connector, cold part alone",
+                        new TimedQuery("meterstore", trino, everyInterval.formatted(MS, oneMeter)),
+                        List.of(new TimedQuery("iceberg", trino, everyInterval.formatted(ICEBERG, oneMeter + " AND " + trinoCold))),
+                        Answer.COLD_PREFIX, Target.atMost(1.2)),
+                new Pair("Q5", "whole range: sum by month", "readings_versions", "Iceberg (cold) + PostgreSQL (hot), times added",
+                        new TimedQuery("meterstore", trino, trinoByMonth.formatted(MS, "")),
+                        List.of(
+                                new TimedQuery("iceberg", trino, trinoByMonth.formatted(ICEBERG, " WHERE " + trinoCold)),
+                                new TimedQuery("postgresql", postgres, postgresByMonth.formatted(POSTGRES, postgresHot))),
+                        Answer.SAME_AGGREGATES, Target.atMost(1.0)),
+                new Pair("Q6", "whole range joined with a 100-meter list", "readings_versions", "Iceberg (cold) + PostgreSQL (hot), list in both",
+                        new TimedQuery("meterstore", trino, trinoJoin.formatted(MS, trinoList, "")),
+                        List.of(
+                                new TimedQuery("iceberg", trino, trinoJoin.formatted(ICEBERG, trinoList, " WHERE r." + trinoCold)),
+                                new TimedQuery("postgresql", postgres, postgresJoin.formatted(POSTGRES, postgresList, postgresHot))),
+                        Answer.SAME_AGGREGATES, Target.atMost(1.0)),
+                new Pair("R1", "whole range: sum by month, winners against all versions", "readings", "readings_versions",
+                        new TimedQuery("meterstore", trino, trinoByMonth.formatted("meterstore.metering.readings", "")),
+                        List.of(new TimedQuery("meterstore", trino, trinoByMonth.formatted(MS, ""))),
+                        Answer.NOT_COMPARABLE, Target.atMost(1.3)),
+                new Pair("R2", "whole range: sum by month of the winners", "readings", "ROW_NUMBER over readings_versions",
+                        new TimedQuery("meterstore", trino, trinoByMonth.formatted("meterstore.metering.readings", "")),
+                        List.of(new TimedQuery("meterstore", trino, trinoByMonth.formatted(ROW_NUMBER, " WHERE winner = 1"))),
+                        Answer.SAME_AGGREGATES, Target.atMost(0.5)));
+    }
+
+    static List<String> maloIds(ReadingsGenerator generator)
+    {
+        return generator.maloIds();
+    }
+
+    BenchmarkResult run(Pair pair)
+    {
+        try {
+            log.info("%s: warm-up", pair.id());
+            Execution meterstoreWarmUp = pair.meterstore().execute();
+            List<Execution> peerWarmUp = executeAll(pair.peer());
+            Comparison comparison = compare(pair.answer(), meterstoreWarmUp, peerWarmUp);
+            List<Long> meterstoreSamples = new ArrayList<>();
+            List<Long> peerSamples = new ArrayList<>();
+            for (int round = 0; round < rounds; round++) {
+                if (round % 2 == 0) {
+                    meterstoreSamples.add(pair.meterstore().execute().nanos());
+                    peerSamples.add(totalNanos(executeAll(pair.peer())));
+                }
+                else {
+                    peerSamples.add(totalNanos(executeAll(pair.peer())));
+                    meterstoreSamples.add(pair.meterstore().execute().nanos());
+                }
+            }
+            double meterstore = Medians.seconds(Math.round(Medians.median(meterstoreSamples)));
+            double peer = Medians.seconds(Math.round(Medians.median(peerSamples)));
+            log.info("%s: MeterStore %.3f s, peer %.3f s, ratio %.2f, %s", pair.id(), meterstore, peer, meterstore / peer, comparison);
+            return new BenchmarkResult(pair.id(), pair.title(), pair.meterstoreLabel(), pair.peerLabel(), Unit.SECONDS, meterstore, peer, pair.target(), comparison,
+                    java.util.Optional.empty(), details(pair, comparison, meterstoreWarmUp, peerWarmUp, meterstoreSamples, peerSamples));
+        }
+        catch (SQLException | RuntimeException e) {
+            log.error(e, "%s failed", pair.id());
+            return BenchmarkResult.failed(pair.id(), pair.title(), pair.meterstoreLabel(), pair.peerLabel(), Unit.SECONDS, pair.target(), e);
+        }
+    }
+
+    private static List<Execution> executeAll(List<TimedQuery> queries)
+            throws SQLException
+    {
+        List<Execution> executions = new ArrayList<>();
+        for (TimedQuery query : queries) {
+            executions.add(query.execute());
+        }
+        return executions;
+    }
+
+    private static long totalNanos(List<Execution> executions)
+    {
+        return executions.stream().mapToLong(Execution::nanos).sum();
+    }
+
+    static Comparison compare(Answer answer, Execution meterstore, List<Execution> peer)
+    {
+        return switch (answer) {
+            case SAME_ROWS -> meterstore.rows().equals(getOnlyElement(peer).rows()) ? Comparison.SAME_RESULT : Comparison.MISMATCH;
+            case SAME_AGGREGATES -> addUp(List.of(meterstore)).equals(addUp(peer)) ? Comparison.SAME_RESULT : Comparison.MISMATCH;
+            case COLD_PREFIX -> {
+                List<List<String>> cold = getOnlyElement(peer).rows();
+                List<List<String>> all = meterstore.rows();
+                // the meter has rows in both tiers, so the prefix is a proper one
+                yield !cold.isEmpty() && all.size() > cold.size() && all.subList(0, cold.size()).equals(cold) ? Comparison.SAME_RESULT : Comparison.MISMATCH;
+            }
+            case NOT_COMPARABLE -> Comparison.NOT_COMPARABLE;
+        };
+    }
+
+    /** Adds up rows keyed by their first column: a month's count and sum over both tiers is the sum of its parts. */
+    static Map<String, List<BigDecimal>> addUp(List<Execution> executions)
+    {
+        Map<String, List<BigDecimal>> totals = new TreeMap<>();
+        for (Execution execution : executions) {
+            for (List<String> row : execution.rows()) {
+                List<BigDecimal> values = row.subList(1, row.size()).stream().map(BigDecimal::new).toList();
+                totals.merge(row.getFirst(), values, (left, right) -> IntStream.range(0, left.size()).mapToObj(index -> left.get(index).add(right.get(index))).toList());
+            }
+        }
+        totals.replaceAll((key, values) -> values.stream().map(value -> value.signum() == 0 ? BigDecimal.ZERO : value.stripTrailingZeros()).toList());
+        return totals;
+    }
+
+    private List<String> details(Pair pair, Comparison comparison, Execution meterstore, List<Execution> peer, List<Long> meterstoreSamples, List<Long> peerSamples)
+    {
+        List<String> details = new ArrayList<>();
+        details.add("MeterStore (%s rows), %s:\n\n```sql\n%s\n```".formatted(meterstore.rows().size(), samples(meterstoreSamples), pair.meterstore().sql()));
+        for (int index = 0; index < pair.peer().size(); index++) {
+            TimedQuery query = pair.peer().get(index);
+            details.add("Peer, %s (%s rows)%s:\n\n```sql\n%s\n```".formatted(
+                    query.engine(),
+                    peer.get(index).rows().size(),
+                    index == 0 ? ", %s%s".formatted(samples(peerSamples), pair.peer().size() > 1 ? " (all parts added)" : "") : "",
+                    query.sql()));
+        }
+        details.add(switch (comparison) {
+            case SAME_RESULT -> switch (pair.answer()) {
+                case SAME_ROWS -> "Both returned the same rows.";
+                case SAME_AGGREGATES -> "The peer's parts add up to MeterStore's answer, group by group.";
+                case COLD_PREFIX -> "The peer's rows are exactly MeterStore's rows below the watermark.";
+                case NOT_COMPARABLE -> "";
+            };
+            case MISMATCH -> "**MISMATCH**: the answers differ, so the timing compares nothing.";
+            case NOT_COMPARABLE -> "Different tables by design (winners against every version); R2 checks the winners.";
+        });
+        return details;
+    }
+
+    private String samples(List<Long> samples)
+    {
+        return samples.stream().map(nanos -> BenchmarkReport.figure(Medians.seconds(nanos), Unit.SECONDS)).collect(Collectors.joining(", ", "rounds ", ""));
+    }
+}

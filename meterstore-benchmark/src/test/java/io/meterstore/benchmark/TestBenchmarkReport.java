@@ -1,0 +1,90 @@
+package io.meterstore.benchmark;
+
+import io.meterstore.benchmark.BenchmarkReport.Environment;
+import io.meterstore.benchmark.BenchmarkResult.Comparison;
+import io.meterstore.benchmark.BenchmarkResult.Target;
+import io.meterstore.benchmark.BenchmarkResult.Unit;
+import io.meterstore.benchmark.BenchmarkResult.Verdict;
+import io.meterstore.benchmark.QueryBenchmark.Answer;
+import io.meterstore.benchmark.TimedQuery.Execution;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The arithmetic and the rendering of the report; the benchmark itself is run by bin/benchmark, never by the build. */
+final class TestBenchmarkReport
+{
+    @Test
+    void testMedian()
+    {
+        assertThat(Medians.median(List.of(5L, 1L, 3L))).isEqualTo(3.0);
+        assertThat(Medians.median(List.of(4L, 1L, 3L, 10L))).isEqualTo(3.5);
+        assertThat(Medians.median(List.of(7L))).isEqualTo(7.0);
+    }
+
+    @Test
+    void testVerdicts()
+    {
+        assertThat(result("Q1", 1.0, 2.0, Comparison.SAME_RESULT).verdict()).isEqualTo(Verdict.MET);
+        assertThat(result("Q1", 2.0, 2.0, Comparison.SAME_RESULT).verdict()).isEqualTo(Verdict.MET);
+        assertThat(result("Q1", 2.1, 2.0, Comparison.SAME_RESULT).verdict()).isEqualTo(Verdict.MISSED);
+        // a faster wrong answer is no win
+        assertThat(result("Q1", 1.0, 2.0, Comparison.MISMATCH).verdict()).isEqualTo(Verdict.MISMATCH);
+        assertThat(BenchmarkResult.failed("Q3", "hot", "m", "p", Unit.SECONDS, Target.atMost(1), new IllegalStateException("Query exceeded per-node memory limit\nmore")).verdict())
+                .isEqualTo(Verdict.FAILED);
+    }
+
+    @Test
+    void testAnswersAddUpAcrossTiers()
+    {
+        Execution meterstore = new Execution(1, List.of(List.of("2026-03-01", "10", "1.5"), List.of("2026-04-01", "4", "2")));
+        Execution cold = new Execution(1, List.of(List.of("2026-03-01", "7", "1.000000")));
+        Execution hot = new Execution(1, List.of(List.of("2026-03-01", "3", "0.5"), List.of("2026-04-01", "4", "2.000000")));
+        assertThat(QueryBenchmark.compare(Answer.SAME_AGGREGATES, meterstore, List.of(cold, hot))).isEqualTo(Comparison.SAME_RESULT);
+        assertThat(QueryBenchmark.compare(Answer.SAME_AGGREGATES, meterstore, List.of(cold))).isEqualTo(Comparison.MISMATCH);
+
+        Execution all = new Execution(1, List.of(List.of("a"), List.of("b"), List.of("c")));
+        assertThat(QueryBenchmark.compare(Answer.COLD_PREFIX, all, List.of(new Execution(1, List.of(List.of("a"), List.of("b")))))).isEqualTo(Comparison.SAME_RESULT);
+        assertThat(QueryBenchmark.compare(Answer.COLD_PREFIX, all, List.of(new Execution(1, List.of(List.of("b")))))).isEqualTo(Comparison.MISMATCH);
+        assertThat(QueryBenchmark.compare(Answer.SAME_ROWS, all, List.of(all))).isEqualTo(Comparison.SAME_RESULT);
+        assertThat(TimedQuery.normalize(new java.math.BigDecimal("12.340000"))).isEqualTo("12.34");
+        assertThat(TimedQuery.normalize(new java.math.BigDecimal("0.000000"))).isEqualTo("0");
+    }
+
+    @Test
+    void testMarkdownAndChart()
+    {
+        BenchmarkReport report = new BenchmarkReport(
+                new Environment("2026-11-30 08:00 UTC", 2, "23.5 GiB", "OpenJDK 25", "Linux", "17.11"),
+                List.of("300 meters x 20 days"),
+                List.of(
+                        result("Q1", 1.0, 4.0, Comparison.SAME_RESULT),
+                        result("Q3", 9.0, 1.0, Comparison.SAME_RESULT),
+                        new BenchmarkResult("S1", "bytes per row", "archiver", "CTAS", Unit.BYTES_PER_ROW, 3.2, 3.19, Target.atMost(1.0), Comparison.SAME_RESULT, Optional.empty(), List.of())),
+                Map.of("Q3", "the hot scan is single-threaded."));
+        String markdown = report.markdown();
+        assertThat(markdown)
+                .contains("| 2026-11-30 08:00 UTC | 2 | 23.5 GiB | OpenJDK 25 | Linux | 17.11 |")
+                .contains("| Q1 | title | m | p | 1.000 s | 4.000 s | 0.25 | <= 1.00 | met |")
+                .contains("| Q3 | title | m | p | 9.000 s | 1.000 s | 9.00 | <= 1.00 | **missed** |")
+                // sizes show the third decimal, so a small miss is not rounded away
+                .contains("| S1 | bytes per row | archiver | CTAS | 3.200 B/row | 3.190 B/row | 1.003 | <= 1.00 | **missed** |")
+                .contains("- **Q3** (**missed**): the hot scan is single-threaded.")
+                .contains("- **S1** (**missed**): not analysed yet.")
+                .doesNotContain("- **Q1**");
+        String svg = report.svg();
+        // one bar per result; Q3's 9.0 is beyond the axis, which ends at 6
+        assertThat(report.axisMaximum()).isEqualTo(6.0);
+        assertThat(svg).startsWith("<svg ").endsWith("</svg>\n").contains(">Q1 title<").contains("&gt; 9.00");
+        assertThat(svg.split("<rect ", -1)).hasSize(1 + 1 + 3);
+    }
+
+    private static BenchmarkResult result(String id, double meterstore, double peer, Comparison comparison)
+    {
+        return new BenchmarkResult(id, "title", "m", "p", Unit.SECONDS, meterstore, peer, Target.atMost(1.0), comparison, Optional.empty(), List.of());
+    }
+}
