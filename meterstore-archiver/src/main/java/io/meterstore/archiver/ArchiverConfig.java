@@ -210,7 +210,7 @@ public class ArchiverConfig
     }
 
     @Config("meterstore.chunk-rows")
-    @ConfigDescription("Rows fetched from PostgreSQL per round trip; bounds the archiver's memory")
+    @ConfigDescription("Rows per page streamed from PostgreSQL into the Parquet writer; bounds the archiver's memory")
     public ArchiverConfig setChunkRows(int chunkRows)
     {
         this.chunkRows = chunkRows;

@@ -5,9 +5,9 @@ import com.google.common.collect.ImmutableList;
 import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
 import io.airlift.configuration.ConfigSecuritySensitive;
+import io.airlift.configuration.DefunctConfig;
 import io.airlift.units.Duration;
 import io.airlift.units.MinDuration;
-import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Size;
 
@@ -16,6 +16,8 @@ import java.util.Optional;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 
+// hot partitions stream as binary COPY, which has no fetch size
+@DefunctConfig("meterstore.postgresql.fetch-rows")
 public class MeterstoreConfig
 {
     private String postgresqlUrl;
@@ -27,7 +29,6 @@ public class MeterstoreConfig
     private String icebergJdbcUrl;
     private String icebergWarehouse;
     private Duration lockTimeout = new Duration(5, SECONDS);
-    private int hotFetchRows = 10_000;
 
     @NotNull
     public String getPostgresqlUrl()
@@ -152,20 +153,6 @@ public class MeterstoreConfig
     public MeterstoreConfig setLockTimeout(Duration lockTimeout)
     {
         this.lockTimeout = lockTimeout;
-        return this;
-    }
-
-    @Min(1)
-    public int getHotFetchRows()
-    {
-        return hotFetchRows;
-    }
-
-    @Config("meterstore.postgresql.fetch-rows")
-    @ConfigDescription("Rows fetched per round trip when streaming a hot partition")
-    public MeterstoreConfig setHotFetchRows(int hotFetchRows)
-    {
-        this.hotFetchRows = hotFetchRows;
         return this;
     }
 }

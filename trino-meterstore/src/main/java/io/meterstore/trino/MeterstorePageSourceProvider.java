@@ -66,7 +66,7 @@ public class MeterstorePageSourceProvider
         }
         if (split instanceof HotSplit hotSplit && !resolution.resolve()) {
             // the statement itself drops versions recorded after an AS OF instant
-            return new HotPageSource(tables.connectPostgres(), hotSplit, meterstoreColumns, predicate, resolution, tables.hotFetchRows());
+            return new HotPageSource(tables.connectPostgres(), hotSplit, meterstoreColumns, predicate, resolution);
         }
         if (resolution.isNone()) {
             return switch (split) {
@@ -78,7 +78,7 @@ public class MeterstorePageSourceProvider
         // the tier reads the columns resolution needs too; the resolving page source returns the query's columns
         VersionResolution.Layout layout = resolution.layout(meterstoreColumns);
         ConnectorPageSource source = switch (split) {
-            case HotSplit hotSplit -> new HotPageSource(tables.connectPostgres(), hotSplit, layout.columns(), predicate, resolution, tables.hotFetchRows());
+            case HotSplit hotSplit -> new HotPageSource(tables.connectPostgres(), hotSplit, layout.columns(), predicate, resolution);
             case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, layout.columns(), predicate);
             case ColdFileGroupSplit group when group.files().size() == 1 -> coldPageSources.createPageSource(session, group.files().getFirst(), layout.columns(), predicate);
             case ColdFileGroupSplit group -> new SortedMergePageSource(

@@ -152,8 +152,4 @@ public final class MeterstoreTables
         }
     }
 
-    public int hotFetchRows()
-    {
-        return config.getHotFetchRows();
-    }
 }

@@ -120,8 +120,11 @@ final class TestIcebergInterop
                 .failure()
                 .hasErrorCode(MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND)
                 .hasMessageContaining("has no snapshot 4242");
-        assertThat(query("SELECT count(*) FROM readings_versions FOR TIMESTAMP AS OF TIMESTAMP '2026-11-01 00:00:00 UTC'"))
+        assertThat(query("SELECT count(*) FROM readings FOR VERSION AS OF 4242"))
                 .failure()
-                .hasMessageContaining("does not support FOR TIMESTAMP AS OF");
+                .hasErrorCode(MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND);
+        assertThat(query("SELECT count(*) FROM readings_versions FOR VERSION AS OF 'main'"))
+                .failure()
+                .hasMessageContaining("takes an Iceberg snapshot id (bigint)");
     }
 }

@@ -101,8 +101,11 @@ final class TestMeterstoreConcurrentArchival
                 ArchiveOutcome outcome = archival.archiveOnce();
                 assertThat(outcome.kind()).as(outcome.describe()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);
                 watermarks.add(outcome.watermark().instant());
-                // let the readers plan against this watermark before the next one moves it
-                Thread.sleep(300);
+                // let the readers answer against this watermark before the next one moves it (bounded: a stuck reader fails below)
+                long target = answers.get() + READERS;
+                for (int attempt = 0; attempt < 600 && answers.get() < target && wrong.isEmpty(); attempt++) {
+                    Thread.sleep(100);
+                }
             }
             archiving.set(false);
             for (Future<?> reader : readers) {

@@ -25,8 +25,7 @@ final class TestMeterstoreConfig
                 .setIcebergCatalogName("meterstore")
                 .setIcebergJdbcUrl(null)
                 .setIcebergWarehouse(null)
-                .setLockTimeout(new Duration(5, SECONDS))
-                .setHotFetchRows(10_000));
+                .setLockTimeout(new Duration(5, SECONDS)));
     }
 
     @Test
@@ -42,7 +41,6 @@ final class TestMeterstoreConfig
                 .put("meterstore.iceberg.jdbc-url", "jdbc:postgresql://catalog:5432/iceberg")
                 .put("meterstore.iceberg.warehouse", "file:///var/lib/meterstore/warehouse")
                 .put("meterstore.postgresql.lock-timeout", "2s")
-                .put("meterstore.postgresql.fetch-rows", "5000")
                 .buildOrThrow();
         MeterstoreConfig expected = new MeterstoreConfig()
                 .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
@@ -53,8 +51,7 @@ final class TestMeterstoreConfig
                 .setIcebergCatalogName("archive")
                 .setIcebergJdbcUrl("jdbc:postgresql://catalog:5432/iceberg")
                 .setIcebergWarehouse("file:///var/lib/meterstore/warehouse")
-                .setLockTimeout(new Duration(2, SECONDS))
-                .setHotFetchRows(5000);
+                .setLockTimeout(new Duration(2, SECONDS));
         assertFullMapping(properties, expected);
     }
 }

@@ -55,7 +55,6 @@ public final class ArchivalCycle
 {
     private static final Logger log = Logger.get(ArchivalCycle.class);
     // rows per Trino page handed to the Parquet writer
-    private static final int PAGE_ROWS = 4096;
 
     private final Catalog catalog;
     private final TableIdentifier identifier;
@@ -192,7 +191,8 @@ public final class ArchivalCycle
             return List.of();
         }
         HotPartition partition = window.partition().get();
-        HotPartitionReader reader = new HotPartitionReader(hotTier, settings.chunkRows(), PAGE_ROWS);
+        // a page of chunk rows is what the stream holds at once, decoded and on its way to the file
+        HotPartitionReader reader = new HotPartitionReader(hotTier, settings.chunkRows());
         long targetFileSize = PropertyUtil.propertyAsLong(table.properties(), TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, IcebergTableSpec.TARGET_FILE_SIZE_BYTES);
         String namePrefix = partition.name() + "-" + UUID.randomUUID();
         Instant to = min(window.end(), partition.start().plus(step));

@@ -327,12 +327,12 @@ final class TestArchivalCycle
     {
         try (TestingArchiverTable tables = TestingArchiverTable.create("archives_rollover")) {
             Instant day = Instant.parse("2024-03-05T00:00:00Z");
-            List<Reading> readings = utcDay(day, 100);
+            List<Reading> readings = utcDay(day, 250);
             ReadingsOracle oracle = ReadingsOracle.of(readings);
             try (Connection connection = tables.connect()) {
                 new ReadingsLoader(tables.hotTier()).load(connection, readings);
             }
-            // every page fills a file
+            // every page (chunk-rows, 10,000 rows: three for 24,000 rows) fills a file
             tables.table().updateProperties().set(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, "1").commit();
             tables.clock().set(day.plus(DAY).plus(SETTLEMENT_LAG));
 

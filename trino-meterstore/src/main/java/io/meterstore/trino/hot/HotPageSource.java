@@ -2,7 +2,9 @@ package io.meterstore.trino.hot;
 
 import com.google.common.collect.ImmutableList;
 import io.airlift.slice.Slice;
-import io.meterstore.core.ReadingsColumn;
+import io.airlift.slice.Slices;
+import io.meterstore.core.PgBinaryCopy;
+import io.meterstore.core.PgBinaryCopyReader;
 import io.meterstore.core.Sql;
 import io.meterstore.trino.MeterstoreColumnHandle;
 import io.meterstore.trino.MeterstoreTypes;
@@ -17,22 +19,14 @@ import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.type.Int128;
 
-import java.math.BigDecimal;
-import java.sql.Array;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.LocalDate;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 
-import static io.airlift.slice.Slices.utf8Slice;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_PARTITION_MISSING;
 import static io.trino.spi.type.DateType.DATE;
@@ -40,7 +34,7 @@ import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Streams one hot partition through a server-side cursor (never a buffered result set) and decodes it into blocks.
+ * Streams one hot partition as binary COPY (never a buffered result set) and decodes the bytes straight into blocks.
  * The statement carries "from" >= W for the W the query planned with, the query's "from" range and equality on the
  * identifier columns, every value bound.
  */
@@ -58,8 +52,8 @@ public final class HotPageSource
     private final TupleDomain<MeterstoreColumnHandle> predicate;
     private final VersionResolution resolution;
     private final Connection connection;
-    private final PreparedStatement statement;
-    private final ResultSet resultSet;
+    private final PgBinaryCopy copy;
+    private final PgBinaryCopyReader rows;
     private final PageBuilder pageBuilder;
     private long completedPositions;
     private long readTimeNanos;
@@ -69,7 +63,7 @@ public final class HotPageSource
      * @param predicate the split's pushed constraint, possibly narrowed by a dynamic filter
      * @param resolution a resolving read gets its rows sorted by merge key and version; AS OF drops later versions here
      */
-    public HotPageSource(Connection connection, HotSplit split, List<MeterstoreColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> predicate, VersionResolution resolution, int fetchRows)
+    public HotPageSource(Connection connection, HotSplit split, List<MeterstoreColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> predicate, VersionResolution resolution)
     {
         this.resolution = requireNonNull(resolution, "resolution is null");
         this.connection = requireNonNull(connection, "connection is null");
@@ -79,17 +73,12 @@ public final class HotPageSource
         this.pageBuilder = new PageBuilder(this.columns.stream().map(MeterstoreColumnHandle::type).toList());
         long start = System.nanoTime();
         try {
-            // a cursor streams only inside a transaction; the partition is read, never written
+            // the parameters live only as long as this transaction; the partition is read, never written
             connection.setAutoCommit(false);
             connection.setReadOnly(true);
-            List<Object> parameters = new ArrayList<>();
-            String sql = sql(parameters);
-            statement = connection.prepareStatement(sql, ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY);
-            statement.setFetchSize(fetchRows);
-            for (int index = 0; index < parameters.size(); index++) {
-                statement.setObject(index + 1, parameters.get(index));
-            }
-            resultSet = statement.executeQuery();
+            List<String> parameters = new ArrayList<>();
+            copy = PgBinaryCopy.start(connection, sql(parameters), parameters);
+            rows = copy.rows();
         }
         catch (SQLException e) {
             closeQuietly();
@@ -98,7 +87,7 @@ public final class HotPageSource
         readTimeNanos += System.nanoTime() - start;
     }
 
-    private String sql(List<Object> parameters)
+    private String sql(List<String> parameters)
             throws SQLException
     {
         StringBuilder sql = new StringBuilder("SELECT ");
@@ -110,14 +99,14 @@ public final class HotPageSource
         }
         sql.append(" FROM ").append(Sql.qualified(split.schema(), split.partition()));
         // rows below W belong to Iceberg, even while an archived partition still exists detached for the reader grace
-        sql.append(" WHERE \"from\" >= ?");
+        sql.append(" WHERE \"from\" >= ").append(PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz"));
         parameters.add(timestamp(split.watermarkEpochMicros()));
         if (split.lowerEpochMicros().isPresent()) {
-            sql.append(" AND \"from\" >= ?");
+            sql.append(" AND \"from\" >= ").append(PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz"));
             parameters.add(timestamp(split.lowerEpochMicros().get()));
         }
         if (split.upperEpochMicros().isPresent()) {
-            sql.append(" AND \"from\" < ?");
+            sql.append(" AND \"from\" < ").append(PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz"));
             parameters.add(timestamp(split.upperEpochMicros().get()));
         }
         Optional<Map<MeterstoreColumnHandle, Domain>> domains = predicate.getDomains();
@@ -132,13 +121,12 @@ public final class HotPageSource
                 if (values.size() > MAX_PUSHED_VALUES) {
                     continue;
                 }
-                Array array = connection.createArrayOf("text", values.stream().map(value -> ((Slice) value).toStringUtf8()).toArray());
-                sql.append(" AND ").append(Sql.quoteIdentifier(column.name())).append(" = ANY(?)");
-                parameters.add(array);
+                sql.append(" AND ").append(Sql.quoteIdentifier(column.name())).append(" = ANY(").append(PgBinaryCopy.parameter(parameters.size() + 1, "text[]")).append(")");
+                parameters.add(textArray(values.stream().map(value -> ((Slice) value).toStringUtf8()).toList()));
             }
         }
         if (resolution.knownAtEpochMicros().isPresent()) {
-            sql.append(" AND recorded_at <= ?");
+            sql.append(" AND recorded_at <= ").append(PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz"));
             parameters.add(timestamp(resolution.knownAtEpochMicros().get()));
         }
         if (resolution.resolve()) {
@@ -148,9 +136,27 @@ public final class HotPageSource
         return sql.toString();
     }
 
-    private static OffsetDateTime timestamp(long epochMicros)
+    private static String timestamp(long epochMicros)
     {
-        return OffsetDateTime.ofInstant(MeterstoreTypes.fromEpochMicros(epochMicros), ZoneOffset.UTC);
+        // ISO 8601 in UTC, which timestamptz reads whatever the session's DateStyle and time zone
+        return MeterstoreTypes.fromEpochMicros(epochMicros).toString();
+    }
+
+    /** A PostgreSQL array literal: every element double-quoted, with quotes and backslashes escaped. */
+    private static String textArray(List<String> values)
+    {
+        StringBuilder array = new StringBuilder("{");
+        for (String value : values) {
+            array.append(array.length() > 1 ? "," : "").append('"');
+            value.chars().forEach(character -> {
+                if (character == '"' || character == '\\') {
+                    array.append('\\');
+                }
+                array.append((char) character);
+            });
+            array.append('"');
+        }
+        return array.append('}').toString();
     }
 
     @Override
@@ -161,21 +167,24 @@ public final class HotPageSource
         }
         long start = System.nanoTime();
         try {
-            int rows = 0;
-            while (rows < MAX_PAGE_ROWS && !pageBuilder.isFull()) {
-                if (!resultSet.next()) {
+            int count = 0;
+            while (count < MAX_PAGE_ROWS && !pageBuilder.isFull()) {
+                if (!rows.nextRow()) {
                     finished = true;
                     break;
                 }
                 pageBuilder.declarePosition();
                 for (int channel = 0; channel < columns.size(); channel++) {
-                    appendValue(resultSet, channel + 1, columns.get(channel), pageBuilder.getBlockBuilder(channel));
+                    appendValue(rows, channel, columns.get(channel), pageBuilder.getBlockBuilder(channel));
                 }
-                rows++;
+                count++;
             }
         }
         catch (SQLException e) {
             throw translate(e);
+        }
+        catch (Exception e) {
+            throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot decode the rows of hot partition '%s.%s': %s".formatted(split.schema(), split.partition(), e.getMessage()), e);
         }
         finally {
             readTimeNanos += System.nanoTime() - start;
@@ -189,56 +198,18 @@ public final class HotPageSource
         return SourcePage.create(page);
     }
 
-    private static void appendValue(ResultSet resultSet, int index, MeterstoreColumnHandle column, BlockBuilder builder)
-            throws SQLException
+    private static void appendValue(PgBinaryCopyReader row, int field, MeterstoreColumnHandle column, BlockBuilder builder)
     {
-        ReadingsColumn.ColumnKind kind = column.column().kind();
-        switch (kind) {
-            case STRING -> {
-                String value = resultSet.getString(index);
-                if (value == null) {
-                    builder.appendNull();
-                }
-                else {
-                    VARCHAR.writeSlice(builder, utf8Slice(value));
-                }
-            }
-            case TIMESTAMP_TZ -> {
-                OffsetDateTime value = resultSet.getObject(index, OffsetDateTime.class);
-                if (value == null) {
-                    builder.appendNull();
-                }
-                else {
-                    MeterstoreTypes.TIMESTAMP_TZ_MICROS.writeObject(builder, MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(value.toInstant())));
-                }
-            }
-            case QUANTITY -> {
-                BigDecimal value = resultSet.getBigDecimal(index);
-                if (value == null) {
-                    builder.appendNull();
-                }
-                else {
-                    MeterstoreTypes.QUANTITY.writeLong(builder, value.setScale(MeterstoreTypes.QUANTITY.getScale()).unscaledValue().longValueExact());
-                }
-            }
-            case VERSION -> {
-                BigDecimal value = resultSet.getBigDecimal(index);
-                if (value == null) {
-                    builder.appendNull();
-                }
-                else {
-                    MeterstoreTypes.VERSION.writeObject(builder, Int128.valueOf(value.setScale(0).unscaledValue()));
-                }
-            }
-            case DATE -> {
-                LocalDate value = resultSet.getObject(index, LocalDate.class);
-                if (value == null) {
-                    builder.appendNull();
-                }
-                else {
-                    DATE.writeLong(builder, value.toEpochDay());
-                }
-            }
+        if (row.isNull(field)) {
+            builder.appendNull();
+            return;
+        }
+        switch (column.column().kind()) {
+            case STRING -> VARCHAR.writeSlice(builder, Slices.wrappedBuffer(row.buffer(), row.offset(field), row.length(field)));
+            case TIMESTAMP_TZ -> MeterstoreTypes.TIMESTAMP_TZ_MICROS.writeObject(builder, MeterstoreTypes.toTimestamp(row.timestampMicros(field)));
+            case QUANTITY -> MeterstoreTypes.QUANTITY.writeLong(builder, row.numericUnscaled(field, MeterstoreTypes.QUANTITY.getScale()));
+            case VERSION -> MeterstoreTypes.VERSION.writeObject(builder, Int128.valueOf(row.numericUnscaledBig(field, 0)));
+            case DATE -> DATE.writeLong(builder, row.epochDay(field));
         }
     }
 
@@ -290,12 +261,22 @@ public final class HotPageSource
 
     private void closeQuietly()
     {
+        if (copy != null && copy.isActive()) {
+            // closed before the end (a LIMIT, a failure): closing the connection ends the COPY on the server too
+            closeConnection();
+            return;
+        }
         try {
             connection.rollback();
         }
         catch (SQLException | RuntimeException ignored) {
             // the connection is closed next; nothing was written
         }
+        closeConnection();
+    }
+
+    private void closeConnection()
+    {
         try {
             connection.close();
         }

@@ -2,9 +2,11 @@ package io.meterstore.trino.cold;
 
 import io.airlift.slice.Slices;
 import io.airlift.units.DataSize;
+import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.trino.MeterstoreColumnHandle;
+import io.trino.spi.connector.ConnectorSplit;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.Range;
 import io.trino.spi.predicate.TupleDomain;
@@ -16,12 +18,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import java.math.BigInteger;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
+import static com.google.common.collect.ImmutableSet.toImmutableSet;
 import static io.meterstore.trino.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
 import static io.meterstore.trino.MeterstoreTypes.columnHandle;
 import static io.meterstore.trino.MeterstoreTypes.toEpochMicros;
@@ -153,6 +158,44 @@ final class TestColdSplitPlanner
             assertThat(previous.start() + previous.length()).isEqualTo(plan.splits().get(index).start());
         }
         assertThat(plan.dataFiles()).isEqualTo(1);
+    }
+
+    @Test
+    void testResolvingReadGroupsFilesWhoseFromRangesOverlap()
+    {
+        // every key of the three files has a different version: no file proves one version per key
+        List<ConnectorSplit> splits = planner.planResolved(table(), Optional.of(lastSnapshot), APRIL, TupleDomain.all());
+        assertThat(splits).hasSize(3).allSatisfy(split -> assertThat(split).isInstanceOf(ColdFileGroupSplit.class));
+        assertThat(splits).extracting(split -> ((ColdFileGroupSplit) split).files().getFirst().path())
+                .containsExactlyInAnyOrder(january.location(), february.location(), march.location());
+
+        // a late correction to January 10 in a file of its own, and a day whose every row is version 1
+        List<Reading> correction = readings(List.of(maloId(2)), OBIS_CODES, Instant.parse("2024-01-10T06:00:00Z"), 4).stream()
+                .map(reading -> withVersion(reading, reading.version().add(BigInteger.ONE)))
+                .toList();
+        List<Reading> firstVersions = readings(List.of(maloId(6)), OBIS_CODES, Instant.parse("2024-03-20T00:00:00Z"), 96).stream()
+                .map(reading -> withVersion(reading, BigInteger.ONE))
+                .toList();
+        DataFile correctionFile = coldTable.writeDataFile(correction, 1_000);
+        DataFile firstVersionsFile = coldTable.writeDataFile(firstVersions, 50);
+        long corrected = coldTable.append(APRIL, correctionFile, firstVersionsFile);
+
+        List<ConnectorSplit> resolving = new ColdSplitPlanner(DataSize.ofBytes(1)).planResolved(table(), Optional.of(corrected), APRIL, TupleDomain.all());
+        // January's file and its correction in one split, read whole; the version-1 file at its row groups, unresolved
+        assertThat(resolving).filteredOn(ColdFileGroupSplit.class::isInstance)
+                .extracting(split -> (Set<String>) ((ColdFileGroupSplit) split).files().stream().map(ColdSplit::path).collect(toImmutableSet()))
+                .containsExactlyInAnyOrder(Set.of(january.location(), correctionFile.location()), Set.of(february.location()), Set.of(march.location()));
+        assertThat(resolving).filteredOn(ColdSplit.class::isInstance)
+                .extracting(split -> ((ColdSplit) split).start())
+                .containsExactlyElementsOf(firstVersionsFile.splitOffsets());
+        assertThat(firstVersionsFile.splitOffsets()).hasSizeGreaterThan(1);
+    }
+
+    private static Reading withVersion(Reading reading, BigInteger version)
+    {
+        return new Reading(reading.maloId(), reading.meloId(), reading.obisCode(), reading.sparte(), reading.from(), reading.to(), reading.value(), reading.unit(),
+                reading.quality(), reading.resolution(), reading.sourceKind(), reading.sourceDetail(), reading.provenance(), version, reading.versionScope(),
+                reading.recordedAt(), reading.balancingDay());
     }
 
     private Table table()

@@ -1,0 +1,70 @@
+package io.meterstore.core;
+
+import org.postgresql.PGConnection;
+import org.postgresql.copy.CopyOut;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.List;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A query streamed as {@code COPY (...) TO STDOUT (FORMAT binary)}: the fastest way out of PostgreSQL, decoded by
+ * {@link PgBinaryCopyReader} without text parsing. COPY takes no bind parameters, so each value is bound to a setting
+ * of the current transaction ({@code set_config} through a prepared statement) and the query reads it back with
+ * {@link #parameter}: no value is ever part of the SQL text.
+ *
+ * @param copy the running COPY; active until its last row is read or the connection is closed
+ */
+public record PgBinaryCopy(CopyOut copy, PgBinaryCopyReader rows)
+{
+    public PgBinaryCopy
+    {
+        requireNonNull(copy, "copy is null");
+        requireNonNull(rows, "rows is null");
+    }
+
+    /**
+     * Starts the COPY of {@code query}, whose {@link #parameter}s {@code 1..n} are {@code parameters}. The connection
+     * must be in a transaction (auto-commit off): the settings live until it ends.
+     */
+    public static PgBinaryCopy start(Connection connection, String query, List<String> parameters)
+            throws SQLException
+    {
+        checkArgument(!connection.getAutoCommit(), "COPY parameters need a transaction: turn auto-commit off");
+        if (!parameters.isEmpty()) {
+            StringBuilder sql = new StringBuilder("SELECT ");
+            for (int index = 1; index <= parameters.size(); index++) {
+                sql.append(index > 1 ? ", " : "").append("set_config('").append(setting(index)).append("', ?, true)");
+            }
+            try (PreparedStatement statement = connection.prepareStatement(sql.toString())) {
+                for (int index = 0; index < parameters.size(); index++) {
+                    statement.setString(index + 1, parameters.get(index));
+                }
+                statement.execute();
+            }
+        }
+        CopyOut copy = connection.unwrap(PGConnection.class).getCopyAPI().copyOut("COPY (" + query + ") TO STDOUT (FORMAT binary)");
+        return new PgBinaryCopy(copy, new PgBinaryCopyReader(copy::readFromCopy));
+    }
+
+    /** The SQL expression of parameter {@code index} (from 1), cast to {@code type}. */
+    public static String parameter(int index, String type)
+    {
+        checkArgument(index > 0, "parameters count from 1");
+        return "current_setting('%s')::%s".formatted(setting(index), type);
+    }
+
+    public boolean isActive()
+    {
+        return copy.isActive();
+    }
+
+    private static String setting(int index)
+    {
+        return "meterstore.p" + index;
+    }
+}
