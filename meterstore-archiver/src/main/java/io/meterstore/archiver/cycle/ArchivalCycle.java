@@ -13,6 +13,7 @@ import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
+import io.meterstore.parquet.MonthFileWriter;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.Table;
