@@ -7,6 +7,7 @@ import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.Table;
 
 import java.io.IOException;
+import java.time.YearMonth;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -35,6 +36,15 @@ public final class MonthFileWriter
         this.namePrefix = requireNonNull(namePrefix, "namePrefix is null");
         checkArgument(targetFileSize > 0, "targetFileSize must be positive");
         this.targetFileSize = targetFileSize;
+    }
+
+    /** The partition of one month of "from" in a readings table, whose spec IcebergTableSpec.verify checked is exactly month("from"). */
+    public static PartitionData monthPartition(Table table, YearMonth month)
+    {
+        // months since 1970-01
+        PartitionData partition = new PartitionData(table.spec().partitionType());
+        partition.set(0, (month.getYear() - 1970) * 12 + month.getMonthValue() - 1);
+        return partition;
     }
 
     public void write(Page page)
