@@ -15,6 +15,7 @@ import io.trino.testing.QueryRunner;
 import org.apache.iceberg.Table;
 import org.junit.jupiter.api.Test;
 
+import java.math.BigDecimal;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
@@ -267,7 +268,7 @@ final class TestMeterstoreInsert
         assertThat(hot(hot)).isEqualTo(1);
         assertThat(icebergRows(hot)).isZero();
         assertThat(computeActual("SELECT count(*), sum(value) FROM readings_versions WHERE malo_id = '%s' AND version = 1".formatted(hot.maloId())).getMaterializedRows().getFirst().getFields())
-                .containsExactly(2L, new java.math.BigDecimal("19.500000"));
+                .containsExactly(2L, new BigDecimal("19.500000"));
     }
 
     @Test

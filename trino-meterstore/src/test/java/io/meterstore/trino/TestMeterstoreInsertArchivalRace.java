@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.time.LocalDate;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
@@ -192,7 +193,7 @@ final class TestMeterstoreInsertArchivalRace
             assertThat(queryRunner.execute("SELECT count(*) FROM iceberg.metering.readings WHERE \"from\" >= " + TestingInserts.timestamp(watermark.instant())).getOnlyValue()).isEqualTo(0L);
             try (Connection connection = warehouse.database().connect();
                     PreparedStatement statement = connection.prepareStatement("SELECT count(*) FROM %s.readings WHERE \"from\" < ?".formatted(SCHEMA))) {
-                statement.setObject(1, watermark.instant().atOffset(java.time.ZoneOffset.UTC));
+                statement.setObject(1, watermark.instant().atOffset(ZoneOffset.UTC));
                 try (ResultSet result = statement.executeQuery()) {
                     result.next();
                     assertThat(result.getLong(1)).isZero();

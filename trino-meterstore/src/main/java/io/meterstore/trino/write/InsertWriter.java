@@ -12,8 +12,11 @@ import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.Sparte;
+import io.meterstore.core.Sparte.MeasurementUnit;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
@@ -44,6 +47,7 @@ import org.apache.iceberg.util.SnapshotUtil;
 
 import java.io.IOException;
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -57,6 +61,7 @@ import java.time.YearMonth;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -96,6 +101,11 @@ public final class InsertWriter
     private static final List<MeterstoreColumnHandle> ALL_COLUMNS = MeterstoreTypes.columnHandles();
     private static final List<ReadingsColumn> ALL_READINGS_COLUMNS = List.of(ReadingsColumn.values());
 
+    private static final Comparator<Reading> SORT_ORDER = Comparator.comparing(Reading::maloId)
+            .thenComparing(Reading::obisCode)
+            .thenComparing(Reading::from)
+            .thenComparing(Reading::version);
+
     private static volatile Runnable beforeWrite = () -> {};
 
     private final MeterstoreTables tables;
@@ -121,7 +131,7 @@ public final class InsertWriter
     /** What a statement did: rows new in each tier, and redelivered rows already stored with the same payload. */
     public record Written(long hotRows, long coldRows, long unchanged) {}
 
-    private record Key(String maloId, String obisCode, Instant from, java.math.BigInteger version)
+    private record Key(String maloId, String obisCode, Instant from, BigInteger version)
     {
         static Key of(Reading reading)
         {
@@ -201,11 +211,6 @@ public final class InsertWriter
         log.debug("INSERT into '%s' at watermark %s: %s rows to PostgreSQL, %s to Iceberg, %s already stored", handle.schemaTableName(), watermark, newHot, newCold.size(), unchanged);
         return new Written(newHot, newCold.size(), unchanged);
     }
-
-    private static final java.util.Comparator<Reading> SORT_ORDER = java.util.Comparator.comparing(Reading::maloId)
-            .thenComparing(Reading::obisCode)
-            .thenComparing(Reading::from)
-            .thenComparing(Reading::version);
 
     // --- hot tier
 
@@ -489,12 +494,12 @@ public final class InsertWriter
                     result.getString(ReadingsColumn.MALO_ID.columnName()),
                     Optional.ofNullable(result.getString(ReadingsColumn.MELO_ID.columnName())),
                     result.getString(ReadingsColumn.OBIS_CODE.columnName()),
-                    io.meterstore.core.Sparte.parse(result.getString(ReadingsColumn.SPARTE.columnName())),
+                    Sparte.parse(result.getString(ReadingsColumn.SPARTE.columnName())),
                     result.getObject(ReadingsColumn.FROM.columnName(), OffsetDateTime.class).toInstant(),
                     result.getObject(ReadingsColumn.TO.columnName(), OffsetDateTime.class).toInstant(),
                     result.getBigDecimal(ReadingsColumn.VALUE.columnName()),
-                    io.meterstore.core.Sparte.MeasurementUnit.parse(result.getString(ReadingsColumn.UNIT.columnName())),
-                    io.meterstore.core.Quality.parse(result.getString(ReadingsColumn.QUALITY.columnName())),
+                    MeasurementUnit.parse(result.getString(ReadingsColumn.UNIT.columnName())),
+                    Quality.parse(result.getString(ReadingsColumn.QUALITY.columnName())),
                     result.getString(ReadingsColumn.RESOLUTION.columnName()),
                     result.getString(ReadingsColumn.SOURCE_KIND.columnName()),
                     Optional.ofNullable(result.getString(ReadingsColumn.SOURCE_DETAIL.columnName())),
