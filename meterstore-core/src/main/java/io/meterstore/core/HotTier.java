@@ -29,6 +29,7 @@ public final class HotTier
     // SQLSTATE lock_not_available, raised when lock_timeout expires
     private static final String LOCK_NOT_AVAILABLE = "55P03";
     private static final String UNDEFINED_TABLE = "42P01";
+    private static final String ARCHIVER_LEASE_PREFIX = "meterstore.archiver:";
 
     private final String schema;
     private final PartitionNaming naming;
@@ -101,33 +102,90 @@ public final class HotTier
     public boolean ensurePartition(Connection connection, Instant instant)
             throws SQLException
     {
+        return inTransaction(connection, () -> createIfMissing(connection, instant));
+    }
+
+    /**
+     * As {@link #ensurePartition(Connection, Instant)}, but inside the caller's open transaction, and never for a
+     * partition that lies entirely below {@code watermark}: its rows belong to Iceberg, and a partition re-created
+     * there after archival dropped or detached the old one would hold rows no query reads. The caller holds the
+     * archival fence ({@link #fenceArchival}), so the watermark it passes cannot move before it commits.
+     */
+    public boolean ensurePartitionInTransaction(Connection connection, Instant instant, TieringWatermark watermark)
+            throws SQLException
+    {
+        checkArgument(!connection.getAutoCommit(), "ensurePartitionInTransaction needs an open transaction");
+        Instant end = naming.alignDown(instant).plus(naming.step());
+        if (!end.isAfter(watermark.instant())) {
+            throw new IllegalStateException("Partition '%s' of table '%s' would lie entirely below the tiering watermark %s: its rows belong to Iceberg"
+                    .formatted(naming.partitionName(naming.alignDown(instant)), qualifiedParent(), watermark));
+        }
+        return createIfMissing(connection, instant);
+    }
+
+    private boolean createIfMissing(Connection connection, Instant instant)
+            throws SQLException
+    {
         Instant start = naming.alignDown(instant);
         Instant end = start.plus(naming.step());
         String name = naming.partitionName(start);
-        return inTransaction(connection, () -> {
-            try (Statement statement = connection.createStatement()) {
-                statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(lockTimeout.toMillis()));
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(lockTimeout.toMillis()));
+        }
+        // serialize creators of this table's partitions; the existence check below then cannot race
+        try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))")) {
+            lock.setString(1, "meterstore.ddl:" + schema + "." + naming.table());
+            lock.execute();
+        }
+        if (relationExists(connection, name)) {
+            return false;
+        }
+        String partition = qualifiedPartition(name);
+        String lower = literal(start);
+        String upper = literal(end);
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)".formatted(partition, qualifiedParent()));
+            // a CHECK that implies the bound lets ATTACH skip its validation scan
+            statement.execute("ALTER TABLE %s ADD CONSTRAINT %s CHECK (\"from\" >= %s AND \"from\" < %s)".formatted(partition, quoteIdentifier(name + "_bound"), lower, upper));
+            statement.execute("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s)".formatted(qualifiedParent(), partition, lower, upper));
+            statement.execute("ALTER TABLE %s DROP CONSTRAINT %s".formatted(partition, quoteIdentifier(name + "_bound")));
+        }
+        return true;
+    }
+
+    /** The name of the advisory lock that is the archiver's lease of {@code schema.table}: one place for both sides of the fence. */
+    public static String archiverLeaseName(String schema, String table)
+    {
+        return ARCHIVER_LEASE_PREFIX + schema + "." + table;
+    }
+
+    /**
+     * Inside the caller's open transaction: takes the archiver's lease lock of this table in shared mode, waiting at
+     * most {@code wait} for a running archival cycle to end. Until the transaction ends no cycle can start (the
+     * archiver's non-blocking exclusive acquire reports the lease contended and retries on its schedule), so the
+     * watermark cannot move, no partition is detached, and no cycle can be planning a window over a partition this
+     * transaction creates.
+     */
+    public void fenceArchival(Connection connection, Duration wait)
+            throws SQLException
+    {
+        checkArgument(!connection.getAutoCommit(), "fenceArchival needs an open transaction");
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(wait.toMillis()));
+        }
+        try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_xact_lock_shared(hashtextextended(?, 0))")) {
+            lock.setString(1, archiverLeaseName(schema, naming.table()));
+            lock.execute();
+        }
+        catch (SQLException e) {
+            if (isLockTimeout(e)) {
+                throw new LockTimeoutException("An archival cycle of table '%s' held its lease for longer than %s: try again once it has finished".formatted(qualifiedParent(), wait), e);
             }
-            // serialize creators of this table's partitions; the existence check below then cannot race
-            try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))")) {
-                lock.setString(1, "meterstore.ddl:" + schema + "." + naming.table());
-                lock.execute();
-            }
-            if (relationExists(connection, name)) {
-                return false;
-            }
-            String partition = qualifiedPartition(name);
-            String lower = literal(start);
-            String upper = literal(end);
-            try (Statement statement = connection.createStatement()) {
-                statement.execute("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)".formatted(partition, qualifiedParent()));
-                // a CHECK that implies the bound lets ATTACH skip its validation scan
-                statement.execute("ALTER TABLE %s ADD CONSTRAINT %s CHECK (\"from\" >= %s AND \"from\" < %s)".formatted(partition, quoteIdentifier(name + "_bound"), lower, upper));
-                statement.execute("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s)".formatted(qualifiedParent(), partition, lower, upper));
-                statement.execute("ALTER TABLE %s DROP CONSTRAINT %s".formatted(partition, quoteIdentifier(name + "_bound")));
-            }
-            return true;
-        });
+            throw e;
+        }
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(lockTimeout.toMillis()));
+        }
     }
 
     /**

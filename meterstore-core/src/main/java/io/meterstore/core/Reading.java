@@ -107,6 +107,30 @@ public record Reading(
         return this;
     }
 
+    /**
+     * Whether {@code other} carries the same payload: every column but recorded_at, values compared as numbers. A
+     * redelivered version with the same payload is the same fact learned again; any other difference is a conflict.
+     */
+    public boolean samePayload(Reading other)
+    {
+        return maloId.equals(other.maloId)
+                && meloId.equals(other.meloId)
+                && obisCode.equals(other.obisCode)
+                && sparte == other.sparte
+                && from.equals(other.from)
+                && to.equals(other.to)
+                && value.compareTo(other.value) == 0
+                && unit == other.unit
+                && quality == other.quality
+                && resolution.equals(other.resolution)
+                && sourceKind.equals(other.sourceKind)
+                && sourceDetail.equals(other.sourceDetail)
+                && provenance.equals(other.provenance)
+                && version.equals(other.version)
+                && versionScope.equals(other.versionScope)
+                && balancingDay.equals(other.balancingDay);
+    }
+
     /** The length of an ISO-8601 resolution: {@code PT15M}, {@code PT1H}, {@code PT60S}, ... */
     public static Duration resolutionDuration(String resolution)
     {

@@ -27,7 +27,8 @@ public record MeterstoreColumnHandle(ReadingsColumn column, Type type)
         return ColumnMetadata.builder()
                 .setName(column.columnName())
                 .setType(type)
-                .setNullable(column.nullable())
+                // stored for every row, but NULL on INSERT asks MeterStore to fill them in: the statement's start, the calendar's day
+                .setNullable(column.nullable() || column == ReadingsColumn.RECORDED_AT || column == ReadingsColumn.BALANCING_DAY)
                 .build();
     }
 }

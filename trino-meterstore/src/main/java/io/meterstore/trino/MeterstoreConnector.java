@@ -3,7 +3,9 @@ package io.meterstore.trino;
 import com.google.inject.Inject;
 import io.airlift.bootstrap.LifeCycleManager;
 import io.trino.spi.connector.Connector;
+import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.spi.connector.ConnectorMetadata;
+import io.trino.spi.connector.ConnectorPageSinkProvider;
 import io.trino.spi.connector.ConnectorPageSourceProvider;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorSplitManager;
@@ -19,18 +21,21 @@ public class MeterstoreConnector
     private final MeterstoreMetadata metadata;
     private final MeterstoreSplitManager splitManager;
     private final MeterstorePageSourceProvider pageSourceProvider;
+    private final MeterstorePageSinkProvider pageSinkProvider;
 
     @Inject
     public MeterstoreConnector(
             LifeCycleManager lifeCycleManager,
             MeterstoreMetadata metadata,
             MeterstoreSplitManager splitManager,
-            MeterstorePageSourceProvider pageSourceProvider)
+            MeterstorePageSourceProvider pageSourceProvider,
+            MeterstorePageSinkProvider pageSinkProvider)
     {
         this.lifeCycleManager = requireNonNull(lifeCycleManager, "lifeCycleManager is null");
         this.metadata = requireNonNull(metadata, "metadata is null");
         this.splitManager = requireNonNull(splitManager, "splitManager is null");
         this.pageSourceProvider = requireNonNull(pageSourceProvider, "pageSourceProvider is null");
+        this.pageSinkProvider = requireNonNull(pageSinkProvider, "pageSinkProvider is null");
     }
 
     @Override
@@ -55,6 +60,12 @@ public class MeterstoreConnector
     public ConnectorPageSourceProvider getPageSourceProvider()
     {
         return pageSourceProvider;
+    }
+
+    @Override
+    public ConnectorPageSinkProvider getPageSinkProvider()
+    {
+        return pageSinkProvider;
     }
 
     @Override

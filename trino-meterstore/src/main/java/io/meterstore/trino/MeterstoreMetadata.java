@@ -1,28 +1,31 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
-import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
+import io.airlift.slice.Slice;
 import io.meterstore.core.MeterstoreException;
-import io.meterstore.core.Sql;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
+import io.meterstore.trino.write.InsertWriter;
+import io.meterstore.trino.write.MeterstoreInsertTableHandle;
 import io.trino.spi.TrinoException;
 import io.trino.spi.catalog.CatalogName;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ColumnMetadata;
+import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.ConnectorMetadata;
+import io.trino.spi.connector.ConnectorOutputMetadata;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTableMetadata;
 import io.trino.spi.connector.ConnectorTableVersion;
 import io.trino.spi.connector.PointerType;
-import io.trino.spi.connector.ConnectorViewDefinition;
-import io.trino.spi.connector.ConnectorViewDefinition.ViewColumn;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.ConstraintApplicationResult;
+import io.trino.spi.connector.RetryMode;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.statistics.ComputedStatistics;
 import io.trino.spi.type.LongTimestamp;
 import io.trino.spi.type.LongTimestampWithTimeZone;
 import io.trino.spi.type.TimestampType;
@@ -31,6 +34,7 @@ import org.apache.iceberg.Table;
 
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -56,12 +60,14 @@ public class MeterstoreMetadata
 {
     private final MeterstoreTables tables;
     private final String catalogName;
+    private final InsertWriter insertWriter;
 
     @Inject
-    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName)
+    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter)
     {
         this.tables = requireNonNull(tables, "tables is null");
         this.catalogName = requireNonNull(catalogName, "catalogName is null").toString();
+        this.insertWriter = requireNonNull(insertWriter, "insertWriter is null");
     }
 
     @Override
@@ -180,5 +186,41 @@ public class MeterstoreMetadata
     private static List<ColumnMetadata> columnsMetadata()
     {
         return MeterstoreTypes.columnHandles().stream().map(MeterstoreColumnHandle::toColumnMetadata).toList();
+    }
+
+    @Override
+    public ConnectorInsertTableHandle beginInsert(ConnectorSession session, ConnectorTableHandle tableHandle, List<ColumnHandle> columns, RetryMode retryMode)
+    {
+        MeterstoreTableHandle table = (MeterstoreTableHandle) tableHandle;
+        if (tables.isResolvedTable(table.schemaTableName())) {
+            throw new TrinoException(NOT_SUPPORTED, "Table '%s' shows only the winning version of each reading and cannot be written: INSERT into '%s%s', which keeps every version"
+                    .formatted(table.schemaTableName(), table.schemaTableName().getTableName(), MeterstoreTables.VERSIONS_SUFFIX));
+        }
+        if (retryMode != RetryMode.NO_RETRIES) {
+            throw new TrinoException(NOT_SUPPORTED, "MeterStore writes do not support retry-policy %s: run INSERT with retry_policy NONE; a failed INSERT can simply be run again".formatted(retryMode));
+        }
+        PinnedWatermark pinned;
+        try {
+            // the current W, not the one a read of the same table pinned; the write re-reads it under the archival fence
+            pinned = WatermarkReader.current(tables.loadIcebergTable(table.storageTable()));
+        }
+        catch (MeterstoreException e) {
+            throw MeterstoreErrorCode.toTrinoException(e);
+        }
+        return new MeterstoreInsertTableHandle(
+                table.schemaTableName(),
+                table.storageTable(),
+                pinned.snapshotId(),
+                MeterstoreTypes.toEpochMicros(pinned.watermark().instant()),
+                MeterstoreTypes.toEpochMicros(session.getStart()),
+                columns.stream().map(MeterstoreColumnHandle.class::cast).toList());
+    }
+
+    @Override
+    public Optional<ConnectorOutputMetadata> finishInsert(ConnectorSession session, ConnectorInsertTableHandle insertHandle, List<ConnectorTableHandle> sourceTableHandles, Collection<Slice> fragments, Collection<ComputedStatistics> computedStatistics)
+    {
+        // runs once per statement, on the coordinator: every writer's validated rows are written here, exactly once
+        insertWriter.write(session, (MeterstoreInsertTableHandle) insertHandle, fragments);
+        return Optional.empty();
     }
 }

@@ -7,6 +7,8 @@ import com.google.inject.Scopes;
 import com.google.inject.Singleton;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
 import io.meterstore.trino.cold.ColdSplitPlanner;
+import io.meterstore.trino.write.InsertWriter;
+import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.filesystem.local.LocalFileSystem;
 import io.trino.parquet.ParquetReaderOptions;
@@ -27,6 +29,8 @@ public class MeterstoreModule
         binder.bind(MeterstoreSplitManager.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSourceProvider.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreTables.class).in(Scopes.SINGLETON);
+        binder.bind(MeterstorePageSinkProvider.class).in(Scopes.SINGLETON);
+        binder.bind(InsertWriter.class).in(Scopes.SINGLETON);
     }
 
     @Provides

@@ -13,8 +13,8 @@ import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
+import io.meterstore.parquet.MonthFileWriter;
 import org.apache.iceberg.DataFile;
-import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
@@ -203,7 +203,7 @@ public final class ArchivalCycle
             while (monthStart.isBefore(to)) {
                 YearMonth month = YearMonth.from(monthStart.atOffset(ZoneOffset.UTC));
                 Instant monthEnd = min(to, month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC));
-                MonthFileWriter writer = new MonthFileWriter(table, monthPartition(table, month), namePrefix + "-" + month, targetFileSize);
+                MonthFileWriter writer = new MonthFileWriter(table, MonthFileWriter.monthPartition(table, month), namePrefix + "-" + month, targetFileSize);
                 try {
                     reader.read(connection, partition.name(), monthStart, monthEnd, page -> {
                         writer.write(page);
@@ -293,14 +293,6 @@ public final class ArchivalCycle
                     "Table '%s' is archived with a step of %s seconds, but the archiver is configured with %s seconds: set meterstore.archival-step to %ss"
                             .formatted(tableName(), recorded.get().toSeconds(), step.toSeconds(), recorded.get().toSeconds()));
         }
-    }
-
-    private static PartitionData monthPartition(Table table, YearMonth month)
-    {
-        // IcebergTableSpec.verify checked the spec is exactly month("from"): months since 1970-01
-        PartitionData partition = new PartitionData(table.spec().partitionType());
-        partition.set(0, (month.getYear() - 1970) * 12 + month.getMonthValue() - 1);
-        return partition;
     }
 
     private static void deleteFiles(Table table, List<DataFile> files)

@@ -1,6 +1,7 @@
 package io.meterstore.archiver.lease;
 
 import io.airlift.log.Logger;
+import io.meterstore.core.HotTier;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -27,10 +28,10 @@ public final class ArchiverLease
         implements AutoCloseable
 {
     private static final Logger log = Logger.get(ArchiverLease.class);
-    private static final String KEY_PREFIX = "meterstore.archiver:";
-    // a bigint advisory lock shows in pg_locks as classid = its high 32 bits, objid = its low 32 bits, objsubid = 1
+    // a bigint advisory lock shows in pg_locks as classid = its high 32 bits, objid = its low 32 bits, objsubid = 1;
+    // INSERTs hold it shared while they write the hot tier (HotTier.fenceArchival), which is not the lease
     private static final String LOCK_ROW = """
-            locktype = 'advisory' AND granted AND objsubid = 1
+            locktype = 'advisory' AND granted AND objsubid = 1 AND mode = 'ExclusiveLock'
             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
             AND classid = ((%1$s >> 32) & 4294967295)::oid AND objid = (%1$s & 4294967295)::oid""";
 
@@ -64,7 +65,7 @@ public final class ArchiverLease
             long key;
             boolean acquired;
             try (PreparedStatement statement = connection.prepareStatement("SELECT key, pg_try_advisory_lock(key) FROM (SELECT hashtextextended(?, 0) AS key) lease")) {
-                statement.setString(1, KEY_PREFIX + name);
+                statement.setString(1, HotTier.archiverLeaseName(schema, table));
                 try (ResultSet result = statement.executeQuery()) {
                     result.next();
                     key = result.getLong(1);
@@ -87,13 +88,12 @@ public final class ArchiverLease
     public static Optional<LeaseHolder> holder(Connection connection, String schema, String table)
             throws SQLException
     {
-        String name = qualifiedName(schema, table);
         try (PreparedStatement statement = connection.prepareStatement("""
                 SELECT l.pid, a.application_name
                 FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
                 WHERE %s""".formatted(LOCK_ROW.formatted("hashtextextended(?, 0)")))) {
-            statement.setString(1, KEY_PREFIX + name);
-            statement.setString(2, KEY_PREFIX + name);
+            statement.setString(1, HotTier.archiverLeaseName(schema, table));
+            statement.setString(2, HotTier.archiverLeaseName(schema, table));
             try (ResultSet result = statement.executeQuery()) {
                 if (!result.next()) {
                     return Optional.empty();

@@ -8,6 +8,7 @@ import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
+import io.meterstore.parquet.ReadingsParquetSchema;
 import io.meterstore.testing.Readings;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;

@@ -1,4 +1,4 @@
-package io.meterstore.archiver.cycle;
+package io.meterstore.parquet;
 
 import com.google.common.collect.ImmutableList;
 import io.trino.spi.Page;
@@ -7,6 +7,7 @@ import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.Table;
 
 import java.io.IOException;
+import java.time.YearMonth;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -18,7 +19,7 @@ import static java.util.Objects.requireNonNull;
  * Writes the sorted rows of one month partition into data files, starting a new file once one reaches the table's
  * target size. Files follow each other in sort order, so each is sorted and their key ranges do not overlap.
  */
-final class MonthFileWriter
+public final class MonthFileWriter
 {
     private final Table table;
     private final PartitionData partition;
@@ -28,7 +29,7 @@ final class MonthFileWriter
     private Optional<ReadingsFileWriter> current = Optional.empty();
     private int sequence;
 
-    MonthFileWriter(Table table, PartitionData partition, String namePrefix, long targetFileSize)
+    public MonthFileWriter(Table table, PartitionData partition, String namePrefix, long targetFileSize)
     {
         this.table = requireNonNull(table, "table is null");
         this.partition = requireNonNull(partition, "partition is null");
@@ -37,7 +38,16 @@ final class MonthFileWriter
         this.targetFileSize = targetFileSize;
     }
 
-    void write(Page page)
+    /** The partition of one month of "from" in a readings table, whose spec IcebergTableSpec.verify checked is exactly month("from"). */
+    public static PartitionData monthPartition(Table table, YearMonth month)
+    {
+        // months since 1970-01
+        PartitionData partition = new PartitionData(table.spec().partitionType());
+        partition.set(0, (month.getYear() - 1970) * 12 + month.getMonthValue() - 1);
+        return partition;
+    }
+
+    public void write(Page page)
             throws IOException
     {
         if (current.isEmpty()) {
@@ -53,7 +63,7 @@ final class MonthFileWriter
     }
 
     /** Closes the open file; the month's files, none if it had no rows. */
-    List<DataFile> finish()
+    public List<DataFile> finish()
             throws IOException
     {
         if (current.isPresent()) {
@@ -65,7 +75,7 @@ final class MonthFileWriter
     }
 
     /** Deletes every file this writer wrote: none of them was committed. */
-    void abort()
+    public void abort()
     {
         current.ifPresent(ReadingsFileWriter::abort);
         current = Optional.empty();

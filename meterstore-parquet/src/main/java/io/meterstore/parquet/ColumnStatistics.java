@@ -1,4 +1,4 @@
-package io.meterstore.archiver.cycle;
+package io.meterstore.parquet;
 
 import io.airlift.slice.Slice;
 import io.meterstore.core.ReadingsColumn;
@@ -10,9 +10,9 @@ import java.math.BigDecimal;
 import java.util.Optional;
 import java.util.function.LongFunction;
 
-import static io.meterstore.archiver.cycle.ReadingsParquetSchema.QUANTITY;
-import static io.meterstore.archiver.cycle.ReadingsParquetSchema.TIMESTAMP_TZ_MICROS;
-import static io.meterstore.archiver.cycle.ReadingsParquetSchema.VERSION;
+import static io.meterstore.parquet.ReadingsParquetSchema.QUANTITY;
+import static io.meterstore.parquet.ReadingsParquetSchema.TIMESTAMP_TZ_MICROS;
+import static io.meterstore.parquet.ReadingsParquetSchema.VERSION;
 import static io.trino.spi.type.DateType.DATE;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.lang.Math.multiplyExact;

@@ -1,4 +1,4 @@
-package io.meterstore.archiver.cycle;
+package io.meterstore.parquet;
 
 import io.airlift.slice.Slices;
 import io.meterstore.core.ReadingsColumn;
@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 
 import java.util.List;
 
-import static io.meterstore.archiver.cycle.ReadingsParquetSchema.TIMESTAMP_TZ_MICROS;
-import static io.meterstore.archiver.cycle.ReadingsParquetSchema.VERSION;
+import static io.meterstore.parquet.ReadingsParquetSchema.TIMESTAMP_TZ_MICROS;
+import static io.meterstore.parquet.ReadingsParquetSchema.VERSION;
 import static io.trino.spi.type.TimeZoneKey.UTC_KEY;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static org.assertj.core.api.Assertions.assertThat;

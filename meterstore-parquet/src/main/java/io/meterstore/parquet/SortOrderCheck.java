@@ -1,4 +1,4 @@
-package io.meterstore.archiver.cycle;
+package io.meterstore.parquet;
 
 import io.airlift.slice.Slice;
 import io.meterstore.core.ReadingsColumn;
@@ -7,8 +7,8 @@ import io.trino.spi.block.Block;
 import io.trino.spi.type.Int128;
 import io.trino.spi.type.LongTimestampWithTimeZone;
 
-import static io.meterstore.archiver.cycle.ReadingsParquetSchema.TIMESTAMP_TZ_MICROS;
-import static io.meterstore.archiver.cycle.ReadingsParquetSchema.VERSION;
+import static io.meterstore.parquet.ReadingsParquetSchema.TIMESTAMP_TZ_MICROS;
+import static io.meterstore.parquet.ReadingsParquetSchema.VERSION;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 
 /**

@@ -1,4 +1,4 @@
-package io.meterstore.archiver.cycle;
+package io.meterstore.parquet;
 
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.ReadingsColumn;

@@ -1,0 +1,38 @@
+package io.meterstore.trino.write;
+
+import com.google.common.collect.ImmutableList;
+import io.meterstore.trino.MeterstoreColumnHandle;
+import io.trino.spi.connector.ConnectorInsertTableHandle;
+import io.trino.spi.connector.SchemaTableName;
+
+import java.util.List;
+import java.util.Optional;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * An INSERT into {@code <table>_versions}.
+ *
+ * @param storageTable the table's name in both tiers
+ * @param snapshotId the Iceberg snapshot current at beginInsert; empty for a table without snapshots
+ * @param watermarkEpochMicros the watermark that snapshot carries; the write re-reads it under the archival fence
+ * @param statementStartEpochMicros the statement's start: the recorded_at of every row that leaves it NULL
+ * @param columns the columns of the pages the page sinks receive, in channel order
+ */
+public record MeterstoreInsertTableHandle(
+        SchemaTableName schemaTableName,
+        String storageTable,
+        Optional<Long> snapshotId,
+        long watermarkEpochMicros,
+        long statementStartEpochMicros,
+        List<MeterstoreColumnHandle> columns)
+        implements ConnectorInsertTableHandle
+{
+    public MeterstoreInsertTableHandle
+    {
+        requireNonNull(schemaTableName, "schemaTableName is null");
+        requireNonNull(storageTable, "storageTable is null");
+        requireNonNull(snapshotId, "snapshotId is null");
+        columns = ImmutableList.copyOf(requireNonNull(columns, "columns is null"));
+    }
+}

@@ -1,0 +1,53 @@
+package io.meterstore.trino.write;
+
+import io.meterstore.core.Reading;
+import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TieringWatermark;
+import io.meterstore.trino.MeterstoreTypes;
+import io.trino.spi.block.Block;
+import io.trino.spi.type.Int128;
+import io.trino.spi.type.LongTimestampWithTimeZone;
+
+import java.util.Map;
+
+import static io.meterstore.trino.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
+import static io.meterstore.trino.MeterstoreTypes.VERSION;
+import static io.trino.spi.type.VarcharType.VARCHAR;
+
+/** How an error names a row: its key, (malo_id, obis_code, "from", version), as far as the row has one. */
+final class RowDescription
+{
+    private RowDescription() {}
+
+    static String describe(Reading reading)
+    {
+        return "(malo_id '%s', obis_code '%s', \"from\" %s, version %s)".formatted(reading.maloId(), reading.obisCode(), TieringWatermark.formatInstant(reading.from()), reading.version());
+    }
+
+    static String describe(Map<ReadingsColumn, Block> blocks, int position)
+    {
+        return "(malo_id %s, obis_code %s, \"from\" %s, version %s)".formatted(
+                string(blocks.get(ReadingsColumn.MALO_ID), position),
+                string(blocks.get(ReadingsColumn.OBIS_CODE), position),
+                from(blocks.get(ReadingsColumn.FROM), position),
+                version(blocks.get(ReadingsColumn.VERSION), position));
+    }
+
+    private static String string(Block block, int position)
+    {
+        return block == null || block.isNull(position) ? "NULL" : "'" + VARCHAR.getSlice(block, position).toStringUtf8() + "'";
+    }
+
+    private static String from(Block block, int position)
+    {
+        if (block == null || block.isNull(position)) {
+            return "NULL";
+        }
+        return TieringWatermark.formatInstant(MeterstoreTypes.fromEpochMicros(MeterstoreTypes.toEpochMicros((LongTimestampWithTimeZone) TIMESTAMP_TZ_MICROS.getObject(block, position))));
+    }
+
+    private static String version(Block block, int position)
+    {
+        return block == null || block.isNull(position) ? "NULL" : ((Int128) VERSION.getObject(block, position)).toBigInteger().toString();
+    }
+}

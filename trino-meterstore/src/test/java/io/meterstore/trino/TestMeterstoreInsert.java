@@ -1,0 +1,284 @@
+package io.meterstore.trino;
+
+import io.meterstore.core.MeteringCalendar;
+import io.meterstore.core.Reading;
+import io.meterstore.core.Sparte;
+import io.meterstore.core.TieringWatermark;
+import io.meterstore.core.WatermarkReader;
+import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsLoader;
+import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingWarehouse;
+import io.trino.testing.AbstractTestQueryFramework;
+import io.trino.testing.MaterializedRow;
+import io.trino.testing.QueryRunner;
+import org.apache.iceberg.Table;
+import org.junit.jupiter.api.Test;
+
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZonedDateTime;
+import java.util.List;
+
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CONFLICTING_REDELIVERY;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_INVALID_READING;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
+import static io.meterstore.trino.TestingInserts.correction;
+import static io.meterstore.trino.TestingInserts.hotRows;
+import static io.meterstore.trino.TestingInserts.insert;
+import static io.meterstore.trino.TestingInserts.keyPredicate;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * INSERT through Trino: every row validated before anything is written, routed by "from" against the current
+ * watermark, redeliveries skipped, conflicting ones refused, and a statement that failed between the tiers completed
+ * by running it again. Both tiers are checked directly: PostgreSQL partitions by name, Iceberg through Trino's own
+ * Iceberg connector.
+ */
+final class TestMeterstoreInsert
+        extends AbstractTestQueryFramework
+{
+    private static final int ARCHIVED_WINDOWS = 3;
+
+    private TestingWarehouse warehouse;
+    private Table table;
+    private ReadingsGenerator generator;
+    private TieringWatermark watermark;
+
+    @Override
+    protected QueryRunner createQueryRunner()
+            throws Exception
+    {
+        warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("insert"));
+        table = TestingMeterstoreTables.createTables(warehouse);
+        generator = ReadingsGenerator.builder()
+                .seed(5)
+                .meters(6)
+                .startDay(LocalDate.of(2026, 3, 1))
+                .days(6)
+                .correctionsFraction(0.02)
+                .build();
+        try (Connection connection = warehouse.database().connect()) {
+            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
+        }
+        TestingArchival.archiveWindows(warehouse, ARCHIVED_WINDOWS);
+        table.refresh();
+        watermark = WatermarkReader.current(table).watermark();
+        return MeterstoreQueryRunner.builder(warehouse).build();
+    }
+
+    /** A quarter-hour {@code days} after the watermark's day (negative: before it) and {@code quarters} into it. */
+    private Instant interval(int days, int quarters)
+    {
+        return watermark.instant().plus(Duration.ofDays(days)).plus(Duration.ofMinutes(15L * quarters));
+    }
+
+    private long icebergRows(Reading reading)
+    {
+        return (long) computeActual("SELECT count(*) FROM iceberg.metering.readings WHERE " + keyPredicate(reading)).getOnlyValue();
+    }
+
+    private long hot(Reading reading)
+            throws Exception
+    {
+        try (Connection connection = warehouse.database().connect()) {
+            return hotRows(connection, reading);
+        }
+    }
+
+    private long snapshots()
+    {
+        return (long) computeActual("SELECT count(*) FROM iceberg.metering.\"readings$snapshots\"").getOnlyValue();
+    }
+
+    private long versionsRows()
+    {
+        return (long) computeActual("SELECT count(*) FROM readings_versions").getOnlyValue();
+    }
+
+    @Test
+    void testRoutesByWatermark()
+            throws Exception
+    {
+        Reading cold = correction(0, interval(-2, 7), 1, "1.250000");
+        Reading coldOtherMonth = correction(0, interval(-3, 7), 1, "0.5");
+        Reading hot = correction(0, interval(1, 9), 1, "2.5");
+        assertThat(cold.from()).isBefore(watermark.instant());
+        assertThat(hot.from()).isAfter(watermark.instant());
+        long snapshotsBefore = snapshots();
+
+        assertUpdate(insert(hot, cold, coldOtherMonth), 3);
+
+        assertThat(hot(hot)).isEqualTo(1);
+        assertThat(icebergRows(hot)).isZero();
+        assertThat(icebergRows(cold)).isEqualTo(1);
+        assertThat(hot(cold)).isZero();
+        assertThat(icebergRows(coldOtherMonth)).isEqualTo(1);
+        // one commit, republishing the watermark unchanged, one sorted file per month partition
+        assertThat(snapshots()).isEqualTo(snapshotsBefore + 1);
+        MaterializedRow summary = computeActual("""
+                SELECT summary['meterstore.tiering_watermark'], summary['added-data-files'], summary['meterstore.row_count']
+                FROM iceberg.metering."readings$snapshots" ORDER BY committed_at DESC LIMIT 1""").getMaterializedRows().getFirst();
+        assertThat(summary.getFields()).containsExactly(watermark.toProperty(), "2", "2");
+        table.refresh();
+        assertThat(WatermarkReader.current(table).watermark()).isEqualTo(watermark);
+
+        // recorded_at: one instant for the statement; balancing_day: computed from the Berlin calendar
+        List<MaterializedRow> rows = computeActual("SELECT recorded_at, balancing_day, value FROM readings_versions WHERE malo_id = '%s' AND version = 1 ORDER BY \"from\"".formatted(hot.maloId())).getMaterializedRows();
+        assertThat(rows).hasSize(3);
+        assertThat(rows.stream().map(row -> row.getField(0)).distinct()).hasSize(1);
+        assertThat(((ZonedDateTime) rows.getFirst().getField(0)).toInstant()).isAfter(generator.end());
+        assertThat(rows.get(2).getField(1)).isEqualTo(MeteringCalendar.balancingDay(Sparte.STROM, hot.from()));
+        // and MeterStore reads each exactly once, from its tier
+        assertThat(computeActual("SELECT count(*) FROM readings_versions WHERE " + keyPredicate(cold)).getOnlyValue()).isEqualTo(1L);
+        assertThat(computeActual("SELECT count(*) FROM readings_versions WHERE " + keyPredicate(hot)).getOnlyValue()).isEqualTo(1L);
+    }
+
+    @Test
+    void testProvidedRecordedAtIsKept()
+            throws Exception
+    {
+        Reading hot = correction(1, interval(2, 3), 1, "3");
+        String sql = insert(hot).replace(", NULL, NULL)", ", TIMESTAMP '2026-03-20 10:00:00.123456 UTC', DATE '%s')".formatted(hot.balancingDay()));
+        assertUpdate(sql, 1);
+        assertThat(computeActual("SELECT CAST(recorded_at AS varchar) FROM readings_versions WHERE " + keyPredicate(hot)).getOnlyValue())
+                .isEqualTo("2026-03-20 10:00:00.123456 UTC");
+    }
+
+    @Test
+    void testInvalidRowsFailTheStatementAndWriteNothing()
+            throws Exception
+    {
+        Reading good = correction(2, interval(1, 1), 1, "1");
+        Reading goodCold = correction(2, interval(-1, 1), 1, "1");
+        long rowsBefore = versionsRows();
+        long snapshotsBefore = snapshots();
+        record Case(String sql, String message) {}
+        Reading bad = correction(2, interval(1, 2), 1, "1");
+        String badRow = TestingInserts.values(bad);
+        String maloId = bad.maloId();
+        String wrongCheckDigit = maloId.substring(0, 10) + (char) ('0' + (maloId.charAt(10) - '0' + 1) % 10);
+        List<Case> cases = List.of(
+                new Case(badRow.replace("'" + maloId + "'", "'" + wrongCheckDigit + "'"), "check digit"),
+                new Case(badRow.replace("'1-1:1.29.0'", "'1-1:1.29.0*255'"), "is not canonical: store it as '1-1:1.29.0'"),
+                new Case(badRow.replace("'KWH'", "'M3'"), "Unit M3 does not fit sparte STROM"),
+                new Case(badRow.replace(TestingInserts.timestamp(bad.to()), TestingInserts.timestamp(bad.from().plus(Duration.ofMinutes(10)))), "is not on the PT15M grid"),
+                new Case(badRow.replace(TestingInserts.timestamp(bad.from()), TestingInserts.timestamp(bad.from().plus(Duration.ofMinutes(15)))), "is empty or reversed"),
+                new Case(badRow.replace(bad.versionScope(), "9900000000003:2025-01"), "does not cover the interval"),
+                new Case(badRow.replace(", NULL, NULL)", ", NULL, DATE '2020-01-01')"), "Balancing day 2020-01-01"));
+        for (Case invalid : cases) {
+            // the bad row among good rows of both tiers: nothing of the statement is written
+            String sql = "INSERT INTO readings_versions VALUES %s, %s, %s".formatted(TestingInserts.values(good), invalid.sql(), TestingInserts.values(goodCold));
+            assertThat(query(sql))
+                    .failure()
+                    .hasErrorCode(METERSTORE_INVALID_READING)
+                    .hasMessageContaining("(malo_id '")
+                    .hasMessageContaining("obis_code '")
+                    .hasMessageContaining("version 1)")
+                    .hasMessageContaining(invalid.message())
+                    .hasMessageContaining("nothing was written");
+        }
+        // a required column left NULL: Trino itself refuses the row before any writer runs
+        assertThat(query("INSERT INTO readings_versions VALUES %s, %s".formatted(TestingInserts.values(good), badRow.replace("'MANUAL_ENTRY'", "NULL"))))
+                .failure()
+                .hasMessageContaining("NULL value not allowed for NOT NULL column: source_kind");
+        assertThat(versionsRows()).isEqualTo(rowsBefore);
+        assertThat(snapshots()).isEqualTo(snapshotsBefore);
+        assertThat(hot(good)).isZero();
+        assertThat(icebergRows(goodCold)).isZero();
+    }
+
+    @Test
+    void testRedeliveryIsANoOpInBothTiers()
+            throws Exception
+    {
+        Reading hot = correction(3, interval(1, 20), 1, "4.5");
+        Reading cold = correction(3, interval(-2, 20), 1, "4.5");
+        assertUpdate(insert(hot, cold), 2);
+        long snapshotsAfterFirst = snapshots();
+        long rowsAfterFirst = versionsRows();
+
+        // the same versions again, also twice within one statement, with another recorded_at: nothing changes
+        assertUpdate(insert(hot, cold, hot), 3);
+        assertUpdate(insert(hot, cold).replace(", NULL, NULL)", ", TIMESTAMP '2030-01-01 00:00:00 UTC', NULL)"), 2);
+        assertThat(hot(hot)).isEqualTo(1);
+        assertThat(icebergRows(cold)).isEqualTo(1);
+        assertThat(versionsRows()).isEqualTo(rowsAfterFirst);
+        assertThat(snapshots()).isEqualTo(snapshotsAfterFirst);
+    }
+
+    @Test
+    void testConflictingRedeliveryIsRefused()
+            throws Exception
+    {
+        Reading hot = correction(4, interval(1, 30), 1, "7");
+        Reading cold = correction(4, interval(-2, 30), 1, "7");
+        assertUpdate(insert(hot, cold), 2);
+        long rowsBefore = versionsRows();
+        long snapshotsBefore = snapshots();
+        Reading fresh = correction(4, interval(1, 31), 1, "1");
+        Reading freshCold = correction(4, interval(-2, 31), 1, "1");
+
+        for (Reading changed : List.of(correction(4, hot.from(), 1, "8"), correction(4, cold.from(), 1, "8"))) {
+            assertThat(query(insert(fresh, changed, freshCold)))
+                    .failure()
+                    .hasErrorCode(METERSTORE_CONFLICTING_REDELIVERY)
+                    .hasMessageContaining("Version 1 of reading (malo_id '%s', obis_code '1-1:1.29.0', \"from\" %s, version 1)".formatted(changed.maloId(), TieringWatermark.formatInstant(changed.from())))
+                    .hasMessageContaining("value 7.000000, now 8")
+                    .hasMessageContaining("nothing of this statement was written");
+        }
+        // a statement that contradicts itself
+        assertThat(query(insert(fresh, correction(4, fresh.from(), 1, "2"))))
+                .failure()
+                .hasErrorCode(METERSTORE_CONFLICTING_REDELIVERY)
+                .hasMessageContaining("the statement itself carries it twice");
+        assertThat(versionsRows()).isEqualTo(rowsBefore);
+        assertThat(snapshots()).isEqualTo(snapshotsBefore);
+        assertThat(hot(fresh)).isZero();
+        assertThat(icebergRows(freshCold)).isZero();
+    }
+
+    @Test
+    void testFailureBetweenTiersThenRerun()
+            throws Exception
+    {
+        Reading hot = correction(5, interval(1, 40), 1, "9.75");
+        Reading cold = correction(5, interval(-1, 40), 1, "9.75");
+        String sql = insert(hot, cold);
+        System.setProperty("meterstore.failpoint", "insert-between-tiers");
+        try {
+            assertThat(query(sql))
+                    .failure()
+                    .hasErrorCode(METERSTORE_WRITE_FAILED)
+                    .hasMessageContaining("insert-between-tiers");
+        }
+        finally {
+            System.clearProperty("meterstore.failpoint");
+        }
+        // Iceberg is committed first: the cold row landed, the hot row was rolled back
+        assertThat(icebergRows(cold)).isEqualTo(1);
+        assertThat(hot(hot)).isZero();
+        assertThat(hot(cold)).isZero();
+
+        assertUpdate(sql, 2);
+        assertThat(icebergRows(cold)).isEqualTo(1);
+        assertThat(hot(hot)).isEqualTo(1);
+        assertThat(icebergRows(hot)).isZero();
+        assertThat(computeActual("SELECT count(*), sum(value) FROM readings_versions WHERE malo_id = '%s' AND version = 1".formatted(hot.maloId())).getMaterializedRows().getFirst().getFields())
+                .containsExactly(2L, new BigDecimal("19.500000"));
+    }
+
+    @Test
+    void testInsertIntoResolvedTableIsRefused()
+    {
+        long versions = (long) computeActual("SELECT count(*) FROM readings_versions").getOnlyValue();
+        // readings shows winners only: a write there would have no meaning a reader could see
+        assertThat(query(insert(correction(0, interval(1, 50), 1, "1")).replace("INTO readings_versions", "INTO readings")))
+                .failure()
+                .hasMessageContaining("shows only the winning version of each reading and cannot be written: INSERT into 'readings_versions'");
+        assertThat(computeActual("SELECT count(*) FROM readings_versions").getOnlyValue()).isEqualTo(versions);
+    }
+}
