@@ -8,7 +8,10 @@ import io.trino.spi.connector.ConnectorPageSourceProvider;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorSplitManager;
 import io.trino.spi.connector.ConnectorTransactionHandle;
+import io.trino.spi.session.PropertyMetadata;
 import io.trino.spi.transaction.IsolationLevel;
+
+import java.util.List;
 
 import static java.util.Objects.requireNonNull;
 
@@ -19,18 +22,21 @@ public class MeterstoreConnector
     private final MeterstoreMetadata metadata;
     private final MeterstoreSplitManager splitManager;
     private final MeterstorePageSourceProvider pageSourceProvider;
+    private final MeterstoreSessionProperties sessionProperties;
 
     @Inject
     public MeterstoreConnector(
             LifeCycleManager lifeCycleManager,
             MeterstoreMetadata metadata,
             MeterstoreSplitManager splitManager,
-            MeterstorePageSourceProvider pageSourceProvider)
+            MeterstorePageSourceProvider pageSourceProvider,
+            MeterstoreSessionProperties sessionProperties)
     {
         this.lifeCycleManager = requireNonNull(lifeCycleManager, "lifeCycleManager is null");
         this.metadata = requireNonNull(metadata, "metadata is null");
         this.splitManager = requireNonNull(splitManager, "splitManager is null");
         this.pageSourceProvider = requireNonNull(pageSourceProvider, "pageSourceProvider is null");
+        this.sessionProperties = requireNonNull(sessionProperties, "sessionProperties is null");
     }
 
     @Override
@@ -55,6 +61,12 @@ public class MeterstoreConnector
     public ConnectorPageSourceProvider getPageSourceProvider()
     {
         return pageSourceProvider;
+    }
+
+    @Override
+    public List<PropertyMetadata<?>> getSessionProperties()
+    {
+        return sessionProperties.getSessionProperties();
     }
 
     @Override

@@ -27,6 +27,7 @@ public class MeterstoreModule
         binder.bind(MeterstoreSplitManager.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSourceProvider.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreTables.class).in(Scopes.SINGLETON);
+        binder.bind(MeterstoreSessionProperties.class).in(Scopes.SINGLETON);
     }
 
     @Provides

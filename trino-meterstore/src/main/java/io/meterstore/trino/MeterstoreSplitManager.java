@@ -1,10 +1,15 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
 import io.meterstore.core.TierSplit;
 import io.meterstore.core.TieringWatermark;
+import io.meterstore.trino.cold.ColdSplitPlan;
 import io.meterstore.trino.cold.ColdSplitPlanner;
+import io.meterstore.trino.hot.HotAggregationSplit;
+import io.meterstore.trino.hot.HotSplit;
+import io.meterstore.trino.hot.HotSplitPlan;
 import io.meterstore.trino.hot.HotSplitPlanner;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ConnectorSession;
@@ -15,8 +20,12 @@ import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.FixedSplitSource;
+import io.trino.spi.metrics.Metrics;
 import io.trino.spi.predicate.TupleDomain;
 
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
@@ -49,12 +58,62 @@ public class MeterstoreSplitManager
         TierSplit tiers = TierSplit.of(FromRange.of(predicate), watermark);
 
         ImmutableList.Builder<ConnectorSplit> splits = ImmutableList.builder();
-        if (!handle.historical()) {
-            tiers.hot().ifPresent(hotRange -> splits.addAll(hotPlanner.planSplits(handle.storageTable(), hotRange, handle.watermarkEpochMicros())));
+        ImmutableMap.Builder<String, Long> metrics = ImmutableMap.builder();
+        if (handle.aggregation().isPresent()) {
+            // the metadata pushed it only for a read that is hot alone: one statement over every partition the range meets
+            TierSplit.Range hotRange = tiers.hot().orElse(new TierSplit.Range(Optional.of(watermark.instant()), Optional.of(watermark.instant())));
+            HotSplitPlan hotPlan = tiers.hot().isPresent()
+                    ? hotPlanner.plan(handle.storageTable(), hotRange, handle.watermarkEpochMicros(), OptionalLong.empty())
+                    : new HotSplitPlan(ImmutableList.of(), 0);
+            splits.add(new HotAggregationSplit(
+                    tables.schema(),
+                    hotPlan.splits().stream().map(HotSplit::partition).toList(),
+                    handle.watermarkEpochMicros(),
+                    hotRange.lower().map(MeterstoreTypes::toEpochMicros),
+                    hotRange.upper().map(MeterstoreTypes::toEpochMicros)));
+            addHotMetrics(metrics, hotPlan);
+            return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()));
+        }
+        if (!handle.historical() && tiers.hot().isPresent()) {
+            HotSplitPlan hotPlan = hotPlanner.plan(handle.storageTable(), tiers.hot().get(), handle.watermarkEpochMicros(), handle.limit());
+            splits.addAll(hotPlan.splits());
+            addHotMetrics(metrics, hotPlan);
         }
         if (tiers.cold().isPresent() && handle.snapshotId().isPresent()) {
-            splits.addAll(coldPlanner.plan(tables.loadIcebergTable(handle.storageTable()), handle.snapshotId(), watermark, predicate).splits());
+            ColdSplitPlan coldPlan = coldPlanner.plan(tables.loadIcebergTable(handle.storageTable()), handle.snapshotId(), watermark, predicate);
+            splits.addAll(coldPlan.splits());
+            metrics.put(MeterstoreMetrics.COLD_SPLITS, (long) coldPlan.splits().size())
+                    .put(MeterstoreMetrics.COLD_DATA_FILES, coldPlan.dataFiles())
+                    .put(MeterstoreMetrics.COLD_DATA_FILES_SKIPPED, coldPlan.skippedDataFiles())
+                    .put(MeterstoreMetrics.COLD_DATA_MANIFESTS, coldPlan.dataManifests())
+                    .put(MeterstoreMetrics.COLD_DATA_MANIFESTS_SKIPPED, coldPlan.skippedDataManifests());
         }
-        return new FixedSplitSource(splits.build());
+        return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()));
+    }
+
+    private static void addHotMetrics(ImmutableMap.Builder<String, Long> metrics, HotSplitPlan hotPlan)
+    {
+        metrics.put(MeterstoreMetrics.HOT_PARTITIONS, hotPlan.partitions())
+                .put(MeterstoreMetrics.HOT_PARTITIONS_SKIPPED, hotPlan.partitions() - hotPlan.splits().size())
+                .put(MeterstoreMetrics.HOT_SPLITS, (long) hotPlan.splits().size());
+    }
+
+    /** A fixed set of splits that reports what planning them pruned, shown per table scan in the query's statistics. */
+    private static final class MetricsSplitSource
+            extends FixedSplitSource
+    {
+        private final Metrics metrics;
+
+        MetricsSplitSource(List<ConnectorSplit> splits, Metrics metrics)
+        {
+            super(splits);
+            this.metrics = requireNonNull(metrics, "metrics is null");
+        }
+
+        @Override
+        public Metrics getMetrics()
+        {
+            return metrics;
+        }
     }
 }

@@ -1,10 +1,12 @@
 package io.meterstore.trino;
 
+import io.meterstore.trino.hot.HotAggregation;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
 
 import java.util.Optional;
+import java.util.OptionalLong;
 
 import static java.util.Objects.requireNonNull;
 
@@ -17,6 +19,8 @@ import static java.util.Objects.requireNonNull;
  * @param watermarkEpochMicros the watermark W in microseconds since the epoch
  * @param constraint the predicate pushed into both tiers; Trino still filters every row it returns
  * @param historical read as of an older snapshot (FOR VERSION AS OF): its cold tier only, since PostgreSQL keeps no history
+ * @param limit a pushed LIMIT: each split may stop after this many rows (Trino still applies the limit)
+ * @param aggregation an aggregation pushed into PostgreSQL; only for a read that is hot alone
  */
 public record MeterstoreTableHandle(
         SchemaTableName schemaTableName,
@@ -24,19 +28,44 @@ public record MeterstoreTableHandle(
         Optional<Long> snapshotId,
         long watermarkEpochMicros,
         TupleDomain<MeterstoreColumnHandle> constraint,
-        boolean historical)
+        boolean historical,
+        OptionalLong limit,
+        Optional<HotAggregation> aggregation)
         implements ConnectorTableHandle
 {
+    public MeterstoreTableHandle(
+            SchemaTableName schemaTableName,
+            String storageTable,
+            Optional<Long> snapshotId,
+            long watermarkEpochMicros,
+            TupleDomain<MeterstoreColumnHandle> constraint,
+            boolean historical)
+    {
+        this(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, OptionalLong.empty(), Optional.empty());
+    }
+
     public MeterstoreTableHandle
     {
         requireNonNull(schemaTableName, "schemaTableName is null");
         requireNonNull(storageTable, "storageTable is null");
         requireNonNull(snapshotId, "snapshotId is null");
         requireNonNull(constraint, "constraint is null");
+        requireNonNull(limit, "limit is null");
+        requireNonNull(aggregation, "aggregation is null");
     }
 
     public MeterstoreTableHandle withConstraint(TupleDomain<MeterstoreColumnHandle> constraint)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, limit, aggregation);
+    }
+
+    public MeterstoreTableHandle withLimit(long limit)
+    {
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, OptionalLong.of(limit), aggregation);
+    }
+
+    public MeterstoreTableHandle withAggregation(HotAggregation aggregation)
+    {
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, limit, Optional.of(aggregation));
     }
 }

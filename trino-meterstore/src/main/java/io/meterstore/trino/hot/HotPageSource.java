@@ -1,10 +1,12 @@
 package io.meterstore.trino.hot;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import io.airlift.slice.Slice;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.Sql;
 import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.MeterstoreMetrics;
 import io.meterstore.trino.MeterstoreTypes;
 import io.trino.spi.Page;
 import io.trino.spi.PageBuilder;
@@ -12,6 +14,7 @@ import io.trino.spi.TrinoException;
 import io.trino.spi.block.BlockBuilder;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
+import io.trino.spi.metrics.Metrics;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.type.Int128;
@@ -133,6 +136,11 @@ public final class HotPageSource
                 parameters.add(array);
             }
         }
+        if (split.limit().isPresent()) {
+            // a pushed LIMIT: any rows will do, so PostgreSQL stops early; Trino still applies its own limit
+            sql.append(" LIMIT ?");
+            parameters.add(split.limit().getAsLong());
+        }
         return sql.toString();
     }
 
@@ -249,6 +257,14 @@ public final class HotPageSource
     public OptionalLong getCompletedPositions()
     {
         return OptionalLong.of(completedPositions);
+    }
+
+    @Override
+    public Metrics getMetrics()
+    {
+        return MeterstoreMetrics.counts(ImmutableMap.of(
+                MeterstoreMetrics.HOT_PARTITIONS_READ, 1L,
+                MeterstoreMetrics.HOT_ROWS_READ, completedPositions));
     }
 
     @Override
