@@ -5,7 +5,6 @@ import io.trino.spi.connector.SourcePage;
 import io.trino.spi.metrics.Metrics;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
@@ -38,8 +37,8 @@ final class LimitingPageSource
         }
         if (page.getPositionCount() >= remaining) {
             int positions = (int) remaining;
+            // the reader stays open until Trino closes this source: the page's blocks load lazily from it
             remaining = 0;
-            closeDelegate();
             if (positions < page.getPositionCount()) {
                 int[] kept = new int[positions];
                 for (int position = 0; position < positions; position++) {
@@ -51,16 +50,6 @@ final class LimitingPageSource
         }
         remaining -= page.getPositionCount();
         return page;
-    }
-
-    private void closeDelegate()
-    {
-        try {
-            delegate.close();
-        }
-        catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     @Override

@@ -59,6 +59,8 @@ public class MeterstoreSplitManager
 
         ImmutableList.Builder<ConnectorSplit> splits = ImmutableList.builder();
         ImmutableMap.Builder<String, Long> metrics = ImmutableMap.builder();
+        // the engine holds the splits back until the dynamic filters arrive or this passes, so they narrow both tiers' reads
+        long dynamicFilterWaitMillis = dynamicFilterColumns.isEmpty() ? 0 : MeterstoreSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis();
         if (handle.aggregation().isPresent()) {
             // the metadata pushed it only for a read that is hot alone: one statement over every partition the range meets
             TierSplit.Range hotRange = tiers.hot().orElse(new TierSplit.Range(Optional.of(watermark.instant()), Optional.of(watermark.instant())));
@@ -72,7 +74,7 @@ public class MeterstoreSplitManager
                     hotRange.lower().map(MeterstoreTypes::toEpochMicros),
                     hotRange.upper().map(MeterstoreTypes::toEpochMicros)));
             addHotMetrics(metrics, hotPlan);
-            return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()));
+            return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
         }
         if (!handle.historical() && tiers.hot().isPresent()) {
             HotSplitPlan hotPlan = hotPlanner.plan(handle.storageTable(), tiers.hot().get(), handle.watermarkEpochMicros(), handle.limit());
@@ -88,7 +90,7 @@ public class MeterstoreSplitManager
                     .put(MeterstoreMetrics.COLD_DATA_MANIFESTS, coldPlan.dataManifests())
                     .put(MeterstoreMetrics.COLD_DATA_MANIFESTS_SKIPPED, coldPlan.skippedDataManifests());
         }
-        return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()));
+        return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
     }
 
     private static void addHotMetrics(ImmutableMap.Builder<String, Long> metrics, HotSplitPlan hotPlan)
@@ -103,11 +105,19 @@ public class MeterstoreSplitManager
             extends FixedSplitSource
     {
         private final Metrics metrics;
+        private final long dynamicFilterWaitMillis;
 
-        MetricsSplitSource(List<ConnectorSplit> splits, Metrics metrics)
+        MetricsSplitSource(List<ConnectorSplit> splits, Metrics metrics, long dynamicFilterWaitMillis)
         {
             super(splits);
             this.metrics = requireNonNull(metrics, "metrics is null");
+            this.dynamicFilterWaitMillis = dynamicFilterWaitMillis;
+        }
+
+        @Override
+        public long getRequestedDynamicFilterWaitTimeoutMillis()
+        {
+            return dynamicFilterWaitMillis;
         }
 
         @Override
