@@ -5,6 +5,7 @@ import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.ImmutableSet;
 import com.google.common.io.CountingOutputStream;
 import io.airlift.log.Logger;
+import io.airlift.units.DataSize;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.ReadingsColumn;
 import io.trino.parquet.writer.ParquetWriter;
@@ -243,10 +244,15 @@ final class ReadingsFileWriter
 
     private static ParquetWriterOptions writerOptions(Table table)
     {
-        return ParquetWriterOptions.builder()
+        ParquetWriterOptions.Builder options = ParquetWriterOptions.builder()
                 .setMaxRowGroupRowCount(IcebergTableSpec.ROW_GROUP_ROWS)
-                .setBloomFilterColumns(bloomFilterColumns(table))
-                .build();
+                .setBloomFilterColumns(bloomFilterColumns(table));
+        // Iceberg's own row-group size property, when a table sets it, caps the row group's bytes as well
+        String rowGroupBytes = table.properties().get(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES);
+        if (rowGroupBytes != null) {
+            options.setMaxBlockSize(DataSize.ofBytes(Long.parseLong(rowGroupBytes)));
+        }
+        return options.build();
     }
 
     /** The columns the table asks bloom filters for; {@link IcebergTableSpec} sets malo_id and obis_code. */

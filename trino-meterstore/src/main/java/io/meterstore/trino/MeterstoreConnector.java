@@ -10,7 +10,10 @@ import io.trino.spi.connector.ConnectorPageSourceProvider;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorSplitManager;
 import io.trino.spi.connector.ConnectorTransactionHandle;
+import io.trino.spi.session.PropertyMetadata;
 import io.trino.spi.transaction.IsolationLevel;
+
+import java.util.List;
 
 import static java.util.Objects.requireNonNull;
 
@@ -22,6 +25,7 @@ public class MeterstoreConnector
     private final MeterstoreSplitManager splitManager;
     private final MeterstorePageSourceProvider pageSourceProvider;
     private final MeterstorePageSinkProvider pageSinkProvider;
+    private final MeterstoreSessionProperties sessionProperties;
 
     @Inject
     public MeterstoreConnector(
@@ -29,13 +33,15 @@ public class MeterstoreConnector
             MeterstoreMetadata metadata,
             MeterstoreSplitManager splitManager,
             MeterstorePageSourceProvider pageSourceProvider,
-            MeterstorePageSinkProvider pageSinkProvider)
+            MeterstorePageSinkProvider pageSinkProvider,
+            MeterstoreSessionProperties sessionProperties)
     {
         this.lifeCycleManager = requireNonNull(lifeCycleManager, "lifeCycleManager is null");
         this.metadata = requireNonNull(metadata, "metadata is null");
         this.splitManager = requireNonNull(splitManager, "splitManager is null");
         this.pageSourceProvider = requireNonNull(pageSourceProvider, "pageSourceProvider is null");
         this.pageSinkProvider = requireNonNull(pageSinkProvider, "pageSinkProvider is null");
+        this.sessionProperties = requireNonNull(sessionProperties, "sessionProperties is null");
     }
 
     @Override
@@ -66,6 +72,12 @@ public class MeterstoreConnector
     public ConnectorPageSinkProvider getPageSinkProvider()
     {
         return pageSinkProvider;
+    }
+
+    @Override
+    public List<PropertyMetadata<?>> getSessionProperties()
+    {
+        return sessionProperties.getSessionProperties();
     }
 
     @Override

@@ -6,6 +6,19 @@ import io.airlift.slice.Slice;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
+import io.meterstore.core.TierSplit;
+import io.meterstore.core.TieringWatermark;
+import io.meterstore.trino.hot.HotAggregateColumn;
+import io.meterstore.trino.hot.HotAggregation;
+import io.meterstore.trino.hot.HotAggregations;
+import io.meterstore.trino.hot.HotSqlPredicate;
+import io.trino.spi.connector.AggregateFunction;
+import io.trino.spi.connector.AggregationApplicationResult;
+import io.trino.spi.connector.Assignment;
+import io.trino.spi.connector.LimitApplicationResult;
+import io.trino.spi.expression.ConnectorExpression;
+import io.trino.spi.expression.Variable;
+import io.trino.spi.predicate.Domain;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.MeterstoreInsertTableHandle;
 import io.trino.spi.TrinoException;
@@ -166,6 +179,9 @@ public class MeterstoreMetadata
     @Override
     public ColumnMetadata getColumnMetadata(ConnectorSession session, ConnectorTableHandle tableHandle, ColumnHandle columnHandle)
     {
+        if (columnHandle instanceof HotAggregateColumn aggregate) {
+            return aggregate.toColumnMetadata();
+        }
         return ((MeterstoreColumnHandle) columnHandle).toColumnMetadata();
     }
 
@@ -173,14 +189,19 @@ public class MeterstoreMetadata
     public Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyFilter(ConnectorSession session, ConnectorTableHandle table, Constraint constraint)
     {
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        if (handle.limit().isPresent() || handle.aggregation().isPresent()) {
+            // a filter above a pushed limit or aggregation is not a filter below it
+            return Optional.empty();
+        }
         // a resolving read takes only predicates that select whole merge keys; the rest is applied after resolution
         TupleDomain<MeterstoreColumnHandle> pushed = handle.resolution().pushable(constraint.getSummary().transformKeys(MeterstoreColumnHandle.class::cast));
         TupleDomain<MeterstoreColumnHandle> combined = handle.constraint().intersect(pushed);
         if (combined.equals(handle.constraint())) {
             return Optional.empty();
         }
-        // pushed into partition and file pruning and the SQL and Parquet predicates, but every row is still filtered by Trino
-        return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(combined), constraint.getSummary(), constraint.getExpression(), false));
+        // pushed into partition and file pruning and the SQL and Parquet predicates; Trino still filters every row the statements do not enforce
+        MeterstoreTableHandle filtered = handle.withConstraint(combined);
+        return Optional.of(new ConstraintApplicationResult<>(filtered, remainingFilter(filtered, constraint.getSummary()), constraint.getExpression(), false));
     }
 
     private static List<ColumnMetadata> columnsMetadata()
@@ -222,5 +243,88 @@ public class MeterstoreMetadata
         // runs once per statement, on the coordinator: every writer's validated rows are written here, exactly once
         insertWriter.write(session, (MeterstoreInsertTableHandle) insertHandle, fragments);
         return Optional.empty();
+    }
+
+    /**
+     * The part of a filter Trino must still apply. Only a read that is hot alone is filtered by its statements (the
+     * cold reader prunes row groups but returns their every row), and only by the domains {@link HotSqlPredicate}
+     * enforces exactly; the resolved table is left to its own rules.
+     */
+    private TupleDomain<ColumnHandle> remainingFilter(MeterstoreTableHandle handle, TupleDomain<ColumnHandle> filter)
+    {
+        if (!isHotOnlyVersionsRead(handle) || filter.isNone()) {
+            return filter;
+        }
+        Map<MeterstoreColumnHandle, Domain> enforced = handle.constraint().getDomains().orElseThrow();
+        return filter.filter((column, domain) -> {
+            Domain pushed = enforced.get((MeterstoreColumnHandle) column);
+            return pushed == null || !HotSqlPredicate.isEnforced((MeterstoreColumnHandle) column, pushed);
+        });
+    }
+
+    /** A read of {@code <table>_versions} whose "from" range lies at or above the pinned watermark: PostgreSQL alone answers it. */
+    private boolean isHotOnlyVersionsRead(MeterstoreTableHandle handle)
+    {
+        // AS OF adds a condition on recorded_at that only the page sources apply
+        if (handle.historical() || handle.resolved() || handle.knownAtEpochMicros().isPresent() || handle.constraint().isNone()) {
+            return false;
+        }
+        TieringWatermark watermark = TieringWatermark.of(MeterstoreTypes.fromEpochMicros(handle.watermarkEpochMicros()));
+        return TierSplit.of(FromRange.of(handle.constraint()), watermark).cold().isEmpty();
+    }
+
+    @Override
+    public Optional<LimitApplicationResult<ConnectorTableHandle>> applyLimit(ConnectorSession session, ConnectorTableHandle table, long limit)
+    {
+        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        if (handle.aggregation().isPresent() || (handle.limit().isPresent() && handle.limit().getAsLong() <= limit)) {
+            return Optional.empty();
+        }
+        // every split may stop after the limit; there are several splits, so Trino still applies it
+        return Optional.of(new LimitApplicationResult<>(handle.withLimit(limit), false, false));
+    }
+
+    /**
+     * Pushes count(*), count(x), sum(x), min(x) and max(x) grouped by plain columns into one PostgreSQL statement,
+     * for a read of {@code <table>_versions} that is hot alone and fully filtered by that statement.
+     */
+    @Override
+    public Optional<AggregationApplicationResult<ConnectorTableHandle>> applyAggregation(
+            ConnectorSession session,
+            ConnectorTableHandle table,
+            List<AggregateFunction> aggregates,
+            Map<String, ColumnHandle> assignments,
+            List<List<ColumnHandle>> groupingSets)
+    {
+        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        if (!MeterstoreSessionProperties.isAggregationPushdownEnabled(session)
+                || handle.aggregation().isPresent()
+                || handle.limit().isPresent()
+                || groupingSets.size() != 1
+                || !isHotOnlyVersionsRead(handle)) {
+            return Optional.empty();
+        }
+        // every pushed domain must be enforced by the statement: no row filter remains between the scan and the aggregation
+        if (!handle.constraint().getDomains().orElseThrow().entrySet().stream().allMatch(entry -> HotSqlPredicate.isEnforced(entry.getKey(), entry.getValue()))) {
+            return Optional.empty();
+        }
+        Optional<List<HotAggregateColumn>> pushed = HotAggregations.toAggregateColumns(aggregates, assignments);
+        if (pushed.isEmpty()) {
+            return Optional.empty();
+        }
+        List<MeterstoreColumnHandle> groupingColumns = groupingSets.getFirst().stream().map(MeterstoreColumnHandle.class::cast).toList();
+        ImmutableList.Builder<ConnectorExpression> projections = ImmutableList.builder();
+        ImmutableList.Builder<Assignment> resultAssignments = ImmutableList.builder();
+        for (HotAggregateColumn aggregate : pushed.get()) {
+            projections.add(new Variable(aggregate.name(), aggregate.type()));
+            resultAssignments.add(new Assignment(aggregate.name(), aggregate, aggregate.type()));
+        }
+        Map<ColumnHandle, ColumnHandle> groupingColumnMapping = groupingColumns.stream().collect(toImmutableMap(column -> column, column -> column));
+        return Optional.of(new AggregationApplicationResult<>(
+                handle.withAggregation(new HotAggregation(groupingColumns, pushed.get())),
+                projections.build(),
+                resultAssignments.build(),
+                groupingColumnMapping,
+                false));
     }
 }

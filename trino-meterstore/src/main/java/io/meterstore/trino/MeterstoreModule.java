@@ -31,6 +31,7 @@ public class MeterstoreModule
         binder.bind(MeterstoreTables.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSinkProvider.class).in(Scopes.SINGLETON);
         binder.bind(InsertWriter.class).in(Scopes.SINGLETON);
+        binder.bind(MeterstoreSessionProperties.class).in(Scopes.SINGLETON);
     }
 
     @Provides

@@ -4,6 +4,8 @@ import com.google.inject.Inject;
 import io.meterstore.trino.cold.ColdFileGroupSplit;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
 import io.meterstore.trino.cold.ColdSplit;
+import io.meterstore.trino.hot.HotAggregationPageSource;
+import io.meterstore.trino.hot.HotAggregationSplit;
 import io.meterstore.trino.hot.HotPageSource;
 import io.meterstore.trino.hot.HotSplit;
 import io.meterstore.trino.versions.SortedMergePageSource;
@@ -53,6 +55,10 @@ public class MeterstorePageSourceProvider
             MemoryContext memoryContext)
     {
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        if (split instanceof HotAggregationSplit aggregationSplit) {
+            // the statement enforces the handle's constraint; a dynamic filter is only an optimisation and is not needed
+            return new HotAggregationPageSource(tables.connectPostgres(), aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint());
+        }
         List<MeterstoreColumnHandle> meterstoreColumns = columns.stream().map(MeterstoreColumnHandle.class::cast).toList();
         // a plain cold split of a resolving read is a file proven to hold one version per key: only AS OF applies to it
         VersionResolution resolution = split instanceof ColdSplit
@@ -65,12 +71,12 @@ public class MeterstorePageSourceProvider
             return new EmptyPageSource();
         }
         if (split instanceof HotSplit hotSplit && !resolution.resolve()) {
-            // the statement itself drops versions recorded after an AS OF instant
+            // the statement itself drops versions recorded after an AS OF instant, and carries a pushed LIMIT
             return new HotPageSource(tables.connectPostgres(), hotSplit, meterstoreColumns, predicate, resolution);
         }
         if (resolution.isNone()) {
             return switch (split) {
-                case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, meterstoreColumns, predicate, memoryContext);
+                case ColdSplit coldSplit -> limited(handle, coldPageSources.createPageSource(session, coldSplit, meterstoreColumns, predicate, memoryContext));
                 default -> throw new IllegalArgumentException("Unknown split " + split);
             };
         }
@@ -86,6 +92,13 @@ public class MeterstorePageSourceProvider
                     layout);
             default -> throw new IllegalArgumentException("Unknown split " + split);
         };
-        return new MemoryUsageReportingPageSource(new VersionResolvingPageSource(source, resolution, layout), memoryContext);
+        // a pushed LIMIT counts winners: a split stops once it has resolved that many
+        return limited(handle, new MemoryUsageReportingPageSource(new VersionResolvingPageSource(source, resolution, layout), memoryContext));
+    }
+
+    /** A pushed LIMIT: a split stops reading once it has that many rows; Trino still applies the limit. */
+    private static ConnectorPageSource limited(MeterstoreTableHandle handle, ConnectorPageSource pageSource)
+    {
+        return handle.limit().isPresent() ? new LimitingPageSource(pageSource, handle.limit().getAsLong()) : pageSource;
     }
 }

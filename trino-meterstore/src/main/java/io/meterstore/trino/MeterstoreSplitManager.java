@@ -1,10 +1,15 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
 import io.meterstore.core.TierSplit;
 import io.meterstore.core.TieringWatermark;
+import io.meterstore.trino.cold.ColdSplitPlan;
 import io.meterstore.trino.cold.ColdSplitPlanner;
+import io.meterstore.trino.hot.HotAggregationSplit;
+import io.meterstore.trino.hot.HotSplit;
+import io.meterstore.trino.hot.HotSplitPlan;
 import io.meterstore.trino.hot.HotSplitPlanner;
 import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.connector.ColumnHandle;
@@ -16,9 +21,13 @@ import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.FixedSplitSource;
+import io.trino.spi.metrics.Metrics;
 import io.trino.spi.predicate.TupleDomain;
 import org.apache.iceberg.Table;
 
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
@@ -53,19 +62,82 @@ public class MeterstoreSplitManager
         TierSplit tiers = TierSplit.of(FromRange.of(predicate), watermark);
 
         ImmutableList.Builder<ConnectorSplit> splits = ImmutableList.builder();
-        if (!handle.historical()) {
-            tiers.hot().ifPresent(hotRange -> splits.addAll(hotPlanner.planSplits(handle.storageTable(), hotRange, handle.watermarkEpochMicros())));
+        ImmutableMap.Builder<String, Long> metrics = ImmutableMap.builder();
+        // the engine holds the splits back until the dynamic filters arrive or this passes, so they narrow both tiers' reads
+        long dynamicFilterWaitMillis = dynamicFilterColumns.isEmpty() ? 0 : MeterstoreSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis();
+        if (handle.aggregation().isPresent()) {
+            // the metadata pushed it only for a read that is hot alone: one statement over every partition the range meets
+            TierSplit.Range hotRange = tiers.hot().orElse(new TierSplit.Range(Optional.of(watermark.instant()), Optional.of(watermark.instant())));
+            HotSplitPlan hotPlan = tiers.hot().isPresent()
+                    ? hotPlanner.plan(handle.storageTable(), hotRange, handle.watermarkEpochMicros(), OptionalLong.empty())
+                    : new HotSplitPlan(ImmutableList.of(), 0);
+            splits.add(new HotAggregationSplit(
+                    tables.schema(),
+                    hotPlan.splits().stream().map(HotSplit::partition).toList(),
+                    handle.watermarkEpochMicros(),
+                    hotRange.lower().map(MeterstoreTypes::toEpochMicros),
+                    hotRange.upper().map(MeterstoreTypes::toEpochMicros)));
+            addHotMetrics(metrics, hotPlan);
+            return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
+        }
+        if (!handle.historical() && tiers.hot().isPresent()) {
+            // a LIMIT inside a resolving read's statement could cut a key's versions short and let an older one win
+            OptionalLong limit = resolution.resolve() ? OptionalLong.empty() : handle.limit();
+            HotSplitPlan hotPlan = hotPlanner.plan(handle.storageTable(), tiers.hot().get(), handle.watermarkEpochMicros(), limit);
+            splits.addAll(hotPlan.splits());
+            addHotMetrics(metrics, hotPlan);
         }
         if (tiers.cold().isPresent() && handle.snapshotId().isPresent()) {
             Table icebergTable = tables.loadIcebergTable(handle.storageTable());
             if (resolution.resolve()) {
                 // every version of a key in one split, so the split alone resolves it
-                splits.addAll(coldPlanner.planResolved(icebergTable, handle.snapshotId(), watermark, predicate));
+                List<ConnectorSplit> coldSplits = coldPlanner.planResolved(icebergTable, handle.snapshotId(), watermark, predicate);
+                splits.addAll(coldSplits);
+                metrics.put(MeterstoreMetrics.COLD_SPLITS, (long) coldSplits.size());
+                return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
             }
-            else {
-                splits.addAll(coldPlanner.plan(icebergTable, handle.snapshotId(), watermark, predicate).splits());
-            }
+            ColdSplitPlan coldPlan = coldPlanner.plan(icebergTable, handle.snapshotId(), watermark, predicate);
+            splits.addAll(coldPlan.splits());
+            metrics.put(MeterstoreMetrics.COLD_SPLITS, (long) coldPlan.splits().size())
+                    .put(MeterstoreMetrics.COLD_DATA_FILES, coldPlan.dataFiles())
+                    .put(MeterstoreMetrics.COLD_DATA_FILES_SKIPPED, coldPlan.skippedDataFiles())
+                    .put(MeterstoreMetrics.COLD_DATA_MANIFESTS, coldPlan.dataManifests())
+                    .put(MeterstoreMetrics.COLD_DATA_MANIFESTS_SKIPPED, coldPlan.skippedDataManifests());
         }
-        return new FixedSplitSource(splits.build());
+        return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
+    }
+
+    private static void addHotMetrics(ImmutableMap.Builder<String, Long> metrics, HotSplitPlan hotPlan)
+    {
+        metrics.put(MeterstoreMetrics.HOT_PARTITIONS, hotPlan.partitions())
+                .put(MeterstoreMetrics.HOT_PARTITIONS_SKIPPED, hotPlan.partitions() - hotPlan.splits().size())
+                .put(MeterstoreMetrics.HOT_SPLITS, (long) hotPlan.splits().size());
+    }
+
+    /** A fixed set of splits that reports what planning them pruned, shown per table scan in the query's statistics. */
+    private static final class MetricsSplitSource
+            extends FixedSplitSource
+    {
+        private final Metrics metrics;
+        private final long dynamicFilterWaitMillis;
+
+        MetricsSplitSource(List<ConnectorSplit> splits, Metrics metrics, long dynamicFilterWaitMillis)
+        {
+            super(splits);
+            this.metrics = requireNonNull(metrics, "metrics is null");
+            this.dynamicFilterWaitMillis = dynamicFilterWaitMillis;
+        }
+
+        @Override
+        public long getRequestedDynamicFilterWaitTimeoutMillis()
+        {
+            return dynamicFilterWaitMillis;
+        }
+
+        @Override
+        public Metrics getMetrics()
+        {
+            return metrics;
+        }
     }
 }

@@ -1,11 +1,13 @@
 package io.meterstore.trino;
 
+import io.meterstore.trino.hot.HotAggregation;
 import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
 
 import java.util.Optional;
+import java.util.OptionalLong;
 
 import static java.util.Objects.requireNonNull;
 
@@ -20,6 +22,8 @@ import static java.util.Objects.requireNonNull;
  * @param historical read as of an older snapshot (FOR VERSION AS OF): its cold tier only, since PostgreSQL keeps no history
  * @param resolved the winning version per merge key ({@code <table>}) rather than every version ({@code <table>_versions})
  * @param knownAtEpochMicros FOR TIMESTAMP AS OF: only versions recorded at or before this instant, before resolution
+ * @param limit a pushed LIMIT: each split may stop after this many rows (Trino still applies the limit)
+ * @param aggregation an aggregation pushed into PostgreSQL; only for a read that is hot alone
  */
 public record MeterstoreTableHandle(
         SchemaTableName schemaTableName,
@@ -29,9 +33,24 @@ public record MeterstoreTableHandle(
         TupleDomain<MeterstoreColumnHandle> constraint,
         boolean historical,
         boolean resolved,
-        Optional<Long> knownAtEpochMicros)
+        Optional<Long> knownAtEpochMicros,
+        OptionalLong limit,
+        Optional<HotAggregation> aggregation)
         implements ConnectorTableHandle
 {
+    public MeterstoreTableHandle(
+            SchemaTableName schemaTableName,
+            String storageTable,
+            Optional<Long> snapshotId,
+            long watermarkEpochMicros,
+            TupleDomain<MeterstoreColumnHandle> constraint,
+            boolean historical,
+            boolean resolved,
+            Optional<Long> knownAtEpochMicros)
+    {
+        this(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.empty(), Optional.empty());
+    }
+
     public MeterstoreTableHandle
     {
         requireNonNull(schemaTableName, "schemaTableName is null");
@@ -39,6 +58,8 @@ public record MeterstoreTableHandle(
         requireNonNull(snapshotId, "snapshotId is null");
         requireNonNull(constraint, "constraint is null");
         requireNonNull(knownAtEpochMicros, "knownAtEpochMicros is null");
+        requireNonNull(limit, "limit is null");
+        requireNonNull(aggregation, "aggregation is null");
     }
 
     /** How this read resolves versions: none for {@code <table>_versions} read as it is now. */
@@ -49,6 +70,16 @@ public record MeterstoreTableHandle(
 
     public MeterstoreTableHandle withConstraint(TupleDomain<MeterstoreColumnHandle> constraint)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation);
+    }
+
+    public MeterstoreTableHandle withLimit(long limit)
+    {
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.of(limit), aggregation);
+    }
+
+    public MeterstoreTableHandle withAggregation(HotAggregation aggregation)
+    {
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, Optional.of(aggregation));
     }
 }

@@ -1,7 +1,9 @@
 package io.meterstore.trino.cold;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import com.google.common.primitives.Ints;
+import io.meterstore.trino.MeterstoreMetrics;
 import io.trino.parquet.ParquetCorruptionException;
 import io.trino.parquet.ParquetDataSourceId;
 import io.trino.parquet.reader.ParquetReader;
@@ -37,11 +39,17 @@ final class ColdPageSource
     // the common case: every column read once, in order, so the reader's lazy pages pass through untouched
     private final boolean passThrough;
 
+    // row groups starting inside the split, and those the pushed predicate could not exclude
+    private final long rowGroups;
+    private final long rowGroupsRead;
+
     private boolean closed;
     private long completedPositions;
 
-    ColdPageSource(ParquetReader parquetReader, List<Type> types, List<Integer> readerChannels)
+    ColdPageSource(ParquetReader parquetReader, List<Type> types, List<Integer> readerChannels, long rowGroups, long rowGroupsRead)
     {
+        this.rowGroups = rowGroups;
+        this.rowGroupsRead = rowGroupsRead;
         this.parquetReader = requireNonNull(parquetReader, "parquetReader is null");
         this.types = ImmutableList.copyOf(requireNonNull(types, "types is null"));
         this.readerChannels = Ints.toArray(requireNonNull(readerChannels, "readerChannels is null"));
@@ -114,7 +122,10 @@ final class ColdPageSource
     @Override
     public Metrics getMetrics()
     {
-        return parquetReader.getMetrics();
+        return parquetReader.getMetrics().mergeWith(MeterstoreMetrics.counts(ImmutableMap.of(
+                MeterstoreMetrics.COLD_ROW_GROUPS, rowGroups,
+                MeterstoreMetrics.COLD_ROW_GROUPS_READ, rowGroupsRead,
+                MeterstoreMetrics.COLD_ROWS_READ, completedPositions)));
     }
 
     @Override

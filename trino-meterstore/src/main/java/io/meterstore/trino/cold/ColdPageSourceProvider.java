@@ -218,7 +218,8 @@ public final class ColdPageSourceProvider
                 Optional.of(parquetPredicate),
                 Optional.empty(),
                 Optional.empty());
-        return new ColdPageSource(parquetReader, columns.stream().map(MeterstoreColumnHandle::type).toList(), channels);
+        long rowGroupsInSplit = parquetMetadata.getBlocks(split.start(), split.length()).size();
+        return new ColdPageSource(parquetReader, columns.stream().map(MeterstoreColumnHandle::type).toList(), channels, rowGroupsInSplit, rowGroups.size());
     }
 
     private static TrinoException openFailure(ColdSplit split, Exception failure)

@@ -1,5 +1,6 @@
 package io.meterstore.trino.cold;
 
+import io.trino.spi.SplitWeight;
 import io.trino.spi.connector.ConnectorSplit;
 
 import static com.google.common.base.Preconditions.checkArgument;
@@ -24,6 +25,8 @@ public record ColdSplit(String path, long start, long length, long fileSize, lon
     private static final int INSTANCE_SIZE = instanceSize(ColdSplit.class);
     // every Parquet file starts with the magic "PAR1"; its first row group starts right after it
     private static final int PARQUET_MAGIC_LENGTH = 4;
+    // as Trino's Hive connector: a tiny split still costs a footer read
+    private static final double MINIMUM_WEIGHT = 0.05;
 
     public ColdSplit
     {
@@ -38,6 +41,13 @@ public record ColdSplit(String path, long start, long length, long fileSize, lon
     public boolean coversWholeFile()
     {
         return start <= PARQUET_MAGIC_LENGTH && start + length == fileSize;
+    }
+
+    /** Proportional to the bytes of the range against the target split size, so a worker takes many small splits at once. */
+    @Override
+    public SplitWeight getSplitWeight()
+    {
+        return SplitWeight.fromProportion(Math.clamp((double) length / ColdSplitPlanner.TARGET_SPLIT_SIZE_BYTES, MINIMUM_WEIGHT, 1.0));
     }
 
     @Override

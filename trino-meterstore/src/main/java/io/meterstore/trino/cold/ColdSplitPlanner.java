@@ -54,6 +54,8 @@ public final class ColdSplitPlanner
 {
     /** As Iceberg's {@code read.split.target-size}. */
     public static final DataSize DEFAULT_TARGET_SPLIT_SIZE = DataSize.of(128, MEGABYTE);
+    /** The size a split of weight 1 stands for (Trino's standard split weight). */
+    public static final long TARGET_SPLIT_SIZE_BYTES = DEFAULT_TARGET_SPLIT_SIZE.toBytes();
 
     private final long targetSplitSizeBytes;
 

@@ -1,12 +1,14 @@
 package io.meterstore.trino.hot;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
 import io.meterstore.core.PgBinaryCopy;
 import io.meterstore.core.PgBinaryCopyReader;
 import io.meterstore.core.Sql;
 import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.MeterstoreMetrics;
 import io.meterstore.trino.MeterstoreTypes;
 import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.Page;
@@ -15,6 +17,7 @@ import io.trino.spi.TrinoException;
 import io.trino.spi.block.BlockBuilder;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
+import io.trino.spi.metrics.Metrics;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.type.Int128;
@@ -133,6 +136,11 @@ public final class HotPageSource
             // the primary key's order: the versions of a key arrive together, so the page source resolves in one pass
             sql.append(" ORDER BY malo_id, obis_code, \"from\", version");
         }
+        else if (split.limit().isPresent()) {
+            // a pushed LIMIT: any rows will do, so PostgreSQL stops early; Trino still applies its own limit
+            sql.append(" LIMIT ").append(PgBinaryCopy.parameter(parameters.size() + 1, "int8"));
+            parameters.add(Long.toString(split.limit().getAsLong()));
+        }
         return sql.toString();
     }
 
@@ -232,6 +240,14 @@ public final class HotPageSource
     public OptionalLong getCompletedPositions()
     {
         return OptionalLong.of(completedPositions);
+    }
+
+    @Override
+    public Metrics getMetrics()
+    {
+        return MeterstoreMetrics.counts(ImmutableMap.of(
+                MeterstoreMetrics.HOT_PARTITIONS_READ, 1L,
+                MeterstoreMetrics.HOT_ROWS_READ, completedPositions));
     }
 
     @Override

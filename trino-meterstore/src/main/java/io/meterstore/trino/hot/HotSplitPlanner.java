@@ -11,6 +11,7 @@ import io.trino.spi.TrinoException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.OptionalLong;
 
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
@@ -28,8 +29,17 @@ public final class HotSplitPlanner
 
     public List<HotSplit> planSplits(String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros)
     {
+        return plan(storageTable, hotRange, watermarkEpochMicros, OptionalLong.empty()).splits();
+    }
+
+    /**
+     * @param limit a pushed LIMIT, carried by every split
+     */
+    public HotSplitPlan plan(String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros, OptionalLong limit)
+    {
         HotTier hotTier = tables.hotTier(storageTable);
         List<HotPartition> partitions;
+        HotPartitionSizes sizes;
         try (Connection connection = tables.connectPostgres()) {
             if (!hotTier.parentExists(connection)) {
                 throw new TrinoException(METERSTORE_TABLE_NOT_FOUND, "PostgreSQL table %s of MeterStore table '%s' does not exist: create it with 'meterstore-archiver create'"
@@ -37,6 +47,8 @@ public final class HotSplitPlanner
             }
             // attached and detached alike, in one catalogue read: two reads could miss a partition detached between them
             partitions = hotTier.partitions(connection);
+            // estimates for the splits' weights; a partition missing here only gets the standard weight
+            sizes = HotPartitionSizes.read(connection, hotTier);
         }
         catch (SQLException e) {
             throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot list the partitions of %s: %s".formatted(hotTier.qualifiedParent(), e.getMessage()), e);
@@ -49,9 +61,11 @@ public final class HotSplitPlanner
                         partition.name(),
                         watermarkEpochMicros,
                         hotRange.lower().map(MeterstoreTypes::toEpochMicros),
-                        hotRange.upper().map(MeterstoreTypes::toEpochMicros)));
+                        hotRange.upper().map(MeterstoreTypes::toEpochMicros),
+                        limit,
+                        sizes.size(partition.name()).map(HotPartitionSizes.Size::bytes).orElse(0L)));
             }
         }
-        return splits.build();
+        return new HotSplitPlan(splits.build(), partitions.size());
     }
 }

@@ -1,6 +1,7 @@
 package io.meterstore.trino.cold;
 
 import io.airlift.json.JsonCodec;
+import io.trino.spi.SplitWeight;
 import org.junit.jupiter.api.Test;
 
 import static io.airlift.json.JsonCodec.jsonCodec;
@@ -42,5 +43,15 @@ final class TestColdSplit
         assertThatThrownBy(() -> new ColdSplit("file:///a", 50, 60, 100, 1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("range [50, 110) exceeds file size 100");
+    }
+
+    @Test
+    void testSplitWeightFollowsTheRangeSize()
+    {
+        long target = ColdSplitPlanner.TARGET_SPLIT_SIZE_BYTES;
+        assertThat(new ColdSplit("file:///a", 4, target, target + 4, 1).getSplitWeight()).isEqualTo(SplitWeight.standard());
+        assertThat(new ColdSplit("file:///a", 4, target / 4, target, 1).getSplitWeight()).isEqualTo(SplitWeight.fromProportion(0.25));
+        // a tiny range still costs a footer read
+        assertThat(new ColdSplit("file:///a", 4, 100, 104, 1).getSplitWeight()).isEqualTo(SplitWeight.fromProportion(0.05));
     }
 }

@@ -1,0 +1,52 @@
+package io.meterstore.trino;
+
+import com.google.common.collect.ImmutableMap;
+import io.trino.plugin.base.metrics.LongCount;
+import io.trino.spi.metrics.Metric;
+import io.trino.spi.metrics.Metrics;
+
+import java.util.Map;
+
+/**
+ * The connector metrics MeterStore reports, so that pruning is visible in a query's statistics (EXPLAIN ANALYZE,
+ * the query's operator summaries): planning reports them through the split source, reading through each page
+ * source. Every metric is a count that Trino sums over the splits of a table scan.
+ */
+public final class MeterstoreMetrics
+{
+    /** Hot partitions of the table at planning, attached and detached. */
+    public static final String HOT_PARTITIONS = "hot_partitions";
+    /** Hot partitions left out because their range misses the query's hot "from" range. */
+    public static final String HOT_PARTITIONS_SKIPPED = "hot_partitions_skipped";
+    public static final String HOT_SPLITS = "hot_splits";
+    /** Hot partitions a page source read, one per hot split. */
+    public static final String HOT_PARTITIONS_READ = "hot_partitions_read";
+    /** Rows the hot statements returned, after the pushed predicates. */
+    public static final String HOT_ROWS_READ = "hot_rows_read";
+    /** Rows a pushed-down aggregation returned: groups, not readings. */
+    public static final String HOT_AGGREGATED_ROWS = "hot_aggregated_rows";
+
+    public static final String COLD_SPLITS = "cold_splits";
+    /** Data files of the pinned snapshot that survived manifest and file pruning. */
+    public static final String COLD_DATA_FILES = "cold_data_files";
+    public static final String COLD_DATA_FILES_SKIPPED = "cold_data_files_skipped";
+    public static final String COLD_DATA_MANIFESTS = "cold_data_manifests";
+    public static final String COLD_DATA_MANIFESTS_SKIPPED = "cold_data_manifests_skipped";
+    /** Row groups that start inside the cold splits' ranges. */
+    public static final String COLD_ROW_GROUPS = "cold_row_groups";
+    /** Of those, the row groups statistics, dictionaries and bloom filters could not exclude. */
+    public static final String COLD_ROW_GROUPS_READ = "cold_row_groups_read";
+    /** Rows the Parquet reader returned. */
+    public static final String COLD_ROWS_READ = "cold_rows_read";
+    /** Cold splits answered from the manifest's record count without opening the file. */
+    public static final String COLD_SPLITS_FROM_MANIFEST = "cold_splits_from_manifest";
+
+    private MeterstoreMetrics() {}
+
+    public static Metrics counts(Map<String, Long> counts)
+    {
+        ImmutableMap.Builder<String, Metric<?>> metrics = ImmutableMap.builder();
+        counts.forEach((name, count) -> metrics.put(name, new LongCount(count)));
+        return new Metrics(metrics.buildOrThrow());
+    }
+}

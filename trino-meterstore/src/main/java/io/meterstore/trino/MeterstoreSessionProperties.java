@@ -1,0 +1,46 @@
+package io.meterstore.trino;
+
+import com.google.common.collect.ImmutableList;
+import io.trino.spi.connector.ConnectorSession;
+import io.airlift.units.Duration;
+import io.trino.spi.session.PropertyMetadata;
+
+import java.util.List;
+
+import static io.trino.plugin.base.session.PropertyMetadataUtil.durationProperty;
+import static io.trino.spi.session.PropertyMetadata.booleanProperty;
+import static java.util.concurrent.TimeUnit.SECONDS;
+
+/** Per-query switches: {@code SET SESSION meterstore.<name> = ...}. */
+public final class MeterstoreSessionProperties
+{
+    public static final String AGGREGATION_PUSHDOWN_ENABLED = "aggregation_pushdown_enabled";
+    public static final String DYNAMIC_FILTERING_WAIT_TIMEOUT = "dynamic_filtering_wait_timeout";
+
+    private final List<PropertyMetadata<?>> sessionProperties = ImmutableList.of(
+            booleanProperty(
+                    AGGREGATION_PUSHDOWN_ENABLED,
+                    "Push count, sum, min and max over a range that lies entirely in the hot tier into one PostgreSQL statement",
+                    true,
+                    false),
+            durationProperty(
+                    DYNAMIC_FILTERING_WAIT_TIMEOUT,
+                    "How long splits wait for a join's dynamic filter (e.g. a list of meters) before they are scheduled, as Trino's Iceberg connector does",
+                    new Duration(1, SECONDS),
+                    false));
+
+    public List<PropertyMetadata<?>> getSessionProperties()
+    {
+        return sessionProperties;
+    }
+
+    public static Duration getDynamicFilteringWaitTimeout(ConnectorSession session)
+    {
+        return session.getProperty(DYNAMIC_FILTERING_WAIT_TIMEOUT, Duration.class);
+    }
+
+    public static boolean isAggregationPushdownEnabled(ConnectorSession session)
+    {
+        return session.getProperty(AGGREGATION_PUSHDOWN_ENABLED, Boolean.class);
+    }
+}

@@ -1,0 +1,57 @@
+package io.meterstore.trino.hot;
+
+import io.airlift.slice.Slice;
+import io.meterstore.core.ReadingsColumn;
+import io.meterstore.trino.MeterstoreColumnHandle;
+import io.trino.spi.predicate.Domain;
+import io.trino.spi.predicate.Range;
+
+import static io.trino.spi.type.VarcharType.VARCHAR;
+
+/**
+ * Which pushed domains a hot statement enforces exactly, so that Trino need not filter the rows again: only these
+ * may be dropped from the remaining filter, and only for a read that is hot alone (the cold reader prunes row groups
+ * but never filters rows).
+ */
+public final class HotSqlPredicate
+{
+    // a predicate on more values than this is left to Trino instead of becoming a huge array parameter
+    public static final int MAX_PUSHED_VALUES = 10_000;
+
+    private HotSqlPredicate() {}
+
+    /** Equality on a varchar column becomes {@code = ANY(?)}: PostgreSQL's text equality is Trino's. */
+    public static boolean isPushedAsEquality(MeterstoreColumnHandle column, Domain domain)
+    {
+        return column.type() == VARCHAR
+                && !domain.isNullAllowed()
+                && domain.getValues().isDiscreteSet()
+                && domain.getValues().getDiscreteSet().size() <= MAX_PUSHED_VALUES;
+    }
+
+    /**
+     * A single "from" range becomes the split's bounds {@code "from" >= lower AND "from" < upper}: exact for an
+     * inclusive or absent lower bound (an exclusive one is widened to inclusive) and any upper bound.
+     */
+    public static boolean isEnforcedFromRange(MeterstoreColumnHandle column, Domain domain)
+    {
+        if (column.column() != ReadingsColumn.FROM || domain.isNullAllowed() || domain.getValues().isNone() || domain.getValues().isAll()) {
+            return false;
+        }
+        if (domain.getValues().getRanges().getRangeCount() != 1) {
+            return false;
+        }
+        Range range = domain.getValues().getRanges().getSpan();
+        return range.isLowUnbounded() || range.isLowInclusive();
+    }
+
+    public static boolean isEnforced(MeterstoreColumnHandle column, Domain domain)
+    {
+        return isPushedAsEquality(column, domain) || isEnforcedFromRange(column, domain);
+    }
+
+    public static String text(Object value)
+    {
+        return ((Slice) value).toStringUtf8();
+    }
+}
