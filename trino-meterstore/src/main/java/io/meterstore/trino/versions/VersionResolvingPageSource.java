@@ -5,6 +5,7 @@ import io.trino.spi.Page;
 import io.trino.spi.block.Block;
 import io.trino.spi.block.Fixed12Block;
 import io.trino.spi.block.Int128ArrayBlock;
+import io.trino.spi.block.VariableWidthBlock;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
 import io.trino.spi.metrics.Metrics;
@@ -42,9 +43,11 @@ public final class VersionResolvingPageSource
     private final ArrayDeque<Page> ready = new ArrayDeque<>();
 
     // the merge key whose versions are being read, and its best version per version scope so far
+    private boolean runOpen;
+    private long runFrom;
+    // the key's identifiers, once it has come over from an earlier page
     private Slice runMaloId;
     private Slice runObisCode;
-    private long runFrom;
     private final List<Candidate> runCandidates = new ArrayList<>();
 
     private boolean delegateFinished;
@@ -69,7 +72,7 @@ public final class VersionResolvingPageSource
                     return null;
                 }
                 delegateFinished = true;
-                finishRun();
+                finishRun(new int[0], 0);
                 break;
             }
             if (resolve) {
@@ -112,46 +115,64 @@ public final class VersionResolvingPageSource
 
         int[] selected = new int[page.getPositionCount()];
         int count = 0;
+        // the first row of the key being read while it is in this page; -1 while the key came over from the last page
+        int runStart = -1;
         for (int position = 0; position < page.getPositionCount(); position++) {
             long recordedAt = epochMicros(recordedAts, position);
             if (recordedAt > knownAtEpochMicros) {
                 // not yet known at the AS OF instant: it neither shows nor hides an older version
                 continue;
             }
-            Slice maloId = VARCHAR.getSlice(maloIds, position);
-            Slice obisCode = VARCHAR.getSlice(obisCodes, position);
             long from = epochMicros(froms, position);
-            if (runMaloId == null || runFrom != from || !runMaloId.equals(maloId) || !runObisCode.equals(obisCode)) {
+            boolean sameKey = runOpen && from == runFrom && (runStart >= 0
+                    ? sameValue(maloIds, position, runStart) && sameValue(obisCodes, position, runStart)
+                    : equalsValue(maloIds, position, runMaloId) && equalsValue(obisCodes, position, runObisCode));
+            if (!sameKey) {
                 count = finishRun(selected, count);
-                runMaloId = maloId;
-                runObisCode = obisCode;
+                runOpen = true;
                 runFrom = from;
+                runStart = position;
             }
-            offer(new Candidate(VARCHAR.getSlice(scopes, position), version(versions, position), recordedAt, position, Optional.empty()));
+            offer(scopes, versions, position, recordedAt);
         }
-        // the last key may go on in the next page: carry its winners as one-row pages, not this page
-        for (int index = 0; index < runCandidates.size(); index++) {
-            Candidate candidate = runCandidates.get(index);
-            if (candidate.row().isEmpty()) {
-                runCandidates.set(index, candidate.carried(output.getSingleValuePage(candidate.position())));
+        if (runOpen) {
+            // the last key may go on in the next page: carry its key and its winners as one-row pages, not this page
+            if (runStart >= 0) {
+                runMaloId = VARCHAR.getSlice(maloIds, runStart).copy();
+                runObisCode = VARCHAR.getSlice(obisCodes, runStart).copy();
+            }
+            for (int index = 0; index < runCandidates.size(); index++) {
+                Candidate candidate = runCandidates.get(index);
+                if (candidate.row().isEmpty()) {
+                    runCandidates.set(index, candidate.carried(VARCHAR.getSlice(scopes, candidate.position()).copy(), output.getSingleValuePage(candidate.position())));
+                }
             }
         }
         emit(output, selected, count);
     }
 
-    private void offer(Candidate candidate)
+    /** Offers the version at {@code position} to the key being read: it wins its version scope if it beats the best so far. */
+    private void offer(Block scopes, Block versions, int position, long recordedAt)
     {
+        Int128ArrayBlock versionValues = (Int128ArrayBlock) versions.getUnderlyingValueBlock();
+        int versionPosition = versions.getUnderlyingValuePosition(position);
+        long versionHigh = versionValues.getInt128High(versionPosition);
+        long versionLow = versionValues.getInt128Low(versionPosition);
         for (int index = 0; index < runCandidates.size(); index++) {
             Candidate best = runCandidates.get(index);
-            if (best.scope().equals(candidate.scope())) {
-                if (candidate.beats(best)) {
-                    runCandidates.set(index, candidate);
+            boolean sameScope = best.row().isEmpty()
+                    ? sameValue(scopes, position, best.position())
+                    : equalsValue(scopes, position, best.scope());
+            if (sameScope) {
+                int byVersion = Int128.compare(versionHigh, versionLow, best.versionHigh(), best.versionLow());
+                if (byVersion > 0 || (byVersion == 0 && recordedAt > best.recordedAtEpochMicros())) {
+                    runCandidates.set(index, new Candidate(null, versionHigh, versionLow, recordedAt, position, Optional.empty()));
                 }
                 return;
             }
         }
         // a key delivered under two version scopes has a winner in each, as the ROW_NUMBER definition has
-        runCandidates.add(candidate);
+        runCandidates.add(new Candidate(null, versionHigh, versionLow, recordedAt, position, Optional.empty()));
     }
 
     /** Emits the winners of the key being read; those in the current page become selected positions. */
@@ -166,13 +187,8 @@ public final class VersionResolvingPageSource
             }
         }
         runCandidates.clear();
+        runOpen = false;
         return count;
-    }
-
-    private void finishRun()
-    {
-        finishRun(new int[0], 0);
-        runMaloId = null;
     }
 
     private void emit(Page output, int[] selected, int count)
@@ -185,6 +201,27 @@ public final class VersionResolvingPageSource
         }
     }
 
+    /** Whether two positions of a varchar block hold the same bytes, without copying either. */
+    private static boolean sameValue(Block block, int left, int right)
+    {
+        int leftPosition = block.getUnderlyingValuePosition(left);
+        int rightPosition = block.getUnderlyingValuePosition(right);
+        if (leftPosition == rightPosition) {
+            // one dictionary entry, or one row
+            return true;
+        }
+        VariableWidthBlock values = (VariableWidthBlock) block.getUnderlyingValueBlock();
+        return values.getRawSlice().equals(values.getRawSliceOffset(leftPosition), values.getSliceLength(leftPosition),
+                values.getRawSlice(), values.getRawSliceOffset(rightPosition), values.getSliceLength(rightPosition));
+    }
+
+    private static boolean equalsValue(Block block, int position, Slice value)
+    {
+        VariableWidthBlock values = (VariableWidthBlock) block.getUnderlyingValueBlock();
+        int valuePosition = block.getUnderlyingValuePosition(position);
+        return values.getRawSlice().equals(values.getRawSliceOffset(valuePosition), values.getSliceLength(valuePosition), value, 0, value.length());
+    }
+
     private static long epochMicros(Block block, int position)
     {
         Fixed12Block values = (Fixed12Block) block.getUnderlyingValueBlock();
@@ -192,30 +229,18 @@ public final class VersionResolvingPageSource
         return unpackMillisUtc(values.getFixed12First(valuePosition)) * 1_000 + values.getFixed12Second(valuePosition) / 1_000_000;
     }
 
-    private static Int128 version(Block block, int position)
-    {
-        Int128ArrayBlock values = (Int128ArrayBlock) block.getUnderlyingValueBlock();
-        int valuePosition = block.getUnderlyingValuePosition(position);
-        return Int128.valueOf(values.getInt128High(valuePosition), values.getInt128Low(valuePosition));
-    }
-
     /**
      * The best version of a key within one version scope so far.
      *
+     * @param scope the version scope of a carried version; read from the page while {@code row} is empty
      * @param position its position in the page being read, while {@code row} is empty
      * @param row the version carried over from an earlier page, as a one-row page of the query's columns
      */
-    private record Candidate(Slice scope, Int128 version, long recordedAtEpochMicros, int position, Optional<Page> row)
+    private record Candidate(Slice scope, long versionHigh, long versionLow, long recordedAtEpochMicros, int position, Optional<Page> row)
     {
-        boolean beats(Candidate other)
+        Candidate carried(Slice scope, Page row)
         {
-            int byVersion = version.compareTo(other.version);
-            return byVersion > 0 || (byVersion == 0 && recordedAtEpochMicros > other.recordedAtEpochMicros);
-        }
-
-        Candidate carried(Page row)
-        {
-            return new Candidate(scope.copy(), version, recordedAtEpochMicros, -1, Optional.of(row));
+            return new Candidate(scope, versionHigh, versionLow, recordedAtEpochMicros, -1, Optional.of(row));
         }
     }
 
