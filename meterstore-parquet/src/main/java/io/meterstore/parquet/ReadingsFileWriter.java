@@ -58,6 +58,7 @@ final class ReadingsFileWriter
     private final PartitionData partition;
     private final String location;
     private final CountingOutputStream output;
+    private final SortingColumnsFooter footer;
     private final ParquetWriter writer;
     private final List<ColumnStatistics> statistics;
     private final SortOrderCheck sortOrder = new SortOrderCheck();
@@ -70,9 +71,11 @@ final class ReadingsFileWriter
         this.partition = requireNonNull(partition, "partition is null");
         this.location = table.locationProvider().newDataLocation(table.spec(), partition, fileName);
         this.output = new CountingOutputStream(table.io().newOutputFile(location).create());
+        // the sort order goes into the footer too, when the rows arrived in it
+        this.footer = new SortingColumnsFooter(output, this::sortedByReadingsKey);
         try {
             this.writer = new ParquetWriter(
-                    output,
+                    footer,
                     ReadingsParquetSchema.messageType(),
                     ReadingsParquetSchema.primitiveTypes(),
                     writerOptions(table),
@@ -141,14 +144,18 @@ final class ReadingsFileWriter
     /** The table's sort order if it is the readings sort key and the rows arrived in it, else unsorted: never a false claim. */
     private SortOrder declaredSortOrder()
     {
-        if (!table.sortOrder().sameOrder(IcebergTableSpec.sortOrder(table.schema()))) {
-            return SortOrder.unsorted();
-        }
-        if (!sortOrder.sorted()) {
-            log.warn("Rows of '%s' did not arrive in byte order of malo_id and obis_code, so the file is not declared sorted: give those PostgreSQL columns COLLATE \"C\"", location);
+        if (!sortedByReadingsKey()) {
+            if (!sortOrder.sorted()) {
+                log.warn("Rows of '%s' did not arrive in byte order of malo_id and obis_code, so the file is not declared sorted: give those PostgreSQL columns COLLATE \"C\"", location);
+            }
             return SortOrder.unsorted();
         }
         return table.sortOrder();
+    }
+
+    private boolean sortedByReadingsKey()
+    {
+        return table.sortOrder().sameOrder(IcebergTableSpec.sortOrder(table.schema())) && sortOrder.sorted();
     }
 
     @Override
@@ -159,6 +166,7 @@ final class ReadingsFileWriter
             return;
         }
         closed = true;
+        footer.holdTail();
         writer.close();
     }
 

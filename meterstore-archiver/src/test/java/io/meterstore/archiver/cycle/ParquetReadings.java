@@ -23,17 +23,23 @@ import io.trino.spi.connector.SourcePage;
 import io.trino.spi.type.Int128;
 import io.trino.spi.type.LongTimestampWithTimeZone;
 import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.format.FileMetaData;
+import org.apache.parquet.format.Util;
 import org.apache.parquet.io.MessageColumnIO;
 import org.apache.parquet.schema.MessageType;
 import org.joda.time.DateTimeZone;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -50,6 +56,21 @@ import static io.trino.spi.type.VarcharType.VARCHAR;
 final class ParquetReadings
 {
     private ParquetReadings() {}
+
+    /** The sorting columns each row group's footer entry declares, as "column ASC|DESC NULLS FIRST|LAST". */
+    static List<List<String>> sortingColumns(String location)
+            throws IOException
+    {
+        byte[] bytes = Files.readAllBytes(LocalFileIo.path(location));
+        int footerLength = ByteBuffer.wrap(bytes, bytes.length - 8, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        FileMetaData footer = Util.readFileMetaData(new ByteArrayInputStream(bytes, bytes.length - 8 - footerLength, footerLength));
+        List<String> names = Arrays.stream(ReadingsColumn.values()).map(ReadingsColumn::columnName).toList();
+        return footer.getRow_groups().stream()
+                .map(rowGroup -> rowGroup.getSorting_columns() == null ? List.<String>of() : rowGroup.getSorting_columns().stream()
+                        .map(column -> "%s %s NULLS %s".formatted(names.get(column.getColumn_idx()), column.isDescending() ? "DESC" : "ASC", column.isNulls_first() ? "FIRST" : "LAST"))
+                        .toList())
+                .toList();
+    }
 
     static List<Reading> read(String location)
             throws IOException

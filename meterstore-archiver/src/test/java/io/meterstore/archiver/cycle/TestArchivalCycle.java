@@ -400,6 +400,10 @@ final class TestArchivalCycle
                 assertThat(schema.getType(column.columnName()).getId().intValue()).isEqualTo(column.fieldId());
             }
             assertThat(file.sortOrderId()).isEqualTo(tables.table().sortOrder().orderId());
+            // and so does the Parquet footer, in every row group, for readers that know no Iceberg
+            assertThat(ParquetReadings.sortingColumns(file.location()))
+                    .singleElement()
+                    .isEqualTo(List.of("malo_id ASC NULLS FIRST", "obis_code ASC NULLS FIRST", "from ASC NULLS FIRST", "version ASC NULLS FIRST"));
             assertThat(file.splitOffsets()).hasSize(1).allMatch(offset -> offset == 4);
         }
     }

@@ -1,0 +1,122 @@
+package io.meterstore.parquet;
+
+import io.meterstore.core.ReadingsColumn;
+import org.apache.parquet.format.FileMetaData;
+import org.apache.parquet.format.RowGroup;
+import org.apache.parquet.format.SortingColumn;
+import org.apache.parquet.format.Util;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.FilterOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+
+import static com.google.common.base.Preconditions.checkState;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Declares the sort order of a Parquet file in its footer: every row group's {@code sorting_columns} names
+ * (malo_id, obis_code, "from", version), ascending. Trino's ParquetWriter has no option for it and writes the footer
+ * inside {@code close()}, so this stream sits between the writer and the file: from {@link #holdTail()} on (just
+ * before the writer closes) it keeps what the writer writes, and on close it passes the data through, rewrites the
+ * footer with the sorting columns, and ends the file with the new footer's length and the magic bytes. Only the last
+ * row group and the footer are ever held. The footer is left as written when {@code sorted} says the rows did not
+ * arrive in the sort order: never a false claim.
+ */
+final class SortingColumnsFooter
+        extends FilterOutputStream
+{
+    private static final byte[] MAGIC = {'P', 'A', 'R', '1'};
+    private static final List<SortingColumn> SORTING_COLUMNS = ReadingsColumn.SORT_KEY.stream()
+            .map(column -> new SortingColumn(ReadingsParquetSchema.COLUMNS.indexOf(column), false, true))
+            .toList();
+
+    private final BooleanSupplier sorted;
+    private ByteArrayOutputStream tail;
+    private boolean closed;
+
+    SortingColumnsFooter(OutputStream out, BooleanSupplier sorted)
+    {
+        super(requireNonNull(out, "out is null"));
+        this.sorted = requireNonNull(sorted, "sorted is null");
+    }
+
+    /** From now on the writer writes its last row group and its footer: keep them until close. */
+    void holdTail()
+    {
+        checkState(tail == null, "already holding the tail");
+        tail = new ByteArrayOutputStream();
+    }
+
+    @Override
+    public void write(int value)
+            throws IOException
+    {
+        if (tail != null) {
+            tail.write(value);
+        }
+        else {
+            out.write(value);
+        }
+    }
+
+    @Override
+    public void write(byte[] bytes, int offset, int length)
+            throws IOException
+    {
+        if (tail != null) {
+            tail.write(bytes, offset, length);
+        }
+        else {
+            out.write(bytes, offset, length);
+        }
+    }
+
+    @Override
+    public void close()
+            throws IOException
+    {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try (OutputStream file = out) {
+            if (tail == null) {
+                return;
+            }
+            byte[] bytes = tail.toByteArray();
+            int end = bytes.length - MAGIC.length;
+            checkState(end >= Integer.BYTES && Arrays.equals(bytes, end, bytes.length, MAGIC, 0, MAGIC.length), "the Parquet writer did not end the file with its magic bytes");
+            int footerLength = ByteBuffer.wrap(bytes, end - Integer.BYTES, Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN).getInt();
+            int footerStart = end - Integer.BYTES - footerLength;
+            checkState(footerStart >= 0, "the Parquet footer is longer than what the writer wrote while closing");
+            // the row groups' bytes and offsets are untouched: only the footer after them changes
+            file.write(bytes, 0, footerStart);
+            byte[] footer = Arrays.copyOfRange(bytes, footerStart, end - Integer.BYTES);
+            if (sorted.getAsBoolean()) {
+                footer = declareSorted(footer);
+            }
+            file.write(footer);
+            file.write(ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN).putInt(footer.length).array());
+            file.write(MAGIC);
+        }
+    }
+
+    private static byte[] declareSorted(byte[] footer)
+            throws IOException
+    {
+        FileMetaData metadata = Util.readFileMetaData(new ByteArrayInputStream(footer));
+        for (RowGroup rowGroup : metadata.getRow_groups()) {
+            rowGroup.setSorting_columns(SORTING_COLUMNS);
+        }
+        ByteArrayOutputStream rewritten = new ByteArrayOutputStream(footer.length + 64);
+        Util.writeFileMetaData(metadata, rewritten);
+        return rewritten.toByteArray();
+    }
+}
