@@ -7,6 +7,7 @@ import io.trino.spi.predicate.Range;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.type.LongTimestampWithTimeZone;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
@@ -37,5 +38,18 @@ public final class FromRange
         // an inclusive upper bound becomes exclusive one microsecond later
         Optional<Instant> upper = span.getHighValue().map(value -> MeterstoreTypes.fromEpochMicros(MeterstoreTypes.toEpochMicros((LongTimestampWithTimeZone) value) + (span.isHighInclusive() ? 1 : 0)));
         return new TierSplit.Range(lower, upper);
+    }
+
+    /**
+     * The share of [start, end) that lies in a range, for estimates that take rows as spread evenly over time.
+     */
+    public static double share(Instant start, Instant end, TierSplit.Range range)
+    {
+        Instant lower = range.lower().filter(start::isBefore).orElse(start);
+        Instant upper = range.upper().filter(end::isAfter).orElse(end);
+        if (!lower.isBefore(upper)) {
+            return 0;
+        }
+        return (double) Duration.between(lower, upper).toMillis() / Duration.between(start, end).toMillis();
     }
 }

@@ -32,6 +32,7 @@ public class MeterstoreConnectorFactory
         Bootstrap app = new Bootstrap(
                 "io.trino.bootstrap.catalog." + catalogName,
                 new ConnectorContextModule(catalogName, context),
+                new MeterstoreFileSystemModule(catalogName, context),
                 new MeterstoreModule());
 
         Injector injector = app

@@ -39,6 +39,7 @@ import io.trino.spi.connector.RetryMode;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.statistics.ComputedStatistics;
+import io.trino.spi.statistics.TableStatistics;
 import io.trino.spi.type.LongTimestamp;
 import io.trino.spi.type.LongTimestampWithTimeZone;
 import io.trino.spi.type.TimestampType;
@@ -74,13 +75,15 @@ public class MeterstoreMetadata
     private final MeterstoreTables tables;
     private final String catalogName;
     private final InsertWriter insertWriter;
+    private final MeterstoreTableStatistics tableStatistics;
 
     @Inject
-    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter)
+    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics)
     {
         this.tables = requireNonNull(tables, "tables is null");
         this.catalogName = requireNonNull(catalogName, "catalogName is null").toString();
         this.insertWriter = requireNonNull(insertWriter, "insertWriter is null");
+        this.tableStatistics = requireNonNull(tableStatistics, "tableStatistics is null");
     }
 
     @Override
@@ -183,6 +186,12 @@ public class MeterstoreMetadata
             return aggregate.toColumnMetadata();
         }
         return ((MeterstoreColumnHandle) columnHandle).toColumnMetadata();
+    }
+
+    @Override
+    public TableStatistics getTableStatistics(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        return tableStatistics.statistics((MeterstoreTableHandle) tableHandle);
     }
 
     @Override

@@ -10,10 +10,7 @@ import io.meterstore.trino.cold.ColdSplitPlanner;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.filesystem.TrinoFileSystemFactory;
-import io.trino.filesystem.local.LocalFileSystem;
 import io.trino.parquet.ParquetReaderOptions;
-
-import java.nio.file.Path;
 
 import static io.airlift.configuration.ConfigBinder.configBinder;
 
@@ -29,17 +26,10 @@ public class MeterstoreModule
         binder.bind(MeterstoreSplitManager.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSourceProvider.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreTables.class).in(Scopes.SINGLETON);
+        binder.bind(MeterstoreTableStatistics.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSinkProvider.class).in(Scopes.SINGLETON);
         binder.bind(InsertWriter.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreSessionProperties.class).in(Scopes.SINGLETON);
-    }
-
-    @Provides
-    @Singleton
-    public static TrinoFileSystemFactory fileSystemFactory()
-    {
-        // warehouse locations are absolute file:/// URIs, resolved against the root
-        return identity -> new LocalFileSystem(Path.of("/"));
     }
 
     @Provides
