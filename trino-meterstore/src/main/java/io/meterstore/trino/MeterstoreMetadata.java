@@ -19,6 +19,7 @@ import io.trino.spi.connector.LimitApplicationResult;
 import io.trino.spi.expression.ConnectorExpression;
 import io.trino.spi.expression.Variable;
 import io.trino.spi.predicate.Domain;
+import io.trino.spi.predicate.Range;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.MeterstoreInsertTableHandle;
 import io.trino.spi.TrinoException;
@@ -255,20 +256,44 @@ public class MeterstoreMetadata
     }
 
     /**
-     * The part of a filter Trino must still apply. Only a read that is hot alone is filtered by its statements (the
-     * cold reader prunes row groups but returns their every row), and only by the domains {@link HotSqlPredicate}
-     * enforces exactly; the resolved table is left to its own rules.
+     * The part of a filter Trino must still apply. The cold reader prunes row groups but returns their every row, so a
+     * domain is dropped only where both tiers are known to return no row outside it: for a read that is hot alone, the
+     * domains {@link HotSqlPredicate} enforces exactly; for any read, a "from" range the hot statements enforce that is
+     * open below and reaches W, because every cold row lies below W (the tiering invariant) and so inside it.
      */
     private TupleDomain<ColumnHandle> remainingFilter(MeterstoreTableHandle handle, TupleDomain<ColumnHandle> filter)
     {
-        if (!isHotOnlyVersionsRead(handle) || filter.isNone()) {
+        if (filter.isNone() || handle.constraint().isNone()) {
             return filter;
         }
+        boolean hotOnly = isHotOnlyVersionsRead(handle);
         Map<MeterstoreColumnHandle, Domain> enforced = handle.constraint().getDomains().orElseThrow();
         return filter.filter((column, domain) -> {
-            Domain pushed = enforced.get((MeterstoreColumnHandle) column);
-            return pushed == null || !HotSqlPredicate.isEnforced((MeterstoreColumnHandle) column, pushed);
+            MeterstoreColumnHandle meterstoreColumn = (MeterstoreColumnHandle) column;
+            Domain pushed = enforced.get(meterstoreColumn);
+            if (pushed == null) {
+                return true;
+            }
+            if (hotOnly && HotSqlPredicate.isEnforced(meterstoreColumn, pushed)) {
+                return false;
+            }
+            return !(HotSqlPredicate.isEnforcedFromRange(meterstoreColumn, pushed) && holdsForEveryColdRow(pushed, handle.watermarkEpochMicros()));
         });
+    }
+
+    /** Whether every instant below W lies in the single range of {@code domain}. */
+    private static boolean holdsForEveryColdRow(Domain domain, long watermarkEpochMicros)
+    {
+        Range range = domain.getValues().getRanges().getSpan();
+        if (!range.isLowUnbounded()) {
+            return false;
+        }
+        if (range.isHighUnbounded()) {
+            return true;
+        }
+        long high = MeterstoreTypes.toEpochMicros((LongTimestampWithTimeZone) range.getHighBoundedValue());
+        // below W means at most W - 1 microsecond
+        return range.isHighInclusive() ? high >= watermarkEpochMicros - 1 : high >= watermarkEpochMicros;
     }
 
     /** A read of {@code <table>_versions} whose "from" range lies at or above the pinned watermark: PostgreSQL alone answers it. */

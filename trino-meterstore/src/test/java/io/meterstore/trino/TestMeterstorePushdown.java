@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 import java.sql.Connection;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.util.List;
 import java.util.Map;
 
 import static io.meterstore.trino.MeterstoreMetrics.COLD_DATA_FILES;
@@ -104,6 +105,28 @@ final class TestMeterstorePushdown
         assertThat(pruned.get(COLD_DATA_FILES_SKIPPED)).isEqualTo(ARCHIVED_WINDOWS - 1);
         assertThat(unpruned.get(COLD_DATA_FILES)).isEqualTo(ARCHIVED_WINDOWS);
         assertThat(pruned.get(HOT_ROWS_READ) + pruned.get(COLD_ROWS_READ)).isLessThan(unpruned.get(HOT_ROWS_READ) + unpruned.get(COLD_ROWS_READ));
+    }
+
+    @Test
+    void testFromRangeHoldingEveryColdRowIsNotFilteredAgain()
+    {
+        // every cold row lies below W: a range open below that reaches W needs no row filter, in either tier
+        for (Instant upper : List.of(watermark.instant(), watermark.instant().plusSeconds(7 * 3_600))) {
+            String range = "\"from\" < from_iso8601_timestamp('%s')".formatted(upper);
+            for (String sql : List.of(
+                    "SELECT count(*) FROM readings_versions WHERE " + range,
+                    "SELECT balancing_day, count(*), sum(value) FROM readings_versions WHERE %s GROUP BY 1".formatted(range),
+                    "SELECT count(*), sum(value), max(\"from\") FROM readings WHERE " + range)) {
+                assertSameResult(sql);
+                assertThat(explain(sql)).as(sql).doesNotContain("filterPredicate");
+            }
+        }
+        // a range with a lower bound still needs Trino's filter on the cold rows
+        String bounded = "SELECT count(*) FROM readings_versions WHERE \"from\" >= from_iso8601_timestamp('%s') AND \"from\" < from_iso8601_timestamp('%s')"
+                .formatted(watermark.instant().minusSeconds(86_400), watermark.instant());
+        assertSameResult(bounded);
+        assertThat(explain(bounded)).contains("filterPredicate");
+        assertThat(computeActual(bounded).getOnlyValue()).isNotEqualTo(computeActual("SELECT count(*) FROM readings_versions WHERE \"from\" < from_iso8601_timestamp('%s')".formatted(watermark.instant())).getOnlyValue());
     }
 
     @Test
