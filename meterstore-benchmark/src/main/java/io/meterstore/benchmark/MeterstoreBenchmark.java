@@ -44,9 +44,8 @@ public final class MeterstoreBenchmark
             .put("Q1", "Both sides read the same files with the same Parquet reader, and both leave `\"from\" < W` to Trino, which decodes \"from\" and filters every row. "
                     + "Compare the per-round times below with the gap: on this machine they spread by more than it. "
                     + "What would close it: the watermark invariant makes every cold row satisfy a \"from\" range that is open below and reaches W, so the connector could report such a range as enforced; then Trino would neither decode \"from\" nor filter. Not profiled further in this run.")
-            .put("Q3", "The aggregation is pushed down (one PostgreSQL statement over the partitions by name, a UNION ALL with `\"from\" >= W` in every branch), so both sides run PostgreSQL's parallel aggregation. "
-                    + "MeterStore's extra time is per query, not per row: it plans through Trino (loading the Iceberg table and its watermark from the JDBC catalogue, listing the partitions) and opens a new PostgreSQL connection for the split. "
-                    + "Not profiled further in this run; a connection pool and caching the table metadata per transaction are the first things to try.")
+            .put("Q3", "The aggregation is pushed down: one PostgreSQL statement over the partitions by name (a UNION ALL with `\"from\" >= W` in every branch), so both sides run PostgreSQL's parallel aggregation, with the same plan since each branch selects only the aggregation's columns. "
+                    + "What remains is per query, not per row: MeterStore plans through Trino (the Iceberg table and its watermark from the JDBC catalogue, the partition list, statistics) and opens a new PostgreSQL connection for the split; a connection pool and caching table metadata per transaction are the next things to try.")
             .put("Q5", "The peer aggregates the 10 hot days inside PostgreSQL; MeterStore streams those 9.7 M rows out of PostgreSQL (binary COPY) into Trino and aggregates them there, and on 2 cores the PostgreSQL backends producing the COPY and Trino decoding it share the same CPUs. "
                     + "Trino's SPI pushes an aggregation only whole (applyAggregation replaces it for the entire table scan), so a partial aggregation per hot partition under a scan that also reads Iceberg cannot be expressed. "
                     + "What would close it: planning the two tiers as two table scans pinned to the same snapshot and W (a UNION ALL the connector provides), so that the engine pushes the hot scan's partial aggregation into PostgreSQL while the cold scan reads Parquet.")
@@ -54,7 +53,7 @@ public final class MeterstoreBenchmark
                     + "The remaining gap is of the size of the round-to-round spread (see the rounds below) and was not profiled further in this run.")
             .put("R1", "`readings` resolves versions inside the connector in one pass per split, but to do so it reads malo_id, obis_code, \"from\", version, version_scope and recorded_at besides the query's columns; `readings_versions` reads only the query's two columns. "
                     + "That extra decoding is expected to be most of the difference (not profiled in this run). What would close it: archiving the superseded versions of a day into a file of their own, so that the day's main file holds one version per key and is read without resolution (the connector already skips resolution for a file whose statistics prove one version per key); AS OF reads would still read both.")
-            .put("R2", "The ROW_NUMBER peer holds every key in memory (TopNRanking) before it aggregates; `readings` streams.")
+            .put("R2", "The ROW_NUMBER peer holds every key of its range in memory before it aggregates (TopNRanking); over the whole 58 M rows it exceeds 5 GB and fails, so this pair reads the last 20 days. `readings` streams each split once in key order and holds only the key it is resolving.")
             .buildOrThrow();
 
     private MeterstoreBenchmark() {}

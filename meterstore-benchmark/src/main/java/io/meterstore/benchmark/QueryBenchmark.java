@@ -11,6 +11,7 @@ import io.meterstore.testing.ReadingsGenerator;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -37,7 +38,7 @@ final class QueryBenchmark
     private static final String POSTGRES = "metering.readings";
     private static final String ROW_NUMBER = """
             (SELECT balancing_day, value, row_number() OVER (PARTITION BY malo_id, obis_code, "from", version_scope ORDER BY version DESC, recorded_at DESC) AS winner
-             FROM meterstore.metering.readings_versions)""";
+             FROM meterstore.metering.readings_versions WHERE %s)""";
 
     /** How the peer's answer relates to MeterStore's, and so how they are compared. */
     enum Answer
@@ -74,6 +75,7 @@ final class QueryBenchmark
         String w = LITERAL.format(watermark);
         String trinoCold = "\"from\" < TIMESTAMP '%s UTC'".formatted(w);
         String trinoHot = "\"from\" >= TIMESTAMP '%s UTC'".formatted(w);
+        String lastTwentyDays = "\"from\" >= TIMESTAMP '%s UTC'".formatted(LITERAL.format(watermark.minus(Duration.ofDays(10))));
         String postgresHot = "\"from\" >= TIMESTAMPTZ '%s+00'".formatted(w);
         String meter = maloIds.get(maloIds.size() / 3);
         String oneMeter = "malo_id = '%s'".formatted(meter);
@@ -121,9 +123,11 @@ final class QueryBenchmark
                         new TimedQuery("meterstore", trino, trinoByMonth.formatted("meterstore.metering.readings", "")),
                         List.of(new TimedQuery("meterstore", trino, trinoByMonth.formatted(MS, ""))),
                         Answer.NOT_COMPARABLE, Target.atMost(1.3)),
-                new Pair("R2", "whole range: sum by month of the winners", "readings", "ROW_NUMBER over readings_versions",
-                        new TimedQuery("meterstore", trino, trinoByMonth.formatted("meterstore.metering.readings", "")),
-                        List.of(new TimedQuery("meterstore", trino, trinoByMonth.formatted(ROW_NUMBER, " WHERE winner = 1"))),
+                // the ROW_NUMBER peer holds every key of its range in memory at once: over all 58 M rows it exceeds the engine's 5 GB
+                // per query, so this pair reads the last 20 days, 10 of each tier
+                new Pair("R2", "last 20 days, both tiers: sum by month of the winners", "readings", "ROW_NUMBER over readings_versions",
+                        new TimedQuery("meterstore", trino, trinoByMonth.formatted("meterstore.metering.readings", " WHERE " + lastTwentyDays)),
+                        List.of(new TimedQuery("meterstore", trino, trinoByMonth.formatted(ROW_NUMBER.formatted(lastTwentyDays), " WHERE winner = 1"))),
                         Answer.SAME_AGGREGATES, Target.atMost(0.5)));
     }
 

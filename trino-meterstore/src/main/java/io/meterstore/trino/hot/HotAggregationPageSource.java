@@ -31,9 +31,11 @@ import java.time.LocalDate;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Set;
 
 import static io.airlift.slice.Slices.utf8Slice;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
@@ -131,6 +133,11 @@ public final class HotAggregationPageSource
                 default -> throw new IllegalArgumentException("Unknown column " + column);
             });
         }
+        // each branch reads only the columns the aggregation needs: SELECT * would make PostgreSQL unpack every column of every row
+        Set<String> read = new LinkedHashSet<>();
+        aggregation.groupingColumns().forEach(column -> read.add(Sql.quoteIdentifier(column.name())));
+        aggregation.aggregates().forEach(aggregate -> aggregate.argument().ifPresent(column -> read.add(Sql.quoteIdentifier(column.name()))));
+        String branchColumns = read.isEmpty() ? "1 AS meterstore_row" : String.join(", ", read);
         StringBuilder sql = new StringBuilder("SELECT ")
                 .append(selected.isEmpty() ? "NULL" : String.join(", ", selected))
                 .append(" FROM (");
@@ -139,7 +146,7 @@ public final class HotAggregationPageSource
                 sql.append(" UNION ALL ");
             }
             // every branch reads one partition by name, never the parent, and only its rows at or above W
-            sql.append("SELECT * FROM ").append(Sql.qualified(split.schema(), split.partitions().get(index)));
+            sql.append("SELECT ").append(branchColumns).append(" FROM ").append(Sql.qualified(split.schema(), split.partitions().get(index)));
             sql.append(" WHERE \"from\" >= ?");
             parameters.add(timestamp(split.watermarkEpochMicros()));
             if (split.lowerEpochMicros().isPresent()) {
