@@ -107,7 +107,7 @@ public final class MeterstoreDemo
 
                 Try, e.g. with the Trino CLI or any JDBC client:
                   SELECT count(*), sum(value) FROM readings_versions;
-                  SELECT count(*), sum(value) FROM readings;      -- winners only; resolved in the engine for now, slower
+                  SELECT count(*), sum(value) FROM readings;      -- winners only, resolved by the connector
                   SELECT date("from" AT TIME ZONE 'Europe/Berlin') AS day, count(*) AS intervals, sum(value) AS kwh
                     FROM readings GROUP BY 1 ORDER BY 1;
                   SELECT * FROM readings WHERE malo_id = '%s' ORDER BY "from" DESC LIMIT 10;
