@@ -2,6 +2,8 @@ package io.meterstore.trino;
 
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.ReadingsColumn.ColumnKind;
+import io.trino.spi.block.Block;
+import io.trino.spi.block.Fixed12Block;
 import io.trino.spi.type.DateType;
 import io.trino.spi.type.DecimalType;
 import io.trino.spi.type.TimestampWithTimeZoneType;
@@ -14,6 +16,7 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 
+import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
 import static io.trino.spi.type.TimeZoneKey.UTC_KEY;
 
 /** The Trino type of each value domain of the readings schema. */
@@ -59,6 +62,14 @@ public final class MeterstoreTypes
     public static long toEpochMicros(LongTimestampWithTimeZone timestamp)
     {
         return Math.addExact(Math.multiplyExact(timestamp.getEpochMillis(), 1_000L), timestamp.getPicosOfMilli() / 1_000_000);
+    }
+
+    /** A timestamp(6) with time zone of a block in microseconds since the epoch, read in place: no object per value. */
+    public static long epochMicros(Block block, int position)
+    {
+        Fixed12Block values = (Fixed12Block) block.getUnderlyingValueBlock();
+        int valuePosition = block.getUnderlyingValuePosition(position);
+        return unpackMillisUtc(values.getFixed12First(valuePosition)) * 1_000 + values.getFixed12Second(valuePosition) / 1_000_000;
     }
 
     public static LongTimestampWithTimeZone toTimestamp(long epochMicros)

@@ -44,8 +44,6 @@ import static java.util.Objects.requireNonNull;
 public final class HotPageSource
         implements ConnectorPageSource
 {
-    // a predicate on more values than this is left to Trino instead of becoming a huge array parameter
-    private static final int MAX_PUSHED_VALUES = 10_000;
     private static final int MAX_PAGE_ROWS = 8_192;
     // SQLSTATE undefined_table
     private static final String UNDEFINED_TABLE = "42P01";
@@ -117,13 +115,11 @@ public final class HotPageSource
             for (Map.Entry<MeterstoreColumnHandle, Domain> entry : domains.get().entrySet()) {
                 MeterstoreColumnHandle column = entry.getKey();
                 Domain domain = entry.getValue();
-                if (column.type() != VARCHAR || domain.isNullAllowed() || !domain.getValues().isDiscreteSet()) {
+                // the one rule for what the statement enforces: the metadata drops exactly these from Trino's filter
+                if (!HotSqlPredicate.isPushedAsEquality(column, domain)) {
                     continue;
                 }
                 List<Object> values = domain.getValues().getDiscreteSet();
-                if (values.size() > MAX_PUSHED_VALUES) {
-                    continue;
-                }
                 sql.append(" AND ").append(Sql.quoteIdentifier(column.name())).append(" = ANY(").append(PgBinaryCopy.parameter(parameters.size() + 1, "text[]")).append(")");
                 parameters.add(textArray(values.stream().map(value -> ((Slice) value).toStringUtf8()).toList()));
             }

@@ -3,10 +3,10 @@ package io.meterstore.trino.versions;
 import com.google.common.collect.ImmutableList;
 import io.airlift.slice.Slice;
 import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.MeterstoreTypes;
 import io.trino.spi.Page;
 import io.trino.spi.PageBuilder;
 import io.trino.spi.block.Block;
-import io.trino.spi.block.Fixed12Block;
 import io.trino.spi.block.Int128ArrayBlock;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
@@ -17,7 +17,6 @@ import java.io.IOException;
 import java.util.List;
 import java.util.OptionalLong;
 
-import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 
@@ -98,10 +97,7 @@ public final class SortedMergePageSource
 
     private static long epochMicros(Cursor cursor, int channel)
     {
-        Block block = cursor.page.getBlock(channel);
-        Fixed12Block values = (Fixed12Block) block.getUnderlyingValueBlock();
-        int position = block.getUnderlyingValuePosition(cursor.position);
-        return unpackMillisUtc(values.getFixed12First(position)) * 1_000 + values.getFixed12Second(position) / 1_000_000;
+        return MeterstoreTypes.epochMicros(cursor.page.getBlock(channel), cursor.position);
     }
 
     private Int128 version(Cursor cursor)

@@ -3,7 +3,6 @@ package io.meterstore.trino.versions;
 import io.airlift.slice.Slice;
 import io.trino.spi.Page;
 import io.trino.spi.block.Block;
-import io.trino.spi.block.Fixed12Block;
 import io.trino.spi.block.Int128ArrayBlock;
 import io.trino.spi.block.VariableWidthBlock;
 import io.trino.spi.connector.ConnectorPageSource;
@@ -20,7 +19,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.IntStream;
 
-import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
+import static io.meterstore.trino.MeterstoreTypes.epochMicros;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 
@@ -220,13 +219,6 @@ public final class VersionResolvingPageSource
         VariableWidthBlock values = (VariableWidthBlock) block.getUnderlyingValueBlock();
         int valuePosition = block.getUnderlyingValuePosition(position);
         return values.getRawSlice().equals(values.getRawSliceOffset(valuePosition), values.getSliceLength(valuePosition), value, 0, value.length());
-    }
-
-    private static long epochMicros(Block block, int position)
-    {
-        Fixed12Block values = (Fixed12Block) block.getUnderlyingValueBlock();
-        int valuePosition = block.getUnderlyingValuePosition(position);
-        return unpackMillisUtc(values.getFixed12First(valuePosition)) * 1_000 + values.getFixed12Second(valuePosition) / 1_000_000;
     }
 
     /**
