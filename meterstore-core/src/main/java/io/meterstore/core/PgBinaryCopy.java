@@ -51,11 +51,16 @@ public record PgBinaryCopy(CopyOut copy, PgBinaryCopyReader rows)
         return new PgBinaryCopy(copy, new PgBinaryCopyReader(copy::readFromCopy));
     }
 
-    /** The SQL expression of parameter {@code index} (from 1), cast to {@code type}. */
+    /**
+     * The SQL expression of parameter {@code index} (from 1), cast to {@code type}: a scalar subquery, so PostgreSQL
+     * reads and casts the setting once per statement (an InitPlan) instead of once per row, where it is a function
+     * call and a text parse. On 9.7 M rows that is 2.6 s instead of 8.6 s for the scan alone. The outer cast (to the
+     * same type, so free) keeps it an expression where a bare subquery would change the meaning: {@code = ANY(...)}.
+     */
     public static String parameter(int index, String type)
     {
         checkArgument(index > 0, "parameters count from 1");
-        return "current_setting('%s')::%s".formatted(setting(index), type);
+        return "(SELECT current_setting('%s')::%s)::%s".formatted(setting(index), type, type);
     }
 
     public boolean isActive()

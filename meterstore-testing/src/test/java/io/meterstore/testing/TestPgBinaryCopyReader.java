@@ -1,5 +1,6 @@
 package io.meterstore.testing;
 
+import io.meterstore.core.PgBinaryCopy;
 import io.meterstore.core.PgBinaryCopyReader;
 import org.junit.jupiter.api.Test;
 import org.postgresql.PGConnection;
@@ -9,6 +10,8 @@ import java.io.ByteArrayOutputStream;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
@@ -75,6 +78,33 @@ final class TestPgBinaryCopyReader
         // 1.25 has two fraction digits: exact at scale 2, refused at scale 1 rather than rounded
         assertThat(large.numericUnscaled(1, 2)).isEqualTo(125);
         assertThatThrownBy(() -> large.numericUnscaled(1, 1)).isInstanceOf(ArithmeticException.class);
+    }
+
+    @Test
+    void testParametersAreBoundValuesReadOncePerStatement()
+            throws Exception
+    {
+        String query = "SELECT g::text AS n FROM generate_series(1, 100) g WHERE g >= %s AND g::text <> ALL(%s) ORDER BY g LIMIT %s"
+                .formatted(PgBinaryCopy.parameter(1, "int8"), PgBinaryCopy.parameter(2, "text[]"), PgBinaryCopy.parameter(3, "int8"));
+        try (Connection connection = DATABASE.connect()) {
+            connection.setAutoCommit(false);
+            PgBinaryCopyReader rows = PgBinaryCopy.start(connection, query, List.of("95", "{96,\"x'); DROP TABLE y; --\"}", "3")).rows();
+            List<String> values = new ArrayList<>();
+            while (rows.nextRow()) {
+                values.add(rows.text(0));
+            }
+            assertThat(values).containsExactly("95", "97", "98");
+            // a scalar subquery is an InitPlan, evaluated once; a bare current_setting(...)::type is parsed again for every row
+            try (Statement statement = connection.createStatement();
+                    ResultSet plan = statement.executeQuery("EXPLAIN " + query)) {
+                StringBuilder text = new StringBuilder();
+                while (plan.next()) {
+                    text.append(plan.getString(1)).append('\n');
+                }
+                assertThat(text.toString()).contains("InitPlan 1", "InitPlan 2", "InitPlan 3").doesNotContain("current_setting('meterstore.p1'::text))::bigint)");
+            }
+            connection.rollback();
+        }
     }
 
     @Test
