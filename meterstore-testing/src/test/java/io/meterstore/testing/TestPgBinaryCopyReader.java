@@ -108,6 +108,41 @@ final class TestPgBinaryCopyReader
     }
 
     @Test
+    void testIndexOrderStreamsFromTheIndexWithoutSorting()
+            throws Exception
+    {
+        try (Connection connection = DATABASE.connect(); Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE indexed (k int PRIMARY KEY, v int NOT NULL)");
+            // stored out of key order, as corrections and late deliveries leave a partition: the index walk is random access
+            statement.execute("INSERT INTO indexed SELECT g, g % 10 FROM generate_series(1, 200000) g ORDER BY md5(g::text)");
+            statement.execute("ANALYZE indexed");
+            // the planner sees what it sees in a large partition: random heap access through the index costs more than a sort
+            statement.execute("SET random_page_cost = 1000");
+            connection.setAutoCommit(false);
+            String query = "SELECT k::text AS key FROM indexed WHERE v >= %s ORDER BY k".formatted(PgBinaryCopy.parameter(1, "int8"));
+            PgBinaryCopyReader rows = PgBinaryCopy.startInIndexOrder(connection, query, List.of("5")).rows();
+            long previous = 0;
+            long count = 0;
+            while (rows.nextRow()) {
+                long key = Long.parseLong(rows.text(0));
+                assertThat(key).isGreaterThan(previous);
+                previous = key;
+                count++;
+            }
+            assertThat(count).isEqualTo(100_000);
+            // the same transaction plans the same query as the COPY did: a walk of the primary key, the bound inside it
+            try (ResultSet plan = statement.executeQuery("EXPLAIN " + query)) {
+                StringBuilder text = new StringBuilder();
+                while (plan.next()) {
+                    text.append(plan.getString(1)).append('\n');
+                }
+                assertThat(text.toString()).contains("Index Scan using indexed_pkey").doesNotContain("Sort");
+            }
+            connection.rollback();
+        }
+    }
+
+    @Test
     void testRejectsWhatIsNotBinaryCopy()
     {
         assertThatThrownBy(() -> reader(List.of("a,b\n".getBytes())).nextRow())

@@ -71,7 +71,8 @@ final class HotPartitionReader
                 // a whole day first would spill it to temporary files on the server
                 statement.execute("SET LOCAL enable_sort = off");
             }
-            copy = PgBinaryCopy.start(connection, query(partition), List.of(from.toString(), to.toString()));
+            // the sort key is the partition's primary key: streamed in index order, never sorted first
+            copy = PgBinaryCopy.startInIndexOrder(connection, query(partition), List.of(from.toString(), to.toString()));
             PgBinaryCopyReader row = copy.rows();
             long rows = 0;
             BlockBuilder[] builders = newBuilders();

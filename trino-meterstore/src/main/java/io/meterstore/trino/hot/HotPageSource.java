@@ -78,7 +78,9 @@ public final class HotPageSource
             connection.setAutoCommit(false);
             connection.setReadOnly(true);
             List<String> parameters = new ArrayList<>();
-            copy = PgBinaryCopy.start(connection, sql(parameters), parameters);
+            String sql = sql(parameters);
+            // a resolving read needs primary-key order: the index gives it while streaming, a sort only at the end
+            copy = resolution.resolve() ? PgBinaryCopy.startInIndexOrder(connection, sql, parameters) : PgBinaryCopy.start(connection, sql, parameters);
             rows = copy.rows();
         }
         catch (SQLException e) {
