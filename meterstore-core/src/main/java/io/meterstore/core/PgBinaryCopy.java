@@ -41,8 +41,9 @@ public record PgBinaryCopy(CopyOut copy, PgBinaryCopyReader rows)
     /**
      * As {@link #start}, for a query whose ORDER BY an index provides (a partition's primary key): the rows stream in
      * index order, never through a sort. PostgreSQL cannot estimate a bound read from a setting, so it guesses a third
-     * of the rows and often prefers a parallel scan and a sort, which holds the whole result before the first row
-     * leaves; with sorting disabled for this transaction it walks the index, and the bound becomes an index condition.
+     * of the rows and often prefers a parallel scan and a sort, which holds the whole result (spilling a day to
+     * temporary files) before the first row leaves; with sorting disabled for this transaction it walks the index, and
+     * the bound becomes an index condition.
      */
     public static PgBinaryCopy startInIndexOrder(Connection connection, String query, List<String> parameters)
             throws SQLException

@@ -16,7 +16,6 @@ import io.trino.spi.type.Type;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Instant;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -66,12 +65,8 @@ final class HotPartitionReader
         connection.setAutoCommit(false);
         PgBinaryCopy copy = null;
         try {
-            try (Statement statement = connection.createStatement()) {
-                // walk the primary key index, which is the sort order: rows stream from the first message, where sorting
-                // a whole day first would spill it to temporary files on the server
-                statement.execute("SET LOCAL enable_sort = off");
-            }
-            // the sort key is the partition's primary key: streamed in index order, never sorted first
+            // the sort key is the partition's primary key: rows stream from the first message, where sorting a whole
+            // day first would spill it to temporary files on the server
             copy = PgBinaryCopy.startInIndexOrder(connection, query(partition), List.of(from.toString(), to.toString()));
             PgBinaryCopyReader row = copy.rows();
             long rows = 0;
