@@ -101,6 +101,9 @@ public record BenchmarkReport(Environment environment, List<String> dataset, Lis
                 `benchmark.queries` (`all` or a list of ids), `benchmark.a1.meters` (11,000: one UTC day of at least 1 M rows),
                 `benchmark.a1.rounds` (3), `benchmark.archiver.heap` (256m), `benchmark.heap` (8g, the engine's JVM),
                 `benchmark.dir`, `benchmark.output` (where this file and the chart go).
+
+                `-Dbenchmark.probe=FILE` times statements of one's own on the same dataset and engine instead, writing no
+                report: one per line, on Trino, or on PostgreSQL natively after `postgresql:`; each runs `benchmark.rounds` times.
                 """);
         return out.toString();
     }

@@ -8,6 +8,7 @@ import java.time.LocalDate;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 import static com.google.common.base.Preconditions.checkArgument;
@@ -27,7 +28,8 @@ public record BenchmarkSettings(
         int archivalRounds,
         String archiverHeap,
         Path directory,
-        Path output)
+        Path output,
+        Optional<Path> probe)
 {
     public static final Set<String> ALL = ImmutableSet.of("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "R1", "R2", "A1", "S1");
     // fixed, so a kept dataset is the same one on every machine and the month groups do not drift with the date
@@ -46,6 +48,7 @@ public record BenchmarkSettings(
         requireNonNull(archiverHeap, "archiverHeap is null");
         requireNonNull(directory, "directory is null");
         requireNonNull(output, "output is null");
+        requireNonNull(probe, "probe is null");
     }
 
     public static BenchmarkSettings fromSystemProperties()
@@ -64,7 +67,8 @@ public record BenchmarkSettings(
                 integer("benchmark.a1.rounds", 3),
                 property("benchmark.archiver.heap", "256m"),
                 Path.of(property("benchmark.dir", "var/benchmark")).toAbsolutePath(),
-                Path.of(property("benchmark.output", "docs")).toAbsolutePath());
+                Path.of(property("benchmark.output", "docs")).toAbsolutePath(),
+                Optional.of(property("benchmark.probe", "")).filter(file -> !file.isEmpty()).map(file -> Path.of(file).toAbsolutePath()));
     }
 
     public boolean runs(String benchmark)

@@ -78,42 +78,12 @@ public final class MeterstoreBenchmark
         int exit = 0;
         try (BenchmarkDataset dataset = BenchmarkDataset.open(settings)) {
             log.info("Dataset %s: %s rows, %s cold, watermark %s", dataset.reused() ? "reused" : "made", dataset.rows(), dataset.coldRows(), dataset.watermark());
-            boolean archival = settings.runs("A1") || settings.runs("S1");
-            if (archival) {
-                ArchivalBenchmark.prepare(settings, dataset.warehouse());
+            if (settings.probe().isPresent()) {
+                probe(settings, dataset, console);
             }
-            List<BenchmarkResult> results = new ArrayList<>();
-            try (DistributedQueryRunner queryRunner = queryRunner(dataset.warehouse());
-                    Connection trino = trinoConnection(queryRunner);
-                    Connection postgres = dataset.database().connect()) {
-                QueryBenchmark queries = new QueryBenchmark(settings.rounds());
-                for (QueryBenchmark.Pair pair : QueryBenchmark.pairs(trino, postgres, dataset.watermark().instant(), dataset.generator().maloIds())) {
-                    if (settings.runs(pair.id())) {
-                        results.add(queries.run(pair));
-                    }
-                }
-                if (archival) {
-                    ArchivalBenchmark benchmark = new ArchivalBenchmark(settings, dataset.warehouse(), trino);
-                    if (settings.runs("A1")) {
-                        results.addAll(benchmark.run());
-                    }
-                    if (settings.runs("S1")) {
-                        results.add(benchmark.storage(benchmark.postgresBytes(), dataset.coldRows()));
-                    }
-                }
+            else {
+                benchmark(settings, dataset, console);
             }
-            BenchmarkReport report = new BenchmarkReport(environment(dataset), describe(settings, dataset), results, NOTES);
-            Files.createDirectories(settings.output());
-            Path markdown = settings.output().resolve("benchmarks.md");
-            Files.writeString(markdown, report.markdown());
-            Files.writeString(settings.output().resolve("benchmarks.svg"), report.svg());
-            console.println();
-            for (BenchmarkResult result : results) {
-                console.printf("%-4s %-46s %12s %12s  ratio %6s  target %-26s %s%n",
-                        result.id(), result.title(), BenchmarkReport.figure(result.meterstore(), result.unit()), BenchmarkReport.figure(result.peer(), result.unit()),
-                        Double.isFinite(result.ratio()) ? BenchmarkReport.ratio(result.ratio()) : "-", result.target().text(), result.verdict() + result.error().map(error -> ": " + error).orElse(""));
-            }
-            console.printf("%nWrote %s and benchmarks.svg beside it%n", markdown);
         }
         catch (Exception e) {
             log.error(e, "Benchmark failed");
@@ -121,6 +91,58 @@ public final class MeterstoreBenchmark
         }
         // the engine's and the embedded server's threads would keep the JVM alive
         System.exit(exit);
+    }
+
+    /** Statements of one's own against this dataset and engine: no benchmark, no report. */
+    private static void probe(BenchmarkSettings settings, BenchmarkDataset dataset, PrintStream console)
+            throws Exception
+    {
+        try (DistributedQueryRunner queryRunner = queryRunner(dataset.warehouse());
+                Connection trino = trinoConnection(queryRunner);
+                Connection postgres = dataset.database().connect()) {
+            ProbeQueries.run(ProbeQueries.parse(Files.readAllLines(settings.probe().orElseThrow())), trino, postgres, settings.rounds(), console);
+        }
+    }
+
+    private static void benchmark(BenchmarkSettings settings, BenchmarkDataset dataset, PrintStream console)
+            throws Exception
+    {
+        boolean archival = settings.runs("A1") || settings.runs("S1");
+        if (archival) {
+            ArchivalBenchmark.prepare(settings, dataset.warehouse());
+        }
+        List<BenchmarkResult> results = new ArrayList<>();
+        try (DistributedQueryRunner queryRunner = queryRunner(dataset.warehouse());
+                Connection trino = trinoConnection(queryRunner);
+                Connection postgres = dataset.database().connect()) {
+            QueryBenchmark queries = new QueryBenchmark(settings.rounds());
+            for (QueryBenchmark.Pair pair : QueryBenchmark.pairs(trino, postgres, dataset.watermark().instant(), dataset.generator().maloIds())) {
+                if (settings.runs(pair.id())) {
+                    results.add(queries.run(pair));
+                }
+            }
+            if (archival) {
+                ArchivalBenchmark benchmark = new ArchivalBenchmark(settings, dataset.warehouse(), trino);
+                if (settings.runs("A1")) {
+                    results.addAll(benchmark.run());
+                }
+                if (settings.runs("S1")) {
+                    results.add(benchmark.storage(benchmark.postgresBytes(), dataset.coldRows()));
+                }
+            }
+        }
+        BenchmarkReport report = new BenchmarkReport(environment(dataset), describe(settings, dataset), results, NOTES);
+        Files.createDirectories(settings.output());
+        Path markdown = settings.output().resolve("benchmarks.md");
+        Files.writeString(markdown, report.markdown());
+        Files.writeString(settings.output().resolve("benchmarks.svg"), report.svg());
+        console.println();
+        for (BenchmarkResult result : results) {
+            console.printf("%-4s %-46s %12s %12s  ratio %6s  target %-26s %s%n",
+                    result.id(), result.title(), BenchmarkReport.figure(result.meterstore(), result.unit()), BenchmarkReport.figure(result.peer(), result.unit()),
+                    Double.isFinite(result.ratio()) ? BenchmarkReport.ratio(result.ratio()) : "-", result.target().text(), result.verdict() + result.error().map(error -> ": " + error).orElse(""));
+        }
+        console.printf("%nWrote %s and benchmarks.svg beside it%n", markdown);
     }
 
     private static DistributedQueryRunner queryRunner(TestingWarehouse warehouse)
