@@ -4,12 +4,11 @@ import com.google.common.collect.ImmutableList;
 
 import java.io.PrintStream;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.stream.Collectors;
 
 import static java.util.Objects.requireNonNull;
 
@@ -17,8 +16,8 @@ import static java.util.Objects.requireNonNull;
  * Statements of one's own, timed against the benchmark's dataset and engine instead of the benchmark:
  * {@code bin/benchmark -Dbenchmark.probe=FILE}. One statement per line; a line starting {@code postgresql:} runs
  * natively on PostgreSQL, any other on Trino (catalog {@code meterstore}, schema {@code metering}); blank lines and
- * lines starting {@code --} are skipped. Each runs {@code benchmark.rounds} times in a row, every row fetched; the
- * first round's first rows are printed. Session state carries over, so {@code SET SESSION} lines apply to what follows.
+ * lines starting {@code --} are skipped. Each runs {@code benchmark.rounds} times in a row as a {@link TimedQuery}
+ * (every row fetched, as the benchmark does); the first round's first rows are printed. Session state carries over, so {@code SET SESSION} lines apply to what follows.
  */
 final class ProbeQueries
 {
@@ -64,33 +63,19 @@ final class ProbeQueries
             throws SQLException
     {
         for (Probe probe : probes) {
-            List<String> firstRows = new ArrayList<>();
-            List<String> times = new ArrayList<>();
-            long rows = 0;
-            for (int round = 0; round < rounds; round++) {
-                long start = System.nanoTime();
-                rows = 0;
-                try (Statement statement = (probe.engine() == Engine.TRINO ? trino : postgres).createStatement()) {
-                    if (statement.execute(probe.sql())) {
-                        try (ResultSet result = statement.getResultSet()) {
-                            int columns = result.getMetaData().getColumnCount();
-                            while (result.next()) {
-                                if (round == 0 && rows < PRINTED_ROWS) {
-                                    List<String> values = new ArrayList<>();
-                                    for (int column = 1; column <= columns; column++) {
-                                        values.add(result.getString(column));
-                                    }
-                                    firstRows.add(String.join(" | ", values));
-                                }
-                                rows++;
-                            }
-                        }
-                    }
-                }
-                times.add(BenchmarkReport.figure(Medians.seconds(System.nanoTime() - start), BenchmarkResult.Unit.SECONDS));
+            String engine = probe.engine().name().toLowerCase(Locale.ROOT);
+            TimedQuery query = new TimedQuery(engine, probe.engine() == Engine.TRINO ? trino : postgres, probe.sql());
+            // the first round's rows are shown; later rounds keep only their time
+            TimedQuery.Execution first = query.execute();
+            List<Long> nanos = new ArrayList<>(List.of(first.nanos()));
+            for (int round = 1; round < rounds; round++) {
+                nanos.add(query.execute().nanos());
             }
-            console.printf("%n%s: %s%n  %s rows; rounds %s%n", probe.engine().name().toLowerCase(Locale.ROOT), probe.sql(), rows, String.join(", ", times));
-            firstRows.forEach(row -> console.printf("  %s%n", row));
+            List<List<String>> rows = first.rows();
+            console.printf("%n%s: %s%n  %s rows; rounds %s%n", engine, probe.sql(), rows.size(), nanos.stream()
+                    .map(time -> BenchmarkReport.figure(Medians.seconds(time), BenchmarkResult.Unit.SECONDS))
+                    .collect(Collectors.joining(", ")));
+            rows.stream().limit(PRINTED_ROWS).forEach(row -> console.printf("  %s%n", String.join(" | ", row)));
         }
     }
 }

@@ -38,14 +38,19 @@ record TimedQuery(String engine, Connection connection, String sql)
     {
         List<List<String>> rows = new ArrayList<>();
         long start = System.nanoTime();
-        try (Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
-            int columns = result.getMetaData().getColumnCount();
-            while (result.next()) {
-                List<String> row = new ArrayList<>(columns);
-                for (int column = 1; column <= columns; column++) {
-                    row.add(normalize(result.getObject(column)));
+        try (Statement statement = connection.createStatement()) {
+            // a statement without rows (SET SESSION in a probe) has no result set
+            if (statement.execute(sql)) {
+                try (ResultSet result = statement.getResultSet()) {
+                    int columns = result.getMetaData().getColumnCount();
+                    while (result.next()) {
+                        List<String> row = new ArrayList<>(columns);
+                        for (int column = 1; column <= columns; column++) {
+                            row.add(normalize(result.getObject(column)));
+                        }
+                        rows.add(row);
+                    }
                 }
-                rows.add(row);
             }
         }
         return new Execution(System.nanoTime() - start, rows);
