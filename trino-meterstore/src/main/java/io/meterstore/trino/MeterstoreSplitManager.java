@@ -88,7 +88,7 @@ public class MeterstoreSplitManager
             addHotMetrics(metrics, hotPlan);
         }
         if (tiers.cold().isPresent() && handle.snapshotId().isPresent()) {
-            Table icebergTable = tables.loadIcebergTable(handle.storageTable());
+            Table icebergTable = tables.icebergTableListing(handle.storageTable(), handle.snapshotId().get());
             if (resolution.resolve()) {
                 // every version of a key in one split, so the split alone resolves it
                 List<ConnectorSplit> coldSplits = coldPlanner.planResolved(icebergTable, handle.snapshotId(), watermark, predicate);

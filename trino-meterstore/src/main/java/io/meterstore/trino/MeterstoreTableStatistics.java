@@ -51,7 +51,7 @@ public final class MeterstoreTableStatistics
         TierSplit tiers = TierSplit.of(query, watermark);
 
         ColdRowEstimate cold = tiers.cold().isPresent() && handle.snapshotId().isPresent()
-                ? ColdRowEstimate.of(tables.loadIcebergTable(handle.storageTable()), handle.snapshotId().get(), watermark.instant(), tiers.cold().get())
+                ? ColdRowEstimate.of(tables.icebergTableListing(handle.storageTable(), handle.snapshotId().get()), handle.snapshotId().get(), watermark.instant(), tiers.cold().get())
                 : ColdRowEstimate.EMPTY;
         // a read as of an older snapshot has no hot tier: PostgreSQL keeps no history
         HotRowEstimate hot = !handle.historical() && tiers.hot().isPresent()

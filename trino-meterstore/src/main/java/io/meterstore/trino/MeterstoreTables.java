@@ -23,8 +23,10 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import static com.google.common.base.Suppliers.memoize;
@@ -43,6 +45,8 @@ public final class MeterstoreTables
 
     private final MeterstoreConfig config;
     private final Supplier<Catalog> catalog;
+    // the table each storage table was last loaded as: a metadata file never changes, and a newer one lists every snapshot of an older one
+    private final Map<String, Table> lastLoaded = new ConcurrentHashMap<>();
 
     @Inject
     public MeterstoreTables(MeterstoreConfig config, TrinoFileSystemFactory fileSystemFactory)
@@ -113,6 +117,7 @@ public final class MeterstoreTables
         try {
             Table icebergTable = catalog.get().loadTable(TableIdentifier.of(schema(), table));
             IcebergTableSpec.verify(icebergTable);
+            lastLoaded.put(table, icebergTable);
             return icebergTable;
         }
         catch (NoSuchTableException e) {
@@ -129,6 +134,20 @@ public final class MeterstoreTables
             throw new TrinoException(METERSTORE_CATALOG_UNAVAILABLE, "Cannot load Iceberg table '%s.%s' from catalogue '%s': %s"
                     .formatted(schema(), table, config.getIcebergCatalogName(), e.getMessage()), e);
         }
+    }
+
+    /**
+     * The table to plan a pinned snapshot with: the one last loaded if it lists that snapshot, else the table loaded anew.
+     * A query loads the table once, to pin its snapshot and W; its statistics and splits then read neither the
+     * catalogue nor the metadata file again, which grows with every archival commit.
+     */
+    public Table icebergTableListing(String table, long snapshotId)
+    {
+        Table loaded = lastLoaded.get(table);
+        if (loaded != null && loaded.snapshot(snapshotId) != null) {
+            return loaded;
+        }
+        return loadIcebergTable(table);
     }
 
     public HotTier hotTier(String table)

@@ -1,0 +1,54 @@
+package io.meterstore.trino;
+
+import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingWarehouse;
+import io.trino.filesystem.local.LocalFileSystem;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+
+import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
+import static io.meterstore.trino.TestingMeterstoreTables.TABLE;
+import static org.assertj.core.api.Assertions.assertThat;
+
+final class TestMeterstoreTables
+{
+    @Test
+    void testPlanningReusesTheLoadedTableWhileItListsThePinnedSnapshot()
+            throws Exception
+    {
+        TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("tables"));
+        TestingMeterstoreTables.createTables(warehouse);
+        MeterstoreTables tables = new MeterstoreTables(new MeterstoreConfig()
+                .setPostgresqlUrl(warehouse.database().jdbcUrl())
+                .setPostgresqlUser(warehouse.database().user())
+                .setSchema(SCHEMA)
+                .setTables(TABLE)
+                .setIcebergCatalogName(warehouse.catalogName())
+                .setIcebergWarehouse(warehouse.location()), identity -> new LocalFileSystem(Path.of("/")));
+
+        // another process (the archiver) commits through a catalogue of its own
+        long first = commitSnapshot(warehouse);
+        Table pinned = tables.loadIcebergTable(TABLE);
+        assertThat(pinned.currentSnapshot().snapshotId()).isEqualTo(first);
+        // statistics and splits of that query plan with the table it pinned from, without reading the catalogue again
+        assertThat(tables.icebergTableListing(TABLE, first)).isSameAs(pinned);
+
+        long second = commitSnapshot(warehouse);
+        // a snapshot the loaded table does not list loads the table anew, which lists both
+        Table reloaded = tables.icebergTableListing(TABLE, second);
+        assertThat(reloaded).isNotSameAs(pinned);
+        assertThat(reloaded.currentSnapshot().snapshotId()).isEqualTo(second);
+        assertThat(tables.icebergTableListing(TABLE, first)).isSameAs(reloaded);
+        assertThat(reloaded.snapshot(first).snapshotId()).isEqualTo(first);
+    }
+
+    private static long commitSnapshot(TestingWarehouse warehouse)
+    {
+        Table table = warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, TABLE));
+        table.newAppend().commit();
+        return table.currentSnapshot().snapshotId();
+    }
+}
