@@ -107,7 +107,7 @@ public class MeterstoreMetadata
                 .orElseThrow(() -> new TrinoException(METERSTORE_TABLE_NOT_FOUND, "Table '%s' does not exist: MeterStore serves %s (configured by meterstore.tables)"
                         .formatted(tableName, ImmutableList.builder().addAll(tables.resolvedTables()).addAll(tables.versionsTables()).build())));
         boolean resolved = tables.isResolvedTable(tableName);
-        Table icebergTable = tables.loadIcebergTable(storageTable);
+        Table icebergTable = tables.pinIcebergTable(storageTable);
         try {
             if (endVersion.isPresent() && endVersion.get().getPointerType() == PointerType.TARGET_ID) {
                 long snapshotId = snapshotId(tableName, endVersion.get());

@@ -45,8 +45,8 @@ public final class MeterstoreTables
 
     private final MeterstoreConfig config;
     private final Supplier<Catalog> catalog;
-    // the table each storage table was last loaded as: a metadata file never changes, and a newer one lists every snapshot of an older one
-    private final Map<String, Table> lastLoaded = new ConcurrentHashMap<>();
+    // the table each storage table was last pinned from: a metadata file never changes, and a newer one lists every snapshot of an older one
+    private final Map<String, Table> lastPinned = new ConcurrentHashMap<>();
 
     @Inject
     public MeterstoreTables(MeterstoreConfig config, TrinoFileSystemFactory fileSystemFactory)
@@ -117,7 +117,6 @@ public final class MeterstoreTables
         try {
             Table icebergTable = catalog.get().loadTable(TableIdentifier.of(schema(), table));
             IcebergTableSpec.verify(icebergTable);
-            lastLoaded.put(table, icebergTable);
             return icebergTable;
         }
         catch (NoSuchTableException e) {
@@ -137,17 +136,29 @@ public final class MeterstoreTables
     }
 
     /**
-     * The table to plan a pinned snapshot with: the one last loaded if it lists that snapshot, else the table loaded anew.
-     * A query loads the table once, to pin its snapshot and W; its statistics and splits then read neither the
-     * catalogue nor the metadata file again, which grows with every archival commit.
+     * Loads the table for a query to pin its snapshot and W from, and keeps it for that query's statistics and splits
+     * ({@link #icebergTableListing}). Only reads use it: a writer refreshes and commits through its table, so it loads
+     * one of its own ({@link #loadIcebergTable}).
+     */
+    public Table pinIcebergTable(String table)
+    {
+        Table icebergTable = loadIcebergTable(table);
+        lastPinned.put(table, icebergTable);
+        return icebergTable;
+    }
+
+    /**
+     * The table to plan a pinned snapshot with: the one last pinned if it lists that snapshot, else the table pinned anew.
+     * A query loads the table once, in getTableHandle; its statistics and splits then read neither the catalogue nor
+     * the metadata file again, which grows with every archival commit.
      */
     public Table icebergTableListing(String table, long snapshotId)
     {
-        Table loaded = lastLoaded.get(table);
-        if (loaded != null && loaded.snapshot(snapshotId) != null) {
-            return loaded;
+        Table pinned = lastPinned.get(table);
+        if (pinned != null && pinned.snapshot(snapshotId) != null) {
+            return pinned;
         }
-        return loadIcebergTable(table);
+        return pinIcebergTable(table);
     }
 
     public HotTier hotTier(String table)

@@ -31,15 +31,18 @@ final class TestMeterstoreTables
 
         // another process (the archiver) commits through a catalogue of its own
         long first = commitSnapshot(warehouse);
-        Table pinned = tables.loadIcebergTable(TABLE);
+        Table pinned = tables.pinIcebergTable(TABLE);
         assertThat(pinned.currentSnapshot().snapshotId()).isEqualTo(first);
         // statistics and splits of that query plan with the table it pinned from, without reading the catalogue again
         assertThat(tables.icebergTableListing(TABLE, first)).isSameAs(pinned);
 
         long second = commitSnapshot(warehouse);
+        // a writer's table, which it refreshes and commits through, is its own and never handed to a query's planning
+        Table writers = tables.loadIcebergTable(TABLE);
+        assertThat(writers.currentSnapshot().snapshotId()).isEqualTo(second);
         // a snapshot the loaded table does not list loads the table anew, which lists both
         Table reloaded = tables.icebergTableListing(TABLE, second);
-        assertThat(reloaded).isNotSameAs(pinned);
+        assertThat(reloaded).isNotSameAs(pinned).isNotSameAs(writers);
         assertThat(reloaded.currentSnapshot().snapshotId()).isEqualTo(second);
         assertThat(tables.icebergTableListing(TABLE, first)).isSameAs(reloaded);
         assertThat(reloaded.snapshot(first).snapshotId()).isEqualTo(first);
