@@ -14,12 +14,15 @@ import jakarta.validation.constraints.Size;
 import java.util.List;
 import java.util.Optional;
 
+import static java.util.concurrent.TimeUnit.MINUTES;
 import static java.util.concurrent.TimeUnit.SECONDS;
 
 // hot partitions stream as binary COPY, which has no fetch size
 @DefunctConfig("meterstore.postgresql.fetch-rows")
 public class MeterstoreConfig
 {
+    public static final String MAX_CLOCK_SKEW_PROPERTY = "meterstore.max-clock-skew";
+
     private String postgresqlUrl;
     private String postgresqlUser = "postgres";
     private String postgresqlPassword;
@@ -29,6 +32,7 @@ public class MeterstoreConfig
     private String icebergJdbcUrl;
     private String icebergWarehouse;
     private Duration lockTimeout = new Duration(5, SECONDS);
+    private Duration maxClockSkew = new Duration(1, MINUTES);
 
     @NotNull
     public String getPostgresqlUrl()
@@ -153,6 +157,20 @@ public class MeterstoreConfig
     public MeterstoreConfig setLockTimeout(Duration lockTimeout)
     {
         this.lockTimeout = lockTimeout;
+        return this;
+    }
+
+    @NotNull
+    public Duration getMaxClockSkew()
+    {
+        return maxClockSkew;
+    }
+
+    @Config(MAX_CLOCK_SKEW_PROPERTY)
+    @ConfigDescription("How far a recorded_at an INSERT provides may lie after the statement's start (the clocks of the systems that deliver readings); a later one is refused")
+    public MeterstoreConfig setMaxClockSkew(Duration maxClockSkew)
+    {
+        this.maxClockSkew = maxClockSkew;
         return this;
     }
 }

@@ -47,6 +47,7 @@ import io.trino.spi.type.TimestampType;
 import io.trino.spi.type.TimestampWithTimeZoneType;
 import org.apache.iceberg.Table;
 
+import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.Collection;
@@ -77,14 +78,16 @@ public class MeterstoreMetadata
     private final String catalogName;
     private final InsertWriter insertWriter;
     private final MeterstoreTableStatistics tableStatistics;
+    private final Duration maxClockSkew;
 
     @Inject
-    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics)
+    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreConfig config)
     {
         this.tables = requireNonNull(tables, "tables is null");
         this.catalogName = requireNonNull(catalogName, "catalogName is null").toString();
         this.insertWriter = requireNonNull(insertWriter, "insertWriter is null");
         this.tableStatistics = requireNonNull(tableStatistics, "tableStatistics is null");
+        this.maxClockSkew = requireNonNull(config, "config is null").getMaxClockSkew().toJavaTime();
     }
 
     @Override
@@ -244,6 +247,7 @@ public class MeterstoreMetadata
                 pinned.snapshotId(),
                 MeterstoreTypes.toEpochMicros(pinned.watermark().instant()),
                 MeterstoreTypes.toEpochMicros(session.getStart()),
+                MeterstoreTypes.toEpochMicros(session.getStart().plus(maxClockSkew)),
                 columns.stream().map(MeterstoreColumnHandle.class::cast).toList());
     }
 

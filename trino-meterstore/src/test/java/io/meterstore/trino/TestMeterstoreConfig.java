@@ -9,6 +9,7 @@ import java.util.Map;
 import static io.airlift.configuration.testing.ConfigAssertions.assertFullMapping;
 import static io.airlift.configuration.testing.ConfigAssertions.assertRecordedDefaults;
 import static io.airlift.configuration.testing.ConfigAssertions.recordDefaults;
+import static java.util.concurrent.TimeUnit.MINUTES;
 import static java.util.concurrent.TimeUnit.SECONDS;
 
 final class TestMeterstoreConfig
@@ -25,7 +26,8 @@ final class TestMeterstoreConfig
                 .setIcebergCatalogName("meterstore")
                 .setIcebergJdbcUrl(null)
                 .setIcebergWarehouse(null)
-                .setLockTimeout(new Duration(5, SECONDS)));
+                .setLockTimeout(new Duration(5, SECONDS))
+                .setMaxClockSkew(new Duration(1, MINUTES)));
     }
 
     @Test
@@ -41,6 +43,7 @@ final class TestMeterstoreConfig
                 .put("meterstore.iceberg.jdbc-url", "jdbc:postgresql://catalog:5432/iceberg")
                 .put("meterstore.iceberg.warehouse", "file:///var/lib/meterstore/warehouse")
                 .put("meterstore.postgresql.lock-timeout", "2s")
+                .put("meterstore.max-clock-skew", "10s")
                 .buildOrThrow();
         MeterstoreConfig expected = new MeterstoreConfig()
                 .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
@@ -51,7 +54,8 @@ final class TestMeterstoreConfig
                 .setIcebergCatalogName("archive")
                 .setIcebergJdbcUrl("jdbc:postgresql://catalog:5432/iceberg")
                 .setIcebergWarehouse("file:///var/lib/meterstore/warehouse")
-                .setLockTimeout(new Duration(2, SECONDS));
+                .setLockTimeout(new Duration(2, SECONDS))
+                .setMaxClockSkew(new Duration(10, SECONDS));
         assertFullMapping(properties, expected);
     }
 }

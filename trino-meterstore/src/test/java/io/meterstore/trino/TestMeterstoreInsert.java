@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZonedDateTime;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CONFLICTING_REDELIVERY;
@@ -192,6 +193,34 @@ final class TestMeterstoreInsert
     }
 
     @Test
+    void testRecordedAtInTheFutureIsRefused()
+            throws Exception
+    {
+        Reading hot = correction(6, interval(1, 60), 1, "1");
+        Reading cold = correction(6, interval(-1, 60), 1, "1");
+        long rowsBefore = versionsRows();
+        long snapshotsBefore = snapshots();
+        // a sender whose clock runs ahead, or a typo: "as known at" would not know the version until 2099
+        String future = TestingInserts.values(hot).replace(", NULL, NULL)", ", TIMESTAMP '2099-01-01 00:00:00 UTC', NULL)");
+        assertThat(query("INSERT INTO readings_versions VALUES %s, %s".formatted(TestingInserts.values(cold), future)))
+                .failure()
+                .hasErrorCode(METERSTORE_INVALID_READING)
+                .hasMessageContaining("(malo_id '%s'".formatted(hot.maloId()))
+                .hasMessageContaining("recorded_at 2099-01-01T00:00:00Z lies after the statement's start")
+                .hasMessageContaining("plus the tolerated clock skew of 1.00m ('meterstore.max-clock-skew')")
+                .hasMessageContaining("nothing was written");
+        assertThat(versionsRows()).isEqualTo(rowsBefore);
+        assertThat(snapshots()).isEqualTo(snapshotsBefore);
+        assertThat(hot(hot)).isZero();
+        assertThat(icebergRows(cold)).isZero();
+
+        // a clock a few seconds ahead is within the tolerated skew, and the value is kept as given
+        Instant ahead = Instant.now().plusSeconds(5).truncatedTo(ChronoUnit.MICROS);
+        assertUpdate(insert(hot).replace(", NULL, NULL)", ", %s, NULL)".formatted(TestingInserts.timestamp(ahead))), 1);
+        assertThat(((ZonedDateTime) computeActual("SELECT recorded_at FROM readings_versions WHERE " + keyPredicate(hot)).getOnlyValue()).toInstant()).isEqualTo(ahead);
+    }
+
+    @Test
     void testRedeliveryIsANoOpInBothTiers()
             throws Exception
     {
@@ -203,7 +232,7 @@ final class TestMeterstoreInsert
 
         // the same versions again, also twice within one statement, with another recorded_at: nothing changes
         assertUpdate(insert(hot, cold, hot), 3);
-        assertUpdate(insert(hot, cold).replace(", NULL, NULL)", ", TIMESTAMP '2030-01-01 00:00:00 UTC', NULL)"), 2);
+        assertUpdate(insert(hot, cold).replace(", NULL, NULL)", ", TIMESTAMP '2026-04-01 00:00:00 UTC', NULL)"), 2);
         assertThat(hot(hot)).isEqualTo(1);
         assertThat(icebergRows(cold)).isEqualTo(1);
         assertThat(versionsRows()).isEqualTo(rowsAfterFirst);
