@@ -12,6 +12,7 @@ import io.meterstore.archiver.service.SchedulerConfig;
 import io.meterstore.archiver.service.ShutdownAction;
 import io.meterstore.archiver.service.ShutdownHandler;
 import io.meterstore.archiver.service.TableArchiverStats;
+import io.meterstore.core.TiersConfig;
 
 import java.time.Clock;
 import java.time.InstantSource;
@@ -47,7 +48,8 @@ public class ArchiverModule
     @Override
     protected void setup(Binder binder)
     {
-        ArchiverConfig config = buildConfigObject(ArchiverConfig.class);
+        TiersConfig tiers = buildConfigObject(TiersConfig.class);
+        buildConfigObject(ArchiverConfig.class);
         configBinder(binder).bindConfig(SchedulerConfig.class);
 
         binder.bind(InstantSource.class).toInstance(clock);
@@ -59,8 +61,8 @@ public class ArchiverModule
         binder.bind(ShutdownHandler.class).in(Scopes.SINGLETON);
 
         MapBinder<String, TableArchiverStats> tableStats = newMapBinder(binder, String.class, TableArchiverStats.class);
-        for (String table : config.getTables()) {
-            tableStats.addBinding(table).toInstance(new TableArchiverStats(config.getSchema() + "." + table, clock));
+        for (String table : tiers.getTables()) {
+            tableStats.addBinding(table).toInstance(new TableArchiverStats(tiers.getSchema() + "." + table, clock));
         }
         newExporter(binder).exportMap(TableArchiverStats.class).withGeneratedName();
         binder.bind(ArchiverStats.class).in(Scopes.SINGLETON);

@@ -10,6 +10,7 @@ import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.trino.testing.AbstractTestQueryFramework;
+import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
 import io.trino.testing.QueryRunner;
 import org.apache.iceberg.Table;
@@ -17,12 +18,15 @@ import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CONFLICTING_REDELIVERY;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_INVALID_READING;
@@ -68,7 +72,11 @@ final class TestMeterstoreInsert
         TestingArchival.archiveWindows(warehouse, ARCHIVED_WINDOWS);
         table.refresh();
         watermark = WatermarkReader.current(table).watermark();
-        return MeterstoreQueryRunner.builder(warehouse).build();
+        DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse).build();
+        Map<String, String> shortLock = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
+        shortLock.put("meterstore.postgresql.lock-timeout", "700ms");
+        queryRunner.createCatalog("short_lock", "meterstore", shortLock);
+        return queryRunner;
     }
 
     /** A quarter-hour {@code days} after the watermark's day (negative: before it) and {@code quarters} into it. */
@@ -298,6 +306,32 @@ final class TestMeterstoreInsert
         assertThat(icebergRows(hot)).isZero();
         assertThat(computeActual("SELECT count(*), sum(value) FROM readings_versions WHERE malo_id = '%s' AND version = 1".formatted(hot.maloId())).getMaterializedRows().getFirst().getFields())
                 .containsExactly(2L, new BigDecimal("19.500000"));
+    }
+
+    @Test
+    void testPartitionCreationWaitsTheConfiguredLockTimeout()
+            throws Exception
+    {
+        // a day without a partition yet: the INSERT creates it, under the catalog's lock timeout
+        Reading reading = correction(7, interval(4, 5), 1, "3.5");
+        String sql = insert(reading).replace("INTO readings_versions", "INTO short_lock.metering.readings_versions");
+        try (Connection blocker = warehouse.database().connect()) {
+            blocker.setAutoCommit(false);
+            // another creator of the table's partitions holds the DDL lock
+            try (PreparedStatement lock = blocker.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))")) {
+                lock.setString(1, "meterstore.ddl:%s.readings".formatted(MeterstoreQueryRunner.SCHEMA));
+                lock.execute();
+            }
+            assertThat(query(sql))
+                    .failure()
+                    .hasErrorCode(METERSTORE_WRITE_FAILED)
+                    .hasMessageContaining("another session held a conflicting lock for longer than 'meterstore.postgresql.lock-timeout' (700ms)")
+                    .hasMessageContaining("run it again");
+            blocker.rollback();
+        }
+        assertThat(hot(reading)).isZero();
+        assertUpdate(sql, 1);
+        assertThat(hot(reading)).isEqualTo(1);
     }
 
     @Test

@@ -48,7 +48,7 @@ final class StatusReport
     {
         try (Connection connection = tables.connect()) {
             if (!ConfigurationCheck.catalogTablesExist(tables)) {
-                err.println("catalogue: the Iceberg JDBC catalogue has no tables in '%s': run the archiver's 'create' command, or check meterstore.iceberg.jdbc-url".formatted(config.effectiveIcebergJdbcUrl()));
+                err.println("catalogue: the Iceberg JDBC catalogue has no tables in '%s': run the archiver's 'create' command, or check meterstore.iceberg.jdbc-url".formatted(tables.tiers().catalogJdbcUrl()));
                 return false;
             }
             boolean healthy = true;
@@ -58,7 +58,7 @@ final class StatusReport
             return healthy;
         }
         catch (SQLException e) {
-            err.println("postgresql: " + ConfigurationCheck.cannotLogIn(config, config.getPostgresqlUrl(), e) + "; run the archiver's 'check' command");
+            err.println("postgresql: " + ConfigurationCheck.cannotLogIn(tables.tiers(), tables.tiers().getPostgresqlUrl(), e) + "; run the archiver's 'check' command");
             return false;
         }
     }
