@@ -16,6 +16,7 @@ import io.meterstore.core.TiersConfig;
 
 import java.time.Clock;
 import java.time.InstantSource;
+import java.util.Optional;
 
 import static com.google.inject.multibindings.MapBinder.newMapBinder;
 import static io.airlift.configuration.ConfigBinder.configBinder;
@@ -51,6 +52,8 @@ public class ArchiverModule
         TiersConfig tiers = buildConfigObject(TiersConfig.class);
         buildConfigObject(ArchiverConfig.class);
         configBinder(binder).bindConfig(SchedulerConfig.class);
+        // every command and the service refuse a warehouse the archiver cannot write, before anything touches it
+        Optional.ofNullable(tiers.getIcebergWarehouse()).flatMap(ArchiverStorage::unwritable).ifPresent(refusal -> binder.addError("%s", refusal));
 
         binder.bind(InstantSource.class).toInstance(clock);
         binder.bind(ShutdownAction.class).toInstance(shutdownAction);

@@ -119,7 +119,7 @@ public final class ArchiverTables
     public synchronized Catalog catalog()
     {
         if (catalog.isEmpty()) {
-            catalog = Optional.of(IcebergCatalogs.jdbc(tiers.catalogSpec()));
+            catalog = Optional.of(IcebergCatalogs.jdbc(tiers.catalogSpec(), properties -> ArchiverStorage.fileIo()));
         }
         return catalog.get();
     }

@@ -128,6 +128,27 @@ final class TestArchiverCli
     }
 
     @Test
+    void testWarehouseTheArchiverCannotWriteIsRefused()
+            throws IOException
+    {
+        // the connector reads S3; the archiver would take the URI for a relative local path and archive where no reader looks
+        Path s3 = write("s3.properties", """
+                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
+                meterstore.postgresql.user=archiver
+                meterstore.iceberg.warehouse=s3://meterstore/warehouse
+                """);
+        for (String command : List.of("create", "check", "status", "archive-once", "run")) {
+            Run run = run(new String[] {command, "--config", s3.toString()});
+            assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
+            assertThat(run.err()).as(command).isEqualTo("""
+                    Invalid configuration in '%s':
+                      'meterstore.iceberg.warehouse' = 's3://meterstore/warehouse' is on 's3' storage, which the archiver cannot write yet: it writes local directories only; use a file:/// directory that Trino reads at the same path
+                    """.formatted(s3));
+        }
+        assertThat(Path.of("s3:")).doesNotExist();
+    }
+
+    @Test
     void testCreateThenArchiveOnce()
             throws Exception
     {
