@@ -1,6 +1,7 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableSet;
 import com.google.inject.Inject;
 import io.airlift.slice.Slice;
 import io.meterstore.core.MeterstoreException;
@@ -36,6 +37,7 @@ import io.trino.spi.connector.ConnectorTableVersion;
 import io.trino.spi.connector.PointerType;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.ConstraintApplicationResult;
+import io.trino.spi.connector.RelationColumnsMetadata;
 import io.trino.spi.connector.RetryMode;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
@@ -51,13 +53,15 @@ import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.Collection;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.function.UnaryOperator;
 
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
 import static io.trino.spi.type.Timestamps.MICROSECONDS_PER_MILLISECOND;
@@ -99,16 +103,17 @@ public class MeterstoreMetadata
     @Override
     public ConnectorTableHandle getTableHandle(ConnectorSession session, SchemaTableName tableName, Optional<ConnectorTableVersion> startVersion, Optional<ConnectorTableVersion> endVersion)
     {
-        if (!tableName.getSchemaName().equals(tables.schema())) {
+        Optional<String> served = tables.storageTableOf(tableName);
+        if (served.isEmpty()) {
+            // a name this catalog does not serve: Trino reports it as missing, and IF EXISTS, information_schema and
+            // the JDBC driver's metadata treat it as on every other catalog
             return null;
         }
+        String storageTable = served.get();
         // Trino passes FOR ... AS OF as the end version; a start version would be a range of versions
         if (startVersion.isPresent()) {
             throw new TrinoException(NOT_SUPPORTED, "MeterStore does not support reading a range of versions");
         }
-        String storageTable = tables.storageTableOf(tableName)
-                .orElseThrow(() -> new TrinoException(METERSTORE_TABLE_NOT_FOUND, "Table '%s' does not exist: MeterStore serves %s (configured by meterstore.tables)"
-                        .formatted(tableName, ImmutableList.builder().addAll(tables.resolvedTables()).addAll(tables.versionsTables()).build())));
         boolean resolved = tables.isResolvedTable(tableName);
         Table icebergTable = tables.pinIcebergTable(storageTable);
         try {
@@ -175,6 +180,17 @@ public class MeterstoreMetadata
                 .addAll(tables.resolvedTables())
                 .addAll(tables.versionsTables())
                 .build();
+    }
+
+    /** Every served table has the readings columns: listing them reads neither the catalogue nor PostgreSQL. */
+    @Override
+    public Iterator<RelationColumnsMetadata> streamRelationColumns(ConnectorSession session, Optional<String> schemaName, UnaryOperator<Set<SchemaTableName>> relationFilter)
+    {
+        Set<SchemaTableName> listed = ImmutableSet.copyOf(listTables(session, schemaName));
+        List<ColumnMetadata> columns = columnsMetadata();
+        return relationFilter.apply(listed).stream()
+                .map(table -> RelationColumnsMetadata.forTable(table, columns))
+                .iterator();
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.ReadingsSchema;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
@@ -13,8 +14,17 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
@@ -22,7 +32,9 @@ import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_UNSUPPORTED_TABLE_LAYOUT;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_WATERMARK_MISSING;
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
+import static io.trino.spi.StandardErrorCode.TABLE_NOT_FOUND;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Every refusal names what is wrong and what to do, with a MeterStore error code. */
 final class TestMeterstoreBadInput
@@ -66,13 +78,68 @@ final class TestMeterstoreBadInput
     }
 
     @Test
-    void testUnknownTable()
+    void testUnknownTableIsMissingAsOnEveryCatalog()
+            throws Exception
     {
         assertThat(query("SELECT count(*) FROM readings_nope"))
                 .failure()
-                .hasErrorCode(METERSTORE_TABLE_NOT_FOUND)
-                .hasMessageContaining("Table 'metering.readings_nope' does not exist")
-                .hasMessageContaining("meterstore.tables");
+                .hasErrorCode(TABLE_NOT_FOUND)
+                .hasMessage("line 1:22: Table 'meterstore.metering.readings_nope' does not exist");
+
+        // through the real JDBC driver, as a BI tool sees the catalog
+        try (Connection connection = DriverManager.getConnection("jdbc:trino://%s/meterstore/metering".formatted(getDistributedQueryRunner().getCoordinator().getAddress()), "bi", null);
+                Statement statement = connection.createStatement()) {
+            DatabaseMetaData metaData = connection.getMetaData();
+            assertThat(columnNames(metaData.getColumns("meterstore", "metering", "readings_nope", null))).isEmpty();
+            assertThat(columnNames(metaData.getColumns("meterstore", "metering", "readings_versions", null))).containsExactlyElementsOf(
+                    Stream.of(ReadingsColumn.values()).map(ReadingsColumn::columnName).toList());
+            // every served table lists its columns, even one whose Iceberg table is missing: listing reads no catalogue
+            List<String> tables = new ArrayList<>();
+            try (ResultSet columns = metaData.getColumns("meterstore", "metering", null, "malo_id")) {
+                while (columns.next()) {
+                    tables.add(columns.getString("TABLE_NAME"));
+                }
+            }
+            assertThat(tables).containsExactlyInAnyOrder("readings", "readings_versions", "foreign", "foreign_versions", "future", "future_versions", "absent", "absent_versions");
+
+            assertThat(longValue(statement, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'metering' AND table_name = 'readings_nope'")).isZero();
+            assertThat(longValue(statement, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'metering' AND table_name = 'readings'")).isEqualTo(ReadingsColumn.values().length);
+            assertThat(longValue(statement, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'metering' AND table_name = 'readings_nope'")).isZero();
+
+            // IF EXISTS is a no-op; SHOW CREATE TABLE and DESCRIBE report the name missing, as Trino does
+            assertThat(statement.execute("DROP TABLE IF EXISTS readings_nope")).isFalse();
+            for (String sql : List.of("SHOW CREATE TABLE readings_nope", "DESCRIBE readings_nope", "SHOW COLUMNS FROM readings_nope")) {
+                assertThatThrownBy(() -> statement.execute(sql))
+                        .as(sql)
+                        .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getErrorCode()).isEqualTo(TABLE_NOT_FOUND.toErrorCode().getCode()))
+                        .hasMessageContaining("Table 'meterstore.metering.readings_nope' does not exist");
+            }
+            try (ResultSet created = statement.executeQuery("SHOW CREATE TABLE readings_versions")) {
+                assertThat(created.next()).isTrue();
+                assertThat(created.getString(1)).startsWith("CREATE TABLE meterstore.metering.readings_versions (").contains("malo_id varchar NOT NULL");
+            }
+        }
+    }
+
+    private static List<String> columnNames(ResultSet columns)
+            throws SQLException
+    {
+        try (columns) {
+            List<String> names = new ArrayList<>();
+            while (columns.next()) {
+                names.add(columns.getString("COLUMN_NAME"));
+            }
+            return names;
+        }
+    }
+
+    private static long longValue(Statement statement, String sql)
+            throws SQLException
+    {
+        try (ResultSet result = statement.executeQuery(sql)) {
+            assertThat(result.next()).isTrue();
+            return result.getLong(1);
+        }
     }
 
     @Test
