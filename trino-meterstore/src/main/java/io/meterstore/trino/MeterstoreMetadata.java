@@ -1,6 +1,7 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.ImmutableSet;
 import com.google.inject.Inject;
 import io.airlift.slice.Slice;
@@ -22,6 +23,7 @@ import io.trino.spi.expression.Variable;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.Range;
 import io.meterstore.trino.write.InsertWriter;
+import io.meterstore.trino.write.InsertWriter.Written;
 import io.meterstore.trino.write.MeterstoreInsertTableHandle;
 import io.trino.spi.TrinoException;
 import io.trino.spi.catalog.CatalogName;
@@ -41,6 +43,7 @@ import io.trino.spi.connector.RelationColumnsMetadata;
 import io.trino.spi.connector.RetryMode;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.metrics.Metrics;
 import io.trino.spi.statistics.ComputedStatistics;
 import io.trino.spi.statistics.TableStatistics;
 import io.trino.spi.type.LongTimestamp;
@@ -58,6 +61,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
@@ -83,6 +87,8 @@ public class MeterstoreMetadata
     private final InsertWriter insertWriter;
     private final MeterstoreTableStatistics tableStatistics;
     private final Duration maxClockSkew;
+    // what each INSERT of this transaction wrote, by query: reported as the query's metadata metrics
+    private final Map<String, Written> written = new ConcurrentHashMap<>();
 
     @Inject
     public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreConfig config)
@@ -271,8 +277,25 @@ public class MeterstoreMetadata
     public Optional<ConnectorOutputMetadata> finishInsert(ConnectorSession session, ConnectorInsertTableHandle insertHandle, List<ConnectorTableHandle> sourceTableHandles, Collection<Slice> fragments, Collection<ComputedStatistics> computedStatistics)
     {
         // runs once per statement, on the coordinator: every writer's validated rows are written here, exactly once
-        insertWriter.write(session, (MeterstoreInsertTableHandle) insertHandle, fragments);
+        written.put(session.getQueryId(), insertWriter.write(session, (MeterstoreInsertTableHandle) insertHandle, fragments));
         return Optional.empty();
+    }
+
+    /**
+     * What the query's INSERT wrote to each tier and what it skipped as already stored. Trino's update count is every
+     * row the statement carried, redeliveries included; these say which of them changed anything.
+     */
+    @Override
+    public Metrics getMetrics(ConnectorSession session)
+    {
+        Written insert = written.get(session.getQueryId());
+        if (insert == null) {
+            return Metrics.EMPTY;
+        }
+        return MeterstoreMetrics.counts(ImmutableMap.of(
+                MeterstoreMetrics.HOT_ROWS_WRITTEN, insert.hotRows(),
+                MeterstoreMetrics.COLD_ROWS_WRITTEN, insert.coldRows(),
+                MeterstoreMetrics.REDELIVERED_ROWS_SKIPPED, insert.unchanged()));
     }
 
     /**

@@ -25,7 +25,8 @@ public class MeterstoreModule
         configBinder(binder).bindConfig(TiersConfig.class);
         configBinder(binder).bindConfig(MeterstoreConfig.class);
         binder.bind(MeterstoreConnector.class).in(Scopes.SINGLETON);
-        binder.bind(MeterstoreMetadata.class).in(Scopes.SINGLETON);
+        // one per transaction: MeterstoreConnector.getMetadata
+        binder.bind(MeterstoreMetadata.class);
         binder.bind(MeterstoreSplitManager.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSourceProvider.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreTables.class).in(Scopes.SINGLETON);

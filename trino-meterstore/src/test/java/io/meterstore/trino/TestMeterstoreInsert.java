@@ -9,6 +9,10 @@ import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
+import io.trino.jdbc.TrinoStatement;
+import io.trino.plugin.base.metrics.LongCount;
+import io.trino.spi.QueryId;
+import io.trino.spi.metrics.Metric;
 import io.trino.testing.AbstractTestQueryFramework;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
@@ -18,7 +22,9 @@ import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -27,6 +33,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CONFLICTING_REDELIVERY;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_INVALID_READING;
@@ -234,17 +241,41 @@ final class TestMeterstoreInsert
     {
         Reading hot = correction(3, interval(1, 20), 1, "4.5");
         Reading cold = correction(3, interval(-2, 20), 1, "4.5");
-        assertUpdate(insert(hot, cold), 2);
+        // through the JDBC driver: the update count is every row the statement carried, the metrics what it wrote
+        assertThat(insertThroughJdbc(insert(hot, cold))).isEqualTo(new InsertReport(2, 1, 1, 0));
         long snapshotsAfterFirst = snapshots();
         long rowsAfterFirst = versionsRows();
 
         // the same versions again, also twice within one statement, with another recorded_at: nothing changes
-        assertUpdate(insert(hot, cold, hot), 3);
-        assertUpdate(insert(hot, cold).replace(", NULL, NULL)", ", TIMESTAMP '2026-04-01 00:00:00 UTC', NULL)"), 2);
+        assertThat(insertThroughJdbc(insert(hot, cold, hot))).isEqualTo(new InsertReport(3, 0, 0, 3));
+        assertThat(insertThroughJdbc(insert(hot, cold).replace(", NULL, NULL)", ", TIMESTAMP '2026-04-01 00:00:00 UTC', NULL)"))).isEqualTo(new InsertReport(2, 0, 0, 2));
         assertThat(hot(hot)).isEqualTo(1);
         assertThat(icebergRows(cold)).isEqualTo(1);
         assertThat(versionsRows()).isEqualTo(rowsAfterFirst);
         assertThat(snapshots()).isEqualTo(snapshotsAfterFirst);
+    }
+
+    /** Trino's update count, and the connector's metrics of the statement: rows written to each tier, redelivered rows skipped. */
+    private record InsertReport(long updateCount, long hotRowsWritten, long coldRowsWritten, long redeliveredRowsSkipped) {}
+
+    private InsertReport insertThroughJdbc(String sql)
+            throws Exception
+    {
+        DistributedQueryRunner queryRunner = getDistributedQueryRunner();
+        try (Connection connection = DriverManager.getConnection("jdbc:trino://%s/meterstore/metering".formatted(queryRunner.getCoordinator().getAddress()), "writer", null);
+                Statement statement = connection.createStatement()) {
+            AtomicReference<String> id = new AtomicReference<>();
+            statement.unwrap(TrinoStatement.class).setProgressMonitor(stats -> id.set(stats.getQueryId()));
+            long updateCount = statement.executeLargeUpdate(sql);
+            QueryId queryId = new QueryId(id.get());
+            Map<String, Metric<?>> metrics = queryRunner.getCoordinator().getQueryManager().getFullQueryInfo(queryId)
+                    .getQueryStats().getCatalogMetadataMetrics().get(MeterstoreQueryRunner.CATALOG).getMetrics();
+            return new InsertReport(
+                    updateCount,
+                    ((LongCount) metrics.get(MeterstoreMetrics.HOT_ROWS_WRITTEN)).getTotal(),
+                    ((LongCount) metrics.get(MeterstoreMetrics.COLD_ROWS_WRITTEN)).getTotal(),
+                    ((LongCount) metrics.get(MeterstoreMetrics.REDELIVERED_ROWS_SKIPPED)).getTotal());
+        }
     }
 
     @Test
