@@ -28,11 +28,36 @@ public final class TestingLockHolder
         this.connection = requireNonNull(connection, "connection is null");
     }
 
-    /** ACCESS EXCLUSIVE on {@code qualifiedTable}: every read of it waits. */
-    public static TestingLockHolder lockTable(TestingDatabase database, String qualifiedTable)
+    /**
+     * ACCESS EXCLUSIVE on every index of {@code schema.table} (REINDEX in an open transaction): PostgreSQL's planner
+     * locks every index of a table it plans a query on, so each statement reading the table waits, while catalogue
+     * reads of the table's size do not.
+     */
+    public static TestingLockHolder lockIndexesOf(TestingDatabase database, String schema, String table)
             throws SQLException
     {
-        return hold(database, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE".formatted(qualifiedTable));
+        Connection connection = database.connect();
+        try {
+            connection.setAutoCommit(false);
+            try (PreparedStatement indexes = connection.prepareStatement("""
+                    SELECT i.indexrelid::regclass::text FROM pg_index i
+                    JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE n.nspname = ? AND c.relname = ?""");
+                    Statement statement = connection.createStatement()) {
+                indexes.setString(1, schema);
+                indexes.setString(2, table);
+                try (ResultSet result = indexes.executeQuery()) {
+                    while (result.next()) {
+                        statement.execute("REINDEX INDEX " + result.getString(1));
+                    }
+                }
+            }
+            return new TestingLockHolder(database, connection);
+        }
+        catch (SQLException | RuntimeException e) {
+            connection.close();
+            throw e;
+        }
     }
 
     /**
