@@ -4,6 +4,8 @@ import io.meterstore.archiver.cycle.ArchiveOutcome.Kind;
 import io.meterstore.archiver.cycle.TestingArchiverProcess.PrintedOutcome;
 import io.meterstore.archiver.cycle.TieringAudit.ArchivedRange;
 import io.meterstore.core.HotPartition;
+import io.meterstore.core.IcebergCatalogs;
+import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
 import io.meterstore.core.LocalFileIo;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.testing.ReadingsGenerator;
@@ -11,13 +13,17 @@ import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.ReadingsOracle;
 import io.meterstore.testing.TestingLockHolder;
 import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingWarehouse;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.Closeable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -30,11 +36,12 @@ import java.util.Set;
 
 import static io.meterstore.core.TieringWatermark.ARCHIVED_RANGE_KEY;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Faults around an archival cycle run by a real archiver process: PostgreSQL stopped and started while the cycle is in
- * flight, and another writer committing between the cycle's base and its commit. Afterwards the watermark has moved
- * exactly once per window and every row is in exactly one tier, as the oracle has it.
+ * flight, another writer committing between the cycle's base and its commit, and the server gone right after a swap.
+ * Afterwards the watermark has moved exactly once per window and every row is in exactly one tier, as the oracle has it.
  */
 final class TestArchivalFaults
 {
@@ -131,6 +138,45 @@ final class TestArchivalFaults
             assertThat(TieringAudit.assertWatermarkHistory(tables)).containsExactly(
                     new ArchivedRange(Instant.EPOCH, firstEnd),
                     new ArchivedRange(firstEnd, secondEnd));
+        }
+    }
+
+    @Test
+    void testServerGoneRightAfterTheSwap()
+            throws Exception
+    {
+        ReadingsGenerator generator = ReadingsGenerator.builder().seed(33).meters(4).startDay(LocalDate.of(2024, 5, 6)).days(2).build();
+        ReadingsOracle oracle = ReadingsOracle.of(generator);
+        try (TestingArchiverTable tables = TestingArchiverTable.create("lost_reply")) {
+            try (Connection connection = tables.connect()) {
+                new ReadingsLoader(tables.hotTier()).load(connection, generator);
+            }
+            List<HotPartition> loaded = tables.partitions();
+            Instant firstEnd = loaded.getFirst().start().plus(DAY);
+            Instant lastEnd = loaded.getLast().start().plus(DAY);
+            tables.clock().set(firstEnd.plus(SETTLEMENT_LAG));
+            Catalog catalog = IcebergCatalogs.jdbc(new JdbcCatalogSpec(TestingWarehouse.CATALOG_NAME, LostReplyDriver.url(tables.database().jdbcUrl()), tables.database().user(), Optional.empty(), tables.warehouse().location()));
+            try {
+                ArchivalCycle cycle = new ArchivalCycle(catalog, TestingArchiverTable.identifier(), tables.hotTier(), tables.database()::connect, SETTINGS, tables.clock());
+                LostReplyDriver.arm();
+                // the swap ran, then the catalogue's database went away: the cycle cannot tell, and keeps its files
+                assertThatThrownBy(cycle::archiveOnce).isInstanceOf(CommitStateUnknownException.class);
+                assertThat(LostReplyDriver.armed()).isFalse();
+            }
+            finally {
+                ((Closeable) catalog).close();
+            }
+            // the swap had landed: W moved, and every file the table references is there
+            assertThat(TieringAudit.assertConsistent(tables, oracle)).isEqualTo(TieringWatermark.of(firstEnd));
+
+            // the next cycles go on from there, each window once
+            tables.clock().set(lastEnd.plus(SETTLEMENT_LAG));
+            TestArchivalCrashRecovery.archiveUntilIdle(tables.cycle(SETTINGS));
+            assertThat(TieringAudit.assertConsistent(tables, oracle)).isEqualTo(TieringWatermark.of(lastEnd));
+            assertThat(TieringAudit.assertWatermarkHistory(tables)).containsExactly(
+                    new ArchivedRange(Instant.EPOCH, firstEnd),
+                    new ArchivedRange(firstEnd, firstEnd.plus(DAY)),
+                    new ArchivedRange(firstEnd.plus(DAY), lastEnd));
         }
     }
 }
