@@ -85,7 +85,7 @@ public final class CorrectionCommitter
             append.set(ROW_COUNT_KEY, String.valueOf(rows));
             append.validateWith(new WatermarkRepublished(watermark));
             try {
-                append.commit();
+                CommitOutcome.commit(append);
                 Snapshot snapshot = table.currentSnapshot();
                 return new Committed(snapshot.snapshotId(), watermark, rows, attempt);
             }

@@ -55,6 +55,12 @@ public final class HotTier
         return naming;
     }
 
+    /** How long each DDL statement waits for its lock: PostgreSQL's lock_timeout for it. */
+    public Duration lockTimeout()
+    {
+        return lockTimeout;
+    }
+
     public String qualifiedParent()
     {
         return qualified(schema, naming.table());
@@ -123,7 +129,15 @@ public final class HotTier
             throw new IllegalStateException("An interval starting at %s of table '%s' lies below the tiering watermark %s: its rows belong to Iceberg"
                     .formatted(TieringWatermark.formatInstant(from), qualifiedParent(), watermark));
         }
-        return routeOrCreate(connection, from).partition();
+        try {
+            return routeOrCreate(connection, from).partition();
+        }
+        catch (SQLException e) {
+            if (isLockTimeout(e)) {
+                throw lockTimeout(e);
+            }
+            throw e;
+        }
     }
 
     private record Routed(HotPartition partition, boolean created) {}
@@ -415,13 +429,19 @@ public final class HotTier
         catch (SQLException | RuntimeException e) {
             connection.rollback();
             if (e instanceof SQLException sqlException && isLockTimeout(sqlException)) {
-                throw new LockTimeoutException("Lock timeout on table '%s': another session holds a conflicting lock; try again later".formatted(qualifiedParent()), sqlException);
+                throw lockTimeout(sqlException);
             }
             throw e;
         }
         finally {
             connection.setAutoCommit(autoCommit);
         }
+    }
+
+    private LockTimeoutException lockTimeout(SQLException e)
+    {
+        return new LockTimeoutException("Lock timeout on table '%s': another session held a conflicting lock for longer than '%s' (%sms); try again later"
+                .formatted(qualifiedParent(), TiersConfig.LOCK_TIMEOUT_PROPERTY, lockTimeout.toMillis()), e);
     }
 
     /** DDL could not get its lock within the lock_timeout: the outcome is "deferred", not a failure. */

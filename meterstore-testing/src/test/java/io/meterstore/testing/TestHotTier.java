@@ -303,7 +303,7 @@ final class TestHotTier
 
             assertThatThrownBy(() -> impatient.ensurePartition(connection, AUGUST_20))
                     .isInstanceOf(HotTier.LockTimeoutException.class)
-                    .hasMessage("Lock timeout on table '\"lock_timeout\".\"readings\"': another session holds a conflicting lock; try again later")
+                    .hasMessage("Lock timeout on table '\"lock_timeout\".\"readings\"': another session held a conflicting lock for longer than 'meterstore.postgresql.lock-timeout' (200ms); try again later")
                     .satisfies(e -> assertThat(HotTier.isLockTimeout((SQLException) e)).isTrue());
             // and created nothing, not even the standalone table
             assertThat(impatient.relationExists(connection, "readings_2026_08_20_0000")).isFalse();

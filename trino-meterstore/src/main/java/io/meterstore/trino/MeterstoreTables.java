@@ -8,6 +8,7 @@ import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.TiersConfig;
 import io.meterstore.trino.cold.ForwardingFileIo;
 import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.spi.TrinoException;
@@ -25,7 +26,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -43,22 +43,17 @@ public final class MeterstoreTables
 {
     public static final String VERSIONS_SUFFIX = "_versions";
 
-    private final MeterstoreConfig config;
+    private final TiersConfig config;
     private final Supplier<Catalog> catalog;
     // the table each storage table was last pinned from: a metadata file never changes, and a newer one lists every snapshot of an older one
     private final Map<String, Table> lastPinned = new ConcurrentHashMap<>();
 
     @Inject
-    public MeterstoreTables(MeterstoreConfig config, TrinoFileSystemFactory fileSystemFactory)
+    public MeterstoreTables(TiersConfig config, TrinoFileSystemFactory fileSystemFactory)
     {
         this.config = requireNonNull(config, "config is null");
         requireNonNull(fileSystemFactory, "fileSystemFactory is null");
-        JdbcCatalogSpec spec = new JdbcCatalogSpec(
-                config.getIcebergCatalogName(),
-                config.getIcebergJdbcUrl().orElse(config.getPostgresqlUrl()),
-                config.getPostgresqlUser(),
-                config.getPostgresqlPassword(),
-                config.getIcebergWarehouse());
+        JdbcCatalogSpec spec = config.catalogSpec();
         // created on first use, so that a catalogue that is down fails the query that needs it, not the server start
         this.catalog = memoize(() -> {
             try {
@@ -164,17 +159,19 @@ public final class MeterstoreTables
     public HotTier hotTier(String table)
     {
         // the step only matters for creating partitions; reading enumerates whatever partitions exist
-        return new HotTier(schema(), new PartitionNaming(table, PartitionNaming.DEFAULT_STEP), Duration.ofMillis(config.getLockTimeout().toMillis()));
+        return hotTier(table, PartitionNaming.DEFAULT_STEP);
+    }
+
+    /** The hot tier of {@code table} with partitions of {@code step}, which names the partitions a write creates. */
+    public HotTier hotTier(String table, Duration step)
+    {
+        return config.hotTier(table, step);
     }
 
     public Connection connectPostgres()
     {
-        Properties properties = new Properties();
-        properties.setProperty("user", config.getPostgresqlUser());
-        config.getPostgresqlPassword().ifPresent(password -> properties.setProperty("password", password));
-        properties.setProperty("ApplicationName", "trino-meterstore");
         try {
-            return DriverManager.getConnection(config.getPostgresqlUrl(), properties);
+            return DriverManager.getConnection(config.getPostgresqlUrl(), config.connectionProperties("trino-meterstore"));
         }
         catch (SQLException e) {
             throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot connect to PostgreSQL at '%s' as '%s': %s; check meterstore.postgresql.* and that the server is reachable"

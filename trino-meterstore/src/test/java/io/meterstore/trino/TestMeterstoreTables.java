@@ -1,5 +1,6 @@
 package io.meterstore.trino;
 
+import io.meterstore.core.TiersConfig;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.trino.filesystem.local.LocalFileSystem;
@@ -8,6 +9,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
+import java.util.List;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static io.meterstore.trino.TestingMeterstoreTables.TABLE;
@@ -21,11 +23,11 @@ final class TestMeterstoreTables
     {
         TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("tables"));
         TestingMeterstoreTables.createTables(warehouse);
-        MeterstoreTables tables = new MeterstoreTables(new MeterstoreConfig()
+        MeterstoreTables tables = new MeterstoreTables(new TiersConfig()
                 .setPostgresqlUrl(warehouse.database().jdbcUrl())
                 .setPostgresqlUser(warehouse.database().user())
                 .setSchema(SCHEMA)
-                .setTables(TABLE)
+                .setTables(List.of(TABLE))
                 .setIcebergCatalogName(warehouse.catalogName())
                 .setIcebergWarehouse(warehouse.location()), identity -> new LocalFileSystem(Path.of("/")));
 

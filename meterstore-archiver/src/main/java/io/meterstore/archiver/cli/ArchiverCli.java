@@ -126,7 +126,7 @@ public final class ArchiverCli
         if (command.get() == Command.RUN) {
             return serve(configuration);
         }
-        try (ArchiverTables tables = new ArchiverTables(configuration.archiver())) {
+        try (ArchiverTables tables = new ArchiverTables(configuration.tiers(), configuration.archiver())) {
             return switch (command.get()) {
                 case CREATE -> forEachTable(tables, this::create);
                 case CHECK -> new ConfigurationCheck(configuration.archiver(), tables, out, err).run() ? EXIT_OK : EXIT_FAILED;

@@ -2,6 +2,7 @@ package io.meterstore.archiver.cycle;
 
 import com.google.common.collect.ImmutableMap;
 import io.airlift.log.Logger;
+import io.meterstore.core.CommitOutcome;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
@@ -88,7 +89,7 @@ public final class ArchivalCommitter
             summary(window, rows).forEach(append::set);
             append.validateWith(new WatermarkUnchanged(expected, next));
             try {
-                append.commit();
+                CommitOutcome.commit(append);
                 Snapshot snapshot = table.currentSnapshot();
                 return new CommitResult.Committed(snapshot.snapshotId(), next);
             }

@@ -53,7 +53,14 @@ public final class TestingArchiverTable
     public static TestingArchiverTable create(String hint, Duration step, Duration lockTimeout)
             throws SQLException
     {
-        TestingDatabase database = TestingPostgresServer.shared().createDatabase(hint);
+        return create(TestingPostgresServer.shared(), hint, step, lockTimeout);
+    }
+
+    /** On {@code server}: a test that restarts PostgreSQL brings a server of its own. */
+    public static TestingArchiverTable create(TestingPostgresServer server, String hint, Duration step, Duration lockTimeout)
+            throws SQLException
+    {
+        TestingDatabase database = server.createDatabase(hint);
         TestingWarehouse warehouse = TestingWarehouse.create(database);
         Catalog catalog = warehouse.catalog();
         HotTier hotTier = new HotTier(SCHEMA, new PartitionNaming(TABLE, step), lockTimeout);

@@ -222,10 +222,16 @@ public final class HotPageSource
     private TrinoException translate(SQLException e)
     {
         if (UNDEFINED_TABLE.equals(e.getSQLState())) {
-            return new TrinoException(METERSTORE_PARTITION_MISSING, "Hot partition '%s.%s' was planned for this query but no longer exists: it was dropped after its archival, because the query ran longer than the archiver's reader grace; run the query again, or raise reader_grace above the longest query"
-                    .formatted(split.schema(), split.partition()), e);
+            return partitionMissing("Hot partition '%s.%s'".formatted(split.schema(), split.partition()), e);
         }
         return new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot read hot partition '%s.%s': %s".formatted(split.schema(), split.partition(), e.getMessage()), e);
+    }
+
+    /** {@code partitions} was planned but dropped before its split ran: the archiver's reader grace is too short. */
+    static TrinoException partitionMissing(String partitions, SQLException e)
+    {
+        return new TrinoException(METERSTORE_PARTITION_MISSING, ("%s was planned for this query but no longer exists: it was dropped after its archival, because the query ran longer than the archiver's reader grace; "
+                + "run the query again, or raise the archiver's 'meterstore.reader-grace' above the longest query").formatted(partitions), e);
     }
 
     @Override

@@ -159,7 +159,7 @@ public final class InsertWriter
         }
         beforeWrite.run();
         Table table = tables.loadIcebergTable(handle.storageTable());
-        HotTier hotTier = new HotTier(tables.schema(), new PartitionNaming(handle.storageTable(), archivalStep(table)), Duration.ofSeconds(5));
+        HotTier hotTier = tables.hotTier(handle.storageTable(), archivalStep(table));
         try (Connection connection = tables.connectPostgres()) {
             connection.setAutoCommit(false);
             try {
