@@ -5,7 +5,6 @@ import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.jdbc.JdbcCatalog;
-import org.apache.iceberg.jdbc.JdbcClientPool;
 
 import java.util.Map;
 import java.util.Optional;
@@ -46,7 +45,8 @@ public final class IcebergCatalogs
                 .put("retryable_status_codes", RETRYABLE_STATUS_CODES)
                 .put(CatalogProperties.WAREHOUSE_LOCATION, spec.warehouse());
         spec.password().ifPresent(password -> properties.put(JdbcCatalog.PROPERTY_PREFIX + "password", password));
-        JdbcCatalog catalog = new JdbcCatalog(fileIo, catalogProperties -> new JdbcClientPool(catalogProperties.get(CatalogProperties.URI), catalogProperties), true);
+        // a pool that never re-runs a write whose connection was lost: a re-run pointer swap loses the commit it made
+        JdbcCatalog catalog = new JdbcCatalog(fileIo, catalogProperties -> new WriteOnceClientPool(catalogProperties.get(CatalogProperties.URI), catalogProperties), true);
         catalog.initialize(spec.catalogName(), properties.buildOrThrow());
         return catalog;
     }

@@ -17,7 +17,7 @@ import java.util.logging.Logger;
 /**
  * PostgreSQL's JDBC driver behind {@code jdbc:lost-reply:postgresql://...}, except that once {@link #arm()}ed, the next
  * swap of a catalogue pointer runs in PostgreSQL and then reports the connection lost (SQLSTATE 08006), and the pool's
- * reconnect is refused (08001): a server gone right after it ran the swap. A real server cannot be made to go at exactly
+ * reconnect is refused (08001): a server gone right after it ran the swap; or it succeeds: the server back at once. A real server cannot be made to go at exactly
  * that moment, so this hand-written fake stands in for it.
  */
 final class LostReplyDriver
@@ -26,6 +26,7 @@ final class LostReplyDriver
     private static final String PREFIX = "jdbc:lost-reply:";
     private static final AtomicBoolean ARMED = new AtomicBoolean();
     private static final AtomicBoolean REFUSING = new AtomicBoolean();
+    private static final AtomicBoolean SERVER_BACK = new AtomicBoolean();
 
     static {
         try {
@@ -42,9 +43,17 @@ final class LostReplyDriver
         return PREFIX + postgresqlUrl.substring("jdbc:".length());
     }
 
-    /** The next pointer swap loses its reply. */
+    /** The next pointer swap loses its reply, and the server is gone. */
     static void arm()
     {
+        SERVER_BACK.set(false);
+        ARMED.set(true);
+    }
+
+    /** The next pointer swap loses its reply, and the pool's reconnect finds the server back at once. */
+    static void armWithServerBack()
+    {
+        SERVER_BACK.set(true);
         ARMED.set(true);
     }
 
@@ -78,7 +87,7 @@ final class LostReplyDriver
         return (PreparedStatement) Proxy.newProxyInstance(LostReplyDriver.class.getClassLoader(), new Class<?>[] {PreparedStatement.class}, (proxy, method, args) -> {
             Object result = invoke(statement, method, args);
             if (method.getName().equals("executeUpdate") && ARMED.compareAndSet(true, false)) {
-                REFUSING.set(true);
+                REFUSING.set(!SERVER_BACK.get());
                 throw new SQLException("An I/O error occurred while sending to the backend", "08006");
             }
             return result;

@@ -179,4 +179,44 @@ final class TestArchivalFaults
                     new ArchivedRange(firstEnd.plus(DAY), lastEnd));
         }
     }
+
+    @Test
+    void testServerBackRightAfterTheSwap()
+            throws Exception
+    {
+        ReadingsGenerator generator = ReadingsGenerator.builder().seed(33).meters(4).startDay(LocalDate.of(2024, 5, 6)).days(2).build();
+        ReadingsOracle oracle = ReadingsOracle.of(generator);
+        try (TestingArchiverTable tables = TestingArchiverTable.create("lost_reply_back")) {
+            try (Connection connection = tables.connect()) {
+                new ReadingsLoader(tables.hotTier()).load(connection, generator);
+            }
+            List<HotPartition> loaded = tables.partitions();
+            Instant firstEnd = loaded.getFirst().start().plus(DAY);
+            Instant lastEnd = loaded.getLast().start().plus(DAY);
+            tables.clock().set(firstEnd.plus(SETTLEMENT_LAG));
+            Catalog catalog = IcebergCatalogs.jdbc(new JdbcCatalogSpec(TestingWarehouse.CATALOG_NAME, LostReplyDriver.url(tables.database().jdbcUrl()), tables.database().user(), Optional.empty(), tables.warehouse().location()));
+            try {
+                ArchivalCycle cycle = new ArchivalCycle(catalog, TestingArchiverTable.identifier(), tables.hotTier(), tables.database()::connect, SETTINGS, tables.clock());
+                LostReplyDriver.armWithServerBack();
+                // the swap ran and its reply was lost, and the pool could reconnect at once: the swap is not run again (it would find its
+                // pointer moved, report the commit failed, and Iceberg would delete the manifests of the commit that landed)
+                assertThatThrownBy(cycle::archiveOnce).isInstanceOf(CommitStateUnknownException.class);
+                assertThat(LostReplyDriver.armed()).isFalse();
+            }
+            finally {
+                ((Closeable) catalog).close();
+            }
+            // the swap had landed: W moved, and every file the table references is there
+            assertThat(TieringAudit.assertConsistent(tables, oracle)).isEqualTo(TieringWatermark.of(firstEnd));
+
+            // the next cycles go on from there, each window once
+            tables.clock().set(lastEnd.plus(SETTLEMENT_LAG));
+            TestArchivalCrashRecovery.archiveUntilIdle(tables.cycle(SETTINGS));
+            assertThat(TieringAudit.assertConsistent(tables, oracle)).isEqualTo(TieringWatermark.of(lastEnd));
+            assertThat(TieringAudit.assertWatermarkHistory(tables)).containsExactly(
+                    new ArchivedRange(Instant.EPOCH, firstEnd),
+                    new ArchivedRange(firstEnd, firstEnd.plus(DAY)),
+                    new ArchivedRange(firstEnd.plus(DAY), lastEnd));
+        }
+    }
 }
