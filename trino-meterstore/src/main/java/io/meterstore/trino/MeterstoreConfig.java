@@ -8,6 +8,7 @@ import io.airlift.configuration.ConfigSecuritySensitive;
 import io.airlift.configuration.DefunctConfig;
 import io.airlift.units.Duration;
 import io.airlift.units.MinDuration;
+import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Size;
 
@@ -29,6 +30,7 @@ public class MeterstoreConfig
     private String icebergJdbcUrl;
     private String icebergWarehouse;
     private Duration lockTimeout = new Duration(5, SECONDS);
+    private int postgresqlMaxConnections = 10;
 
     @NotNull
     public String getPostgresqlUrl()
@@ -153,6 +155,20 @@ public class MeterstoreConfig
     public MeterstoreConfig setLockTimeout(Duration lockTimeout)
     {
         this.lockTimeout = lockTimeout;
+        return this;
+    }
+
+    @Min(1)
+    public int getPostgresqlMaxConnections()
+    {
+        return postgresqlMaxConnections;
+    }
+
+    @Config("meterstore.postgresql.max-connections")
+    @ConfigDescription("Most PostgreSQL connections one Trino node holds at once, for planning, hot splits and INSERT; splits beyond it wait for a free one")
+    public MeterstoreConfig setPostgresqlMaxConnections(int postgresqlMaxConnections)
+    {
+        this.postgresqlMaxConnections = postgresqlMaxConnections;
         return this;
     }
 }

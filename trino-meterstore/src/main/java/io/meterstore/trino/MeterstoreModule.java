@@ -26,6 +26,7 @@ public class MeterstoreModule
         binder.bind(MeterstoreSplitManager.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSourceProvider.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreTables.class).in(Scopes.SINGLETON);
+        binder.bind(PostgresConnectionPool.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreTableStatistics.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSinkProvider.class).in(Scopes.SINGLETON);
         binder.bind(InsertWriter.class).in(Scopes.SINGLETON);

@@ -19,19 +19,15 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 
 import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import static com.google.common.base.Suppliers.memoize;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
 import static java.util.Objects.requireNonNull;
 
@@ -44,14 +40,16 @@ public final class MeterstoreTables
     public static final String VERSIONS_SUFFIX = "_versions";
 
     private final MeterstoreConfig config;
+    private final PostgresConnectionPool postgres;
     private final Supplier<Catalog> catalog;
     // the table each storage table was last pinned from: a metadata file never changes, and a newer one lists every snapshot of an older one
     private final Map<String, Table> lastPinned = new ConcurrentHashMap<>();
 
     @Inject
-    public MeterstoreTables(MeterstoreConfig config, TrinoFileSystemFactory fileSystemFactory)
+    public MeterstoreTables(MeterstoreConfig config, PostgresConnectionPool postgres, TrinoFileSystemFactory fileSystemFactory)
     {
         this.config = requireNonNull(config, "config is null");
+        this.postgres = requireNonNull(postgres, "postgres is null");
         requireNonNull(fileSystemFactory, "fileSystemFactory is null");
         JdbcCatalogSpec spec = new JdbcCatalogSpec(
                 config.getIcebergCatalogName(),
@@ -167,19 +165,10 @@ public final class MeterstoreTables
         return new HotTier(schema(), new PartitionNaming(table, PartitionNaming.DEFAULT_STEP), Duration.ofMillis(config.getLockTimeout().toMillis()));
     }
 
+    /** A pooled connection to the hot tier; closing it gives it back. */
     public Connection connectPostgres()
     {
-        Properties properties = new Properties();
-        properties.setProperty("user", config.getPostgresqlUser());
-        config.getPostgresqlPassword().ifPresent(password -> properties.setProperty("password", password));
-        properties.setProperty("ApplicationName", "trino-meterstore");
-        try {
-            return DriverManager.getConnection(config.getPostgresqlUrl(), properties);
-        }
-        catch (SQLException e) {
-            throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot connect to PostgreSQL at '%s' as '%s': %s; check meterstore.postgresql.* and that the server is reachable"
-                    .formatted(config.getPostgresqlUrl(), config.getPostgresqlUser(), e.getMessage()), e);
-        }
+        return postgres.connection();
     }
 
 }

@@ -25,7 +25,8 @@ final class TestMeterstoreConfig
                 .setIcebergCatalogName("meterstore")
                 .setIcebergJdbcUrl(null)
                 .setIcebergWarehouse(null)
-                .setLockTimeout(new Duration(5, SECONDS)));
+                .setLockTimeout(new Duration(5, SECONDS))
+                .setPostgresqlMaxConnections(10));
     }
 
     @Test
@@ -41,6 +42,7 @@ final class TestMeterstoreConfig
                 .put("meterstore.iceberg.jdbc-url", "jdbc:postgresql://catalog:5432/iceberg")
                 .put("meterstore.iceberg.warehouse", "file:///var/lib/meterstore/warehouse")
                 .put("meterstore.postgresql.lock-timeout", "2s")
+                .put("meterstore.postgresql.max-connections", "4")
                 .buildOrThrow();
         MeterstoreConfig expected = new MeterstoreConfig()
                 .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
@@ -51,7 +53,8 @@ final class TestMeterstoreConfig
                 .setIcebergCatalogName("archive")
                 .setIcebergJdbcUrl("jdbc:postgresql://catalog:5432/iceberg")
                 .setIcebergWarehouse("file:///var/lib/meterstore/warehouse")
-                .setLockTimeout(new Duration(2, SECONDS));
+                .setLockTimeout(new Duration(2, SECONDS))
+                .setPostgresqlMaxConnections(4);
         assertFullMapping(properties, expected);
     }
 }

@@ -21,13 +21,20 @@ final class TestMeterstoreTables
     {
         TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("tables"));
         TestingMeterstoreTables.createTables(warehouse);
-        MeterstoreTables tables = new MeterstoreTables(new MeterstoreConfig()
+        MeterstoreConfig config = new MeterstoreConfig()
                 .setPostgresqlUrl(warehouse.database().jdbcUrl())
                 .setPostgresqlUser(warehouse.database().user())
                 .setSchema(SCHEMA)
                 .setTables(TABLE)
                 .setIcebergCatalogName(warehouse.catalogName())
-                .setIcebergWarehouse(warehouse.location()), identity -> new LocalFileSystem(Path.of("/")));
+                .setIcebergWarehouse(warehouse.location());
+        try (PostgresConnectionPool postgres = new PostgresConnectionPool(config)) {
+            testPlanningReusesTheLoadedTable(warehouse, new MeterstoreTables(config, postgres, identity -> new LocalFileSystem(Path.of("/"))));
+        }
+    }
+
+    private static void testPlanningReusesTheLoadedTable(TestingWarehouse warehouse, MeterstoreTables tables)
+    {
 
         // another process (the archiver) commits through a catalogue of its own
         long first = commitSnapshot(warehouse);
