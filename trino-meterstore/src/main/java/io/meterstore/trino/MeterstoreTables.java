@@ -74,11 +74,6 @@ public final class MeterstoreTables
         return config.getSchema();
     }
 
-    public List<String> storageTables()
-    {
-        return config.getTables();
-    }
-
     public List<SchemaTableName> versionsTables()
     {
         return config.getTables().stream().map(table -> new SchemaTableName(schema(), table + VERSIONS_SUFFIX)).collect(ImmutableList.toImmutableList());

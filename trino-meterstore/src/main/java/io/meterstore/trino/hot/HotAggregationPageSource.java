@@ -2,6 +2,7 @@ package io.meterstore.trino.hot;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
+import io.meterstore.core.HotTier;
 import io.meterstore.core.Sql;
 import io.meterstore.trino.MeterstoreColumnHandle;
 import io.meterstore.trino.MeterstoreMetrics;
@@ -55,8 +56,6 @@ import static java.util.Objects.requireNonNull;
 public final class HotAggregationPageSource
         implements ConnectorPageSource
 {
-    private static final String UNDEFINED_TABLE = "42P01";
-
     private final HotAggregationSplit split;
     private final List<ColumnHandle> columns;
     private final List<Type> types;
@@ -252,7 +251,7 @@ public final class HotAggregationPageSource
 
     private TrinoException translate(SQLException e)
     {
-        if (UNDEFINED_TABLE.equals(e.getSQLState())) {
+        if (HotTier.isUndefinedTable(e)) {
             return new TrinoException(METERSTORE_PARTITION_MISSING, "A hot partition of %s was planned for this query but no longer exists: it was dropped after its archival, because the query ran longer than the archiver's reader grace; run the query again, or raise reader_grace above the longest query: %s"
                     .formatted(split.partitions(), e.getMessage()), e);
         }

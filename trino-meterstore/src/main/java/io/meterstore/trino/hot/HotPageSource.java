@@ -4,6 +4,7 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
+import io.meterstore.core.HotTier;
 import io.meterstore.core.PgBinaryCopy;
 import io.meterstore.core.PgBinaryCopyReader;
 import io.meterstore.core.Sql;
@@ -46,8 +47,6 @@ public final class HotPageSource
         implements ConnectorPageSource
 {
     private static final int MAX_PAGE_ROWS = 8_192;
-    // SQLSTATE undefined_table
-    private static final String UNDEFINED_TABLE = "42P01";
 
     private final HotSplit split;
     private final List<MeterstoreColumnHandle> columns;
@@ -225,7 +224,7 @@ public final class HotPageSource
 
     private TrinoException translate(SQLException e)
     {
-        if (UNDEFINED_TABLE.equals(e.getSQLState())) {
+        if (HotTier.isUndefinedTable(e)) {
             return new TrinoException(METERSTORE_PARTITION_MISSING, "Hot partition '%s.%s' was planned for this query but no longer exists: it was dropped after its archival, because the query ran longer than the archiver's reader grace; run the query again, or raise reader_grace above the longest query"
                     .formatted(split.schema(), split.partition()), e);
         }

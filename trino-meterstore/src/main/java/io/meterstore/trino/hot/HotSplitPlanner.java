@@ -27,11 +27,6 @@ public final class HotSplitPlanner
         this.tables = requireNonNull(tables, "tables is null");
     }
 
-    public List<HotSplit> planSplits(String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros)
-    {
-        return plan(storageTable, hotRange, watermarkEpochMicros, OptionalLong.empty()).splits();
-    }
-
     /**
      * @param limit a pushed LIMIT, carried by every split
      */
