@@ -196,7 +196,7 @@ public class ArchiverConfig
     }
 
     @Config("meterstore.lock-timeout")
-    @ConfigDescription("How long DETACH and DROP wait for their lock before the cycle is deferred")
+    @ConfigDescription("How long a cycle waits for its lease (INSERTs in flight finish meanwhile, new ones wait behind it), and DETACH and DROP for their lock, before the cycle is contended or deferred")
     public ArchiverConfig setLockTimeout(Duration lockTimeout)
     {
         this.lockTimeout = lockTimeout;
