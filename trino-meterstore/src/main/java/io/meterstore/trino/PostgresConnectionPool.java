@@ -8,10 +8,10 @@ import jakarta.annotation.PreDestroy;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.function.Function;
 
 import static io.airlift.concurrent.Threads.daemonThreadsNamed;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
@@ -32,8 +32,10 @@ import static java.util.concurrent.TimeUnit.SECONDS;
 public final class PostgresConnectionPool
         implements AutoCloseable
 {
-    // how long a borrower waits for a free connection, or for a new one while PostgreSQL is unreachable
+    // how long a borrower waits for a free connection
     private static final long CONNECTION_WAIT_SECONDS = 30;
+    // one wait of the pool: a connection it fails to open within it means PostgreSQL is unreachable, and a query fails that soon
+    private static final long ATTEMPT_SECONDS = 2;
     static final String APPLICATION_NAME = "trino-meterstore";
 
     private final HikariDataSource dataSource;
@@ -56,7 +58,7 @@ public final class PostgresConnectionPool
         hikari.setMinimumIdle(0);
         // a database that is down fails the query that needs it, not the server start
         hikari.setInitializationFailTimeout(-1);
-        hikari.setConnectionTimeout(SECONDS.toMillis(CONNECTION_WAIT_SECONDS));
+        hikari.setConnectionTimeout(SECONDS.toMillis(ATTEMPT_SECONDS));
         this.dataSource = new HikariDataSource(hikari);
         this.waiters = new ThreadPoolExecutor(maxConnections, maxConnections, 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-%s"));
         waiters.allowCoreThreadTimeOut(true);
@@ -70,11 +72,22 @@ public final class PostgresConnectionPool
     /** A connection of the pool, waiting for one to be free; closing it gives it back. */
     public Connection connection()
     {
-        try {
-            return dataSource.getConnection();
-        }
-        catch (SQLException e) {
-            throw unavailable(e);
+        long deadline = System.nanoTime() + SECONDS.toNanos(CONNECTION_WAIT_SECONDS);
+        while (true) {
+            try {
+                return dataSource.getConnection();
+            }
+            catch (SQLException e) {
+                // the pool names the failure to open a connection as the cause: the server is unreachable, waiting longer helps nobody
+                if (e.getCause() != null) {
+                    throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot connect to PostgreSQL at '%s' as '%s': %s; check meterstore.postgresql.* and that the server is reachable"
+                            .formatted(dataSource.getJdbcUrl(), dataSource.getUsername(), e.getCause().getMessage()), e);
+                }
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "All %s PostgreSQL connections of this node stayed busy for %ss: raise meterstore.postgresql.max-connections, or run fewer queries at once"
+                            .formatted(maxConnections, CONNECTION_WAIT_SECONDS), e);
+                }
+            }
         }
     }
 
@@ -82,6 +95,23 @@ public final class PostgresConnectionPool
     public CompletableFuture<Connection> connectionAsync()
     {
         return CompletableFuture.supplyAsync(this::connection, waiters);
+    }
+
+    /**
+     * Runs {@code work} with a connection of the pool on one of the pool's threads, and gives the connection back
+     * afterwards; the caller's thread does not wait.
+     */
+    public <T> CompletableFuture<T> withConnectionAsync(Function<Connection, T> work)
+    {
+        return CompletableFuture.supplyAsync(() -> {
+            Connection connection = connection();
+            try {
+                return work.apply(connection);
+            }
+            finally {
+                closeQuietly(connection);
+            }
+        }, waiters);
     }
 
     /**
@@ -93,12 +123,14 @@ public final class PostgresConnectionPool
         dataSource.evictConnection(connection);
     }
 
-    private TrinoException unavailable(SQLException e)
+    private static void closeQuietly(Connection connection)
     {
-        // the pool reports a refused or unreachable server as the cause of its timeout
-        String reason = Optional.ofNullable(e.getCause()).map(Throwable::getMessage).orElse(e.getMessage());
-        return new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot get a connection to PostgreSQL at '%s' as '%s' within %ss: %s; check meterstore.postgresql.* and that the server is reachable, or raise meterstore.postgresql.max-connections (%s) if they are all busy"
-                .formatted(dataSource.getJdbcUrl(), dataSource.getUsername(), CONNECTION_WAIT_SECONDS, reason, maxConnections), e);
+        try {
+            connection.close();
+        }
+        catch (SQLException ignored) {
+            // the pool discards a connection it cannot reset
+        }
     }
 
     @PreDestroy
