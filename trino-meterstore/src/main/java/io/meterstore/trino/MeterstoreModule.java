@@ -7,6 +7,7 @@ import com.google.inject.Scopes;
 import com.google.inject.Singleton;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
 import io.meterstore.trino.cold.ColdSplitPlanner;
+import io.meterstore.trino.write.ColdRedeliveryLookup;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.filesystem.TrinoFileSystemFactory;
@@ -30,6 +31,7 @@ public class MeterstoreModule
         binder.bind(MeterstoreTableStatistics.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSinkProvider.class).in(Scopes.SINGLETON);
         binder.bind(InsertWriter.class).in(Scopes.SINGLETON);
+        binder.bind(ColdRedeliveryLookup.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreSessionProperties.class).in(Scopes.SINGLETON);
     }
 

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -87,6 +88,24 @@ final class TestMeterstoreInsert
         try (Connection connection = warehouse.database().connect()) {
             return hotRows(connection, reading);
         }
+    }
+
+    /** Fails unless the staging tables of finished statements are gone, succeeded or failed; Trino cleans a failed query up just after its client saw the failure. */
+    private void assertNoStagingTables()
+            throws Exception
+    {
+        long staging = -1;
+        for (int attempt = 0; attempt < 100 && staging != 0; attempt++) {
+            if (attempt > 0) {
+                Thread.sleep(100);
+            }
+            try (Connection connection = warehouse.database().connect();
+                    ResultSet result = connection.createStatement().executeQuery("SELECT count(*) FROM pg_class WHERE relname LIKE 'meterstore\\_insert\\_%'")) {
+                result.next();
+                staging = result.getLong(1);
+            }
+        }
+        assertThat(staging).as("staging tables left behind").isZero();
     }
 
     private long snapshots()
@@ -189,6 +208,7 @@ final class TestMeterstoreInsert
         assertThat(snapshots()).isEqualTo(snapshotsBefore);
         assertThat(hot(good)).isZero();
         assertThat(icebergRows(goodCold)).isZero();
+        assertNoStagingTables();
     }
 
     @Test
@@ -239,6 +259,7 @@ final class TestMeterstoreInsert
         assertThat(snapshots()).isEqualTo(snapshotsBefore);
         assertThat(hot(fresh)).isZero();
         assertThat(icebergRows(freshCold)).isZero();
+        assertNoStagingTables();
     }
 
     @Test
@@ -262,6 +283,7 @@ final class TestMeterstoreInsert
         assertThat(icebergRows(cold)).isEqualTo(1);
         assertThat(hot(hot)).isZero();
         assertThat(hot(cold)).isZero();
+        assertNoStagingTables();
 
         assertUpdate(sql, 2);
         assertThat(icebergRows(cold)).isEqualTo(1);

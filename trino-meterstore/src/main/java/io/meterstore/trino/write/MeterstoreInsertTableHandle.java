@@ -18,6 +18,7 @@ import static java.util.Objects.requireNonNull;
  * @param watermarkEpochMicros the watermark that snapshot carries; the write re-reads it under the archival fence
  * @param statementStartEpochMicros the statement's start: the recorded_at of every row that leaves it NULL
  * @param columns the columns of the pages the page sinks receive, in channel order
+ * @param staging where the page sinks stage the validated rows for finishInsert
  */
 public record MeterstoreInsertTableHandle(
         SchemaTableName schemaTableName,
@@ -25,7 +26,8 @@ public record MeterstoreInsertTableHandle(
         Optional<Long> snapshotId,
         long watermarkEpochMicros,
         long statementStartEpochMicros,
-        List<MeterstoreColumnHandle> columns)
+        List<MeterstoreColumnHandle> columns,
+        InsertStaging staging)
         implements ConnectorInsertTableHandle
 {
     public MeterstoreInsertTableHandle
@@ -34,5 +36,6 @@ public record MeterstoreInsertTableHandle(
         requireNonNull(storageTable, "storageTable is null");
         requireNonNull(snapshotId, "snapshotId is null");
         columns = ImmutableList.copyOf(requireNonNull(columns, "columns is null"));
+        requireNonNull(staging, "staging is null");
     }
 }
