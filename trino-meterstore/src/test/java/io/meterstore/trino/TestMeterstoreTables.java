@@ -3,6 +3,8 @@ package io.meterstore.trino;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.trino.filesystem.local.LocalFileSystem;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
@@ -40,6 +42,10 @@ final class TestMeterstoreTables
         long first = commitSnapshot(warehouse);
         Table pinned = tables.pinIcebergTable(TABLE);
         assertThat(pinned.currentSnapshot().snapshotId()).isEqualTo(first);
+        // the next query finds the catalogue's pointer where it was: the same table, its metadata file not read again
+        assertThat(tables.pinIcebergTable(TABLE)).isSameAs(pinned);
+        // and Iceberg keeps the manifests planning reads in memory: they never change once written
+        assertThat(((HasTableOperations) pinned).operations().io().properties()).containsEntry(CatalogProperties.IO_MANIFEST_CACHE_ENABLED, "true");
         // statistics and splits of that query plan with the table it pinned from, without reading the catalogue again
         assertThat(tables.icebergTableListing(TABLE, first)).isSameAs(pinned);
 
