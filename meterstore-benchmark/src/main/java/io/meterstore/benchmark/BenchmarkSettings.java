@@ -27,11 +27,12 @@ public record BenchmarkSettings(
         int archivalMeters,
         int archivalRounds,
         String archiverHeap,
+        int d1Seconds,
         Path directory,
         Path output,
         Optional<Path> probe)
 {
-    public static final Set<String> ALL = ImmutableSet.of("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "R1", "R2", "A1", "S1");
+    public static final Set<String> ALL = ImmutableSet.of("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "R1", "R2", "A1", "S1", "D1");
     // fixed, so a kept dataset is the same one on every machine and the month groups do not drift with the date
     public static final long SEED = 2026;
     public static final LocalDate START_DAY = LocalDate.of(2026, 3, 1);
@@ -43,6 +44,9 @@ public record BenchmarkSettings(
         checkArgument(hotDays > 0 && days > hotDays + 1, "benchmark.days must exceed benchmark.hot-days by at least two, so both tiers hold whole days");
         checkArgument(rounds > 0, "benchmark.rounds must be positive");
         checkArgument(archivalMeters > 0 && archivalRounds > 0, "benchmark.a1.meters and benchmark.a1.rounds must be positive");
+        checkArgument(d1Seconds > 0, "benchmark.d1.seconds must be positive");
+        // D1's corrections go to hot days that stay hot while one archival cycle per number of clients moves W
+        checkArgument(!benchmarks.contains("D1") || hotDays > 4, "D1 needs benchmark.hot-days of at least 5");
         benchmarks = ImmutableSet.copyOf(benchmarks);
         checkArgument(ALL.containsAll(benchmarks), "benchmark.queries must name some of %s, or be 'all'", ALL);
         requireNonNull(archiverHeap, "archiverHeap is null");
@@ -66,6 +70,7 @@ public record BenchmarkSettings(
                 integer("benchmark.a1.meters", 11_000),
                 integer("benchmark.a1.rounds", 3),
                 property("benchmark.archiver.heap", "256m"),
+                integer("benchmark.d1.seconds", 120),
                 Path.of(property("benchmark.dir", "var/benchmark")).toAbsolutePath(),
                 Path.of(property("benchmark.output", "docs")).toAbsolutePath(),
                 Optional.of(property("benchmark.probe", "")).filter(file -> !file.isEmpty()).map(file -> Path.of(file).toAbsolutePath()));

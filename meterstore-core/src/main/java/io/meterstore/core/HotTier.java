@@ -55,7 +55,7 @@ public final class HotTier
         return naming;
     }
 
-    /** How long each DDL statement waits for its lock: PostgreSQL's lock_timeout for it. */
+    /** How long MeterStore's statements wait for a lock in PostgreSQL before they give up. */
     public Duration lockTimeout()
     {
         return lockTimeout;
@@ -198,10 +198,10 @@ public final class HotTier
 
     /**
      * Inside the caller's open transaction: takes the archiver's lease lock of this table in shared mode, waiting at
-     * most {@code wait} for a running archival cycle to end. Until the transaction ends no cycle can start (the
-     * archiver's non-blocking exclusive acquire reports the lease contended and retries on its schedule), so the
-     * watermark cannot move, no partition is detached, and no cycle can be planning a window over a partition this
-     * transaction creates.
+     * most {@code wait} for a running archival cycle to end, or for an archiver that asked for the lease first. Until
+     * the transaction ends no cycle can start (an archiver that asks queues for the lease, and INSERTs that ask after
+     * it queue behind it), so the watermark cannot move, no partition is detached, and no cycle can be planning a
+     * window over a partition this transaction creates.
      */
     public void fenceArchival(Connection connection, Duration wait)
             throws SQLException

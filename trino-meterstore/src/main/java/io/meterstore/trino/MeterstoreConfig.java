@@ -4,6 +4,7 @@ import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
 import io.airlift.configuration.DefunctConfig;
 import io.airlift.units.Duration;
+import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 
 import static java.util.concurrent.TimeUnit.MINUTES;
@@ -19,6 +20,7 @@ public class MeterstoreConfig
     public static final String MAX_CLOCK_SKEW_PROPERTY = "meterstore.max-clock-skew";
 
     private Duration maxClockSkew = new Duration(1, MINUTES);
+    private int postgresqlMaxConnections = 10;
 
     @NotNull
     public Duration getMaxClockSkew()
@@ -31,6 +33,20 @@ public class MeterstoreConfig
     public MeterstoreConfig setMaxClockSkew(Duration maxClockSkew)
     {
         this.maxClockSkew = maxClockSkew;
+        return this;
+    }
+
+    @Min(1)
+    public int getPostgresqlMaxConnections()
+    {
+        return postgresqlMaxConnections;
+    }
+
+    @Config("meterstore.postgresql.max-connections")
+    @ConfigDescription("Most PostgreSQL connections one Trino node holds at once, for planning, hot splits and INSERT; splits beyond it wait for a free one")
+    public MeterstoreConfig setPostgresqlMaxConnections(int postgresqlMaxConnections)
+    {
+        this.postgresqlMaxConnections = postgresqlMaxConnections;
         return this;
     }
 }

@@ -255,30 +255,22 @@ public class MeterstoreMetadata
         if (retryMode != RetryMode.NO_RETRIES) {
             throw new TrinoException(NOT_SUPPORTED, "MeterStore writes do not support retry-policy %s: run INSERT with retry_policy NONE; a failed INSERT can simply be run again".formatted(retryMode));
         }
-        PinnedWatermark pinned;
-        try {
-            // the current W, not the one a read of the same table pinned; the write re-reads it under the archival fence
-            pinned = WatermarkReader.current(tables.loadIcebergTable(table.storageTable()));
-        }
-        catch (MeterstoreException e) {
-            throw MeterstoreErrorCode.toTrinoException(e);
-        }
-        return new MeterstoreInsertTableHandle(
-                table.schemaTableName(),
-                table.storageTable(),
-                pinned.snapshotId(),
-                MeterstoreTypes.toEpochMicros(pinned.watermark().instant()),
-                MeterstoreTypes.toEpochMicros(session.getStart()),
-                MeterstoreTypes.toEpochMicros(session.getStart().plus(maxClockSkew)),
-                columns.stream().map(MeterstoreColumnHandle.class::cast).toList());
+        return insertWriter.begin(session, table.schemaTableName(), table.storageTable(), columns.stream().map(MeterstoreColumnHandle.class::cast).toList(), maxClockSkew);
     }
 
     @Override
     public Optional<ConnectorOutputMetadata> finishInsert(ConnectorSession session, ConnectorInsertTableHandle insertHandle, List<ConnectorTableHandle> sourceTableHandles, Collection<Slice> fragments, Collection<ComputedStatistics> computedStatistics)
     {
-        // runs once per statement, on the coordinator: every writer's validated rows are written here, exactly once
-        written.put(session.getQueryId(), insertWriter.write(session, (MeterstoreInsertTableHandle) insertHandle, fragments));
+        // runs once per statement, on the coordinator: every writer's staged rows are written here, exactly once
+        written.put(session.getQueryId(), insertWriter.finish(session, (MeterstoreInsertTableHandle) insertHandle, fragments));
         return Optional.empty();
+    }
+
+    @Override
+    public void cleanupQuery(ConnectorSession session)
+    {
+        // after a failed INSERT: its staging table, if this coordinator created one; nothing for any other query
+        insertWriter.cleanup(session);
     }
 
     /**

@@ -18,7 +18,8 @@ final class TestMeterstoreConfig
     void testDefaults()
     {
         assertRecordedDefaults(recordDefaults(MeterstoreConfig.class)
-                .setMaxClockSkew(new Duration(1, MINUTES)));
+                .setMaxClockSkew(new Duration(1, MINUTES))
+                .setPostgresqlMaxConnections(10));
     }
 
     @Test
@@ -26,9 +27,11 @@ final class TestMeterstoreConfig
     {
         Map<String, String> properties = ImmutableMap.<String, String>builder()
                 .put("meterstore.max-clock-skew", "10s")
+                .put("meterstore.postgresql.max-connections", "4")
                 .buildOrThrow();
         MeterstoreConfig expected = new MeterstoreConfig()
-                .setMaxClockSkew(new Duration(10, SECONDS));
+                .setMaxClockSkew(new Duration(10, SECONDS))
+                .setPostgresqlMaxConnections(4);
         assertFullMapping(properties, expected);
     }
 }

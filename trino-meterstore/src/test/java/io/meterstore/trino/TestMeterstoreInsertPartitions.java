@@ -22,11 +22,14 @@ import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
 import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
@@ -102,6 +105,53 @@ final class TestMeterstoreInsertPartitions
         archiver.archiveOnce();
         assertThat(partitions(hourly)).isEmpty();
         assertTotals(concat(first, second));
+    }
+
+    @Test
+    void testInsertRoutesByTheBoundsOfPartitionsNarrowerThanTheStep()
+            throws Exception
+    {
+        // half-day partitions created by hand, narrower than any step the table records: a partition one step wide
+        // would overlap them, so each row must go to the partition whose catalogue bound holds it
+        Instant june = Instant.parse("2026-06-01T00:00:00Z");
+        Instant noon = june.plus(Duration.ofHours(12));
+        try (Connection connection = warehouse.database().connect();
+                Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE %s.readings_2026_06_01_0000 PARTITION OF %s.%s FOR VALUES FROM ('2026-06-01 00:00+00') TO ('2026-06-01 12:00+00')".formatted(SCHEMA, SCHEMA, TestingMeterstoreTables.TABLE));
+            statement.execute("CREATE TABLE %s.readings_2026_06_01_1200 PARTITION OF %s.%s FOR VALUES FROM ('2026-06-01 12:00+00') TO ('2026-06-02 00:00+00')".formatted(SCHEMA, SCHEMA, TestingMeterstoreTables.TABLE));
+        }
+        try {
+            List<Reading> day = utcDay(june);
+            assertUpdate(insert(day), day.size());
+
+            long morning = day.stream().filter(reading -> reading.from().isBefore(noon)).count();
+            try (Connection connection = warehouse.database().connect();
+                    Statement statement = connection.createStatement();
+                    ResultSet result = statement.executeQuery("SELECT tableoid::regclass::text, count(*) FROM %s.%s WHERE \"from\" >= '2026-06-01 00:00+00' AND \"from\" < '2026-06-02 00:00+00' GROUP BY 1 ORDER BY 1"
+                            .formatted(SCHEMA, TestingMeterstoreTables.TABLE))) {
+                assertThat(result.next()).isTrue();
+                assertThat(result.getString(1)).isEqualTo(SCHEMA + ".readings_2026_06_01_0000");
+                assertThat(result.getLong(2)).isEqualTo(morning);
+                assertThat(result.next()).isTrue();
+                assertThat(result.getString(1)).isEqualTo(SCHEMA + ".readings_2026_06_01_1200");
+                assertThat(result.getLong(2)).isEqualTo(day.size() - morning);
+                assertThat(result.next()).isFalse();
+            }
+            // no partition of a step was created beside them
+            assertThat(partitions(new HotTier(SCHEMA, new PartitionNaming(TestingMeterstoreTables.TABLE, HOUR), Duration.ofSeconds(5))))
+                    .filteredOn(partition -> partition.overlaps(june, Optional.of(june.plus(DAY))))
+                    .extracting(HotPartition::name)
+                    .containsExactlyInAnyOrder("readings_2026_06_01_0000", "readings_2026_06_01_1200");
+            assertThat(computeActual("SELECT count(*) FROM readings_versions WHERE \"from\" >= TIMESTAMP '2026-06-01 00:00 UTC' AND \"from\" < TIMESTAMP '2026-06-02 00:00 UTC'").getOnlyValue())
+                    .isEqualTo((long) day.size());
+        }
+        finally {
+            // the other test of this class counts the table's partitions
+            try (Connection connection = warehouse.database().connect();
+                    Statement statement = connection.createStatement()) {
+                statement.execute("DROP TABLE %1$s.readings_2026_06_01_0000, %1$s.readings_2026_06_01_1200".formatted(SCHEMA));
+            }
+        }
     }
 
     /** Both tables through Trino: count, sum and the watermark-independent totals equal the inserted rows. */

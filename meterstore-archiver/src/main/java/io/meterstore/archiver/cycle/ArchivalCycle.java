@@ -93,7 +93,7 @@ public final class ArchivalCycle
             throws SQLException, IOException
     {
         // the lease first: the detach window is only safe while one process owns it
-        Optional<ArchiverLease> lease = ArchiverLease.tryAcquire(connections.open(), hotTier.schema(), hotTier.naming().table());
+        Optional<ArchiverLease> lease = ArchiverLease.tryAcquire(connections.open(), hotTier.schema(), hotTier.naming().table(), hotTier.lockTimeout());
         if (lease.isEmpty()) {
             TieringWatermark watermark = WatermarkReader.current(loadTable()).watermark();
             log.debug("Another archiver holds the lease of table '%s'; this cycle changes nothing", tableName());

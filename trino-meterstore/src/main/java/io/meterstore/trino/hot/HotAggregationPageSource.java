@@ -2,6 +2,7 @@ package io.meterstore.trino.hot;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
+import io.meterstore.core.HotTier;
 import io.meterstore.core.Sql;
 import io.meterstore.trino.MeterstoreColumnHandle;
 import io.meterstore.trino.MeterstoreMetrics;
@@ -54,8 +55,6 @@ import static java.util.Objects.requireNonNull;
 public final class HotAggregationPageSource
         implements ConnectorPageSource
 {
-    private static final String UNDEFINED_TABLE = "42P01";
-
     private final HotAggregationSplit split;
     private final List<ColumnHandle> columns;
     private final List<Type> types;
@@ -251,7 +250,7 @@ public final class HotAggregationPageSource
 
     private TrinoException translate(SQLException e)
     {
-        if (UNDEFINED_TABLE.equals(e.getSQLState())) {
+        if (HotTier.isUndefinedTable(e)) {
             return HotPageSource.partitionMissing("A hot partition of %s (%s)".formatted(split.partitions(), e.getMessage()), e);
         }
         return new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot aggregate hot partitions %s: %s".formatted(split.partitions(), e.getMessage()), e);

@@ -20,6 +20,7 @@ import static java.util.Objects.requireNonNull;
  * @param statementStartEpochMicros the statement's start: the recorded_at of every row that leaves it NULL
  * @param latestRecordedAtEpochMicros the latest recorded_at a row may carry: the statement's start plus the tolerated clock skew
  * @param columns the columns of the pages the page sinks receive, in channel order
+ * @param staging where the page sinks stage the validated rows for finishInsert
  */
 public record MeterstoreInsertTableHandle(
         SchemaTableName schemaTableName,
@@ -28,7 +29,8 @@ public record MeterstoreInsertTableHandle(
         long watermarkEpochMicros,
         long statementStartEpochMicros,
         long latestRecordedAtEpochMicros,
-        List<MeterstoreColumnHandle> columns)
+        List<MeterstoreColumnHandle> columns,
+        InsertStaging staging)
         implements ConnectorInsertTableHandle
 {
     public MeterstoreInsertTableHandle
@@ -38,5 +40,6 @@ public record MeterstoreInsertTableHandle(
         requireNonNull(snapshotId, "snapshotId is null");
         checkArgument(latestRecordedAtEpochMicros >= statementStartEpochMicros, "latestRecordedAtEpochMicros is before the statement's start");
         columns = ImmutableList.copyOf(requireNonNull(columns, "columns is null"));
+        requireNonNull(staging, "staging is null");
     }
 }
