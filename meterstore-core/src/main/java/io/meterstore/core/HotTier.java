@@ -221,14 +221,16 @@ public final class HotTier
     {
         record Found(String name, Instant nameStart, boolean attached, Optional<Instant> lower, Optional<Instant> upper, String bound) {}
         List<Found> found = new ArrayList<>();
-        // the bound's text is in the session's time zone and date style, so its literals are cast back in the same session
+        // the bound's text is in the session's time zone and date style, so its literals are cast back in the same
+        // session; deparsed without a relation (a bound holds constants only), so the read takes no lock and never waits
+        // behind a DETACH or a long-held lock on the table, as a catalogue read must not
         try (PreparedStatement statement = connection.prepareStatement("""
                 SELECT c.relname, c.relispartition, (b.literals)[1]::timestamptz, (b.literals)[2]::timestamptz, b.bound
                 FROM pg_class c
                 JOIN pg_namespace n ON n.oid = c.relnamespace
                 CROSS JOIN LATERAL (
                     SELECT t.bound, regexp_match(t.bound, '^[^'']*''([^'']*)''[^'']*''([^'']*)''[^'']*$') AS literals
-                    FROM (SELECT CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, c.oid)
+                    FROM (SELECT CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, 0)
                             ELSE (SELECT pg_get_constraintdef(k.oid) FROM pg_constraint k WHERE k.conrelid = c.oid AND k.contype = 'c' AND k.conname = ?)
                           END AS bound) t) b
                 WHERE n.nspname = ? AND c.relkind = 'r' AND c.relname LIKE ?""")) {
