@@ -55,6 +55,19 @@ public final class ArchivalHistory
         table.updateProperties().set(ARCHIVAL_STEP_KEY, String.valueOf(step.toSeconds())).commit();
     }
 
+    /**
+     * Records the step the newest archival commit carries as the table property too, unless the property says so
+     * already: once snapshot expiry has removed every archival commit, the property is where the step is read from.
+     */
+    public static void keepStepRecorded(Table table)
+    {
+        Optional<Duration> step = recordedStep(table);
+        if (step.isEmpty() || String.valueOf(step.get().toSeconds()).equals(table.properties().get(ARCHIVAL_STEP_KEY))) {
+            return;
+        }
+        table.updateProperties().set(ARCHIVAL_STEP_KEY, String.valueOf(step.get().toSeconds())).commit();
+    }
+
     /** Every archival commit in the current ancestry, newest first. */
     public static List<ArchivalCommit> archivalCommits(Table table)
     {
