@@ -2,7 +2,9 @@ package io.meterstore.archiver;
 
 import com.google.common.collect.ImmutableMap;
 import io.airlift.units.Duration;
+import io.airlift.units.MinDuration;
 import jakarta.validation.constraints.AssertTrue;
+import jakarta.validation.constraints.Min;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -37,7 +39,10 @@ final class TestArchiverConfig
                 .setSettlementLag(new Duration(7, DAYS))
                 .setReaderGrace(new Duration(1, HOURS))
                 .setLockTimeout(new Duration(5, SECONDS))
-                .setChunkRows(10_000));
+                .setChunkRows(10_000)
+                .setSnapshotRetention(new Duration(3653, DAYS))
+                .setMinSnapshotsToKeep(20)
+                .setOrphanSafetyAge(new Duration(3, DAYS)));
     }
 
     @Test
@@ -57,6 +62,9 @@ final class TestArchiverConfig
                 .put("meterstore.reader-grace", "30m")
                 .put("meterstore.lock-timeout", "2s")
                 .put("meterstore.chunk-rows", "5000")
+                .put("meterstore.snapshot-retention", "400d")
+                .put("meterstore.min-snapshots-to-keep", "50")
+                .put("meterstore.orphan-safety-age", "7d")
                 .buildOrThrow();
 
         ArchiverConfig expected = new ArchiverConfig()
@@ -72,7 +80,10 @@ final class TestArchiverConfig
                 .setSettlementLag(new Duration(10, DAYS))
                 .setReaderGrace(new Duration(30, MINUTES))
                 .setLockTimeout(new Duration(2, SECONDS))
-                .setChunkRows(5000);
+                .setChunkRows(5000)
+                .setSnapshotRetention(new Duration(400, DAYS))
+                .setMinSnapshotsToKeep(50)
+                .setOrphanSafetyAge(new Duration(7, DAYS));
 
         assertFullMapping(properties, expected);
     }
@@ -99,5 +110,24 @@ final class TestArchiverConfig
                 "settlementLagAtLeastArchivalStep",
                 "meterstore.settlement-lag must be at least meterstore.archival-step",
                 AssertTrue.class);
+    }
+
+    @Test
+    void testSnapshotRetentionMustCoverReaderGrace()
+    {
+        ArchiverConfig config = new ArchiverConfig()
+                .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
+                .setPostgresqlUser("archiver")
+                .setIcebergWarehouse("file:///warehouse")
+                .setSnapshotRetention(new Duration(1, HOURS));
+        assertValidates(config);
+        // a snapshot younger than the reader grace may be what a running query reads
+        assertFailsValidation(
+                config.setSnapshotRetention(new Duration(30, MINUTES)),
+                "snapshotRetentionAtLeastReaderGrace",
+                "meterstore.snapshot-retention must be at least meterstore.reader-grace",
+                AssertTrue.class);
+        assertFailsValidation(new ArchiverConfig().setMinSnapshotsToKeep(0), "minSnapshotsToKeep", "must be greater than or equal to 1", Min.class);
+        assertFailsValidation(new ArchiverConfig().setOrphanSafetyAge(new Duration(10, MINUTES)), "orphanSafetyAge", "must be greater than or equal to 1h", MinDuration.class);
     }
 }

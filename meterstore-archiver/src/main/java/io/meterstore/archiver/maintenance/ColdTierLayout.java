@@ -85,7 +85,13 @@ public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, in
     /** For operators: {@code 730 data files in 25 months (at most 32 in a month), 26 manifests, 821 snapshots}. */
     public String describe()
     {
-        return "%s data files in %s months (at most %s in a month), %s manifests, %s snapshots".formatted(dataFiles(), months.size(), maxDataFilesPerMonth(), manifests, snapshots);
+        return "%s in %s (at most %s in a month), %s, %s".formatted(count(dataFiles(), "data file"), count(months.size(), "month"), maxDataFilesPerMonth(), count(manifests, "manifest"), count(snapshots, "snapshot"));
+    }
+
+    /** {@code 1 snapshot}, {@code 2 snapshots}. */
+    public static String count(long count, String noun)
+    {
+        return count == 1 ? "1 " + noun : "%s %ss".formatted(count, noun);
     }
 
     private static YearMonth month(DataFile file)

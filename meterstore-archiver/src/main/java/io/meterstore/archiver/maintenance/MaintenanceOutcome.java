@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.Optional;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static io.meterstore.archiver.maintenance.ColdTierLayout.count;
 import static io.meterstore.core.SnapshotRetention.format;
 import static java.util.Objects.requireNonNull;
 
@@ -69,29 +70,25 @@ public record MaintenanceOutcome(
     {
         Expired expiry = expired.orElseThrow();
         String kept = "kept %s%s (retention: %s)".formatted(
-                expiry.kept() == 1 ? "1 snapshot" : "%s snapshots".formatted(expiry.kept()),
+                count(expiry.kept(), "snapshot"),
                 expiry.oldestKept().map(oldest -> ", the oldest from %s".formatted(oldest)).orElse(""),
                 retention.describe());
         if (expiry.snapshots() == 0) {
             return "no snapshot expired, %s".formatted(kept);
         }
-        return "%s expired with %s only they referenced, %s".formatted(
-                expiry.snapshots() == 1 ? "1 snapshot" : "%s snapshots".formatted(expiry.snapshots()),
-                expiry.deletedFiles() == 1 ? "1 file" : "%s files".formatted(expiry.deletedFiles()),
-                kept);
+        return "%s expired with %s only they referenced, %s".formatted(count(expiry.snapshots(), "snapshot"), count(expiry.deletedFiles(), "file"), kept);
     }
 
     private String describeOrphans()
     {
         Removed removed = orphans.orElseThrow();
-        return "%s no snapshot references removed (%s bytes) of %s listed, older than %s".formatted(
-                removed.files() == 1 ? "1 file" : "%s files".formatted(removed.files()), removed.bytes(), removed.listed(), format(orphanSafetyAge));
+        return "%s no snapshot references removed (%s bytes) of %s listed, older than %s".formatted(count(removed.files(), "file"), removed.bytes(), removed.listed(), format(orphanSafetyAge));
     }
 
     private String describeRewrite()
     {
         return rewritten
-                .map(rewrite -> "%s manifests rewritten into %s by month (%s bytes), watermark %s republished".formatted(rewrite.replacedManifests(), rewrite.createdManifests(), rewrite.createdBytes(), rewrite.watermark()))
+                .map(rewrite -> "%s rewritten into %s by month (%s bytes), watermark %s republished".formatted(count(rewrite.replacedManifests(), "manifest"), rewrite.createdManifests(), rewrite.createdBytes(), rewrite.watermark()))
                 .orElse("manifests already one per month, nothing rewritten");
     }
 }
