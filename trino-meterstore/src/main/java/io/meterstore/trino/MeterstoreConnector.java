@@ -3,6 +3,7 @@ package io.meterstore.trino;
 import com.google.inject.Inject;
 import io.airlift.bootstrap.LifeCycleManager;
 import io.trino.spi.connector.Connector;
+import io.meterstore.trino.system.MeterstoreFunctions;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.spi.connector.ConnectorMetadata;
 import io.trino.spi.connector.ConnectorPageSinkProvider;
@@ -10,10 +11,12 @@ import io.trino.spi.connector.ConnectorPageSourceProvider;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorSplitManager;
 import io.trino.spi.connector.ConnectorTransactionHandle;
+import io.trino.spi.function.FunctionProvider;
 import io.trino.spi.session.PropertyMetadata;
 import io.trino.spi.transaction.IsolationLevel;
 
 import java.util.List;
+import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
@@ -26,6 +29,7 @@ public class MeterstoreConnector
     private final MeterstorePageSourceProvider pageSourceProvider;
     private final MeterstorePageSinkProvider pageSinkProvider;
     private final MeterstoreSessionProperties sessionProperties;
+    private final MeterstoreFunctions functions;
 
     @Inject
     public MeterstoreConnector(
@@ -34,7 +38,8 @@ public class MeterstoreConnector
             MeterstoreSplitManager splitManager,
             MeterstorePageSourceProvider pageSourceProvider,
             MeterstorePageSinkProvider pageSinkProvider,
-            MeterstoreSessionProperties sessionProperties)
+            MeterstoreSessionProperties sessionProperties,
+            MeterstoreFunctions functions)
     {
         this.lifeCycleManager = requireNonNull(lifeCycleManager, "lifeCycleManager is null");
         this.metadata = requireNonNull(metadata, "metadata is null");
@@ -42,6 +47,7 @@ public class MeterstoreConnector
         this.pageSourceProvider = requireNonNull(pageSourceProvider, "pageSourceProvider is null");
         this.pageSinkProvider = requireNonNull(pageSinkProvider, "pageSinkProvider is null");
         this.sessionProperties = requireNonNull(sessionProperties, "sessionProperties is null");
+        this.functions = requireNonNull(functions, "functions is null");
     }
 
     @Override
@@ -72,6 +78,12 @@ public class MeterstoreConnector
     public ConnectorPageSinkProvider getPageSinkProvider()
     {
         return pageSinkProvider;
+    }
+
+    @Override
+    public Optional<FunctionProvider> getFunctionProvider()
+    {
+        return Optional.of(functions.provider());
     }
 
     @Override

@@ -12,6 +12,12 @@ import io.meterstore.trino.hot.HotAggregateColumn;
 import io.meterstore.trino.hot.HotAggregation;
 import io.meterstore.trino.hot.HotAggregations;
 import io.meterstore.trino.hot.HotSqlPredicate;
+import io.meterstore.trino.system.MeterstoreFunctions;
+import io.trino.spi.function.BoundSignature;
+import io.trino.spi.function.FunctionDependencyDeclaration;
+import io.trino.spi.function.FunctionId;
+import io.trino.spi.function.FunctionMetadata;
+import io.trino.spi.function.SchemaFunctionName;
 import io.trino.spi.connector.AggregateFunction;
 import io.trino.spi.connector.AggregationApplicationResult;
 import io.trino.spi.connector.Assignment;
@@ -77,14 +83,16 @@ public class MeterstoreMetadata
     private final String catalogName;
     private final InsertWriter insertWriter;
     private final MeterstoreTableStatistics tableStatistics;
+    private final MeterstoreFunctions functions;
 
     @Inject
-    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics)
+    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreFunctions functions)
     {
         this.tables = requireNonNull(tables, "tables is null");
         this.catalogName = requireNonNull(catalogName, "catalogName is null").toString();
         this.insertWriter = requireNonNull(insertWriter, "insertWriter is null");
         this.tableStatistics = requireNonNull(tableStatistics, "tableStatistics is null");
+        this.functions = requireNonNull(functions, "functions is null");
     }
 
     @Override
@@ -128,6 +136,30 @@ public class MeterstoreMetadata
         catch (MeterstoreException e) {
             throw MeterstoreErrorCode.toTrinoException(e);
         }
+    }
+
+    @Override
+    public Collection<FunctionMetadata> listFunctions(ConnectorSession session, String schemaName)
+    {
+        return functions.listFunctions(schemaName);
+    }
+
+    @Override
+    public Collection<FunctionMetadata> getFunctions(ConnectorSession session, SchemaFunctionName name)
+    {
+        return functions.getFunctions(name);
+    }
+
+    @Override
+    public FunctionMetadata getFunctionMetadata(ConnectorSession session, FunctionId functionId)
+    {
+        return functions.getFunctionMetadata(functionId);
+    }
+
+    @Override
+    public FunctionDependencyDeclaration getFunctionDependencies(ConnectorSession session, FunctionId functionId, BoundSignature boundSignature)
+    {
+        return functions.getFunctionDependencies(functionId, boundSignature);
     }
 
     private static long snapshotId(SchemaTableName tableName, ConnectorTableVersion version)

@@ -7,10 +7,12 @@ import com.google.inject.Scopes;
 import com.google.inject.Singleton;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
 import io.meterstore.trino.cold.ColdSplitPlanner;
+import io.meterstore.trino.system.MeterstoreFunctions;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.parquet.ParquetReaderOptions;
+import io.trino.spi.function.FunctionBundleFactory;
 
 import static io.airlift.configuration.ConfigBinder.configBinder;
 
@@ -30,6 +32,13 @@ public class MeterstoreModule
         binder.bind(MeterstorePageSinkProvider.class).in(Scopes.SINGLETON);
         binder.bind(InsertWriter.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreSessionProperties.class).in(Scopes.SINGLETON);
+    }
+
+    @Provides
+    @Singleton
+    public static MeterstoreFunctions functions(FunctionBundleFactory bundleFactory)
+    {
+        return new MeterstoreFunctions(bundleFactory);
     }
 
     @Provides
