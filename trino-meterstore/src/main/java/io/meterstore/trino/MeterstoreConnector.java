@@ -1,8 +1,10 @@
 package io.meterstore.trino;
 
+import com.google.common.collect.ImmutableSet;
 import com.google.inject.Inject;
 import io.airlift.bootstrap.LifeCycleManager;
 import io.trino.spi.connector.Connector;
+import io.meterstore.trino.completeness.MeterCompletenessFunction;
 import io.meterstore.trino.system.MeterstoreFunctions;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.spi.connector.ConnectorMetadata;
@@ -12,11 +14,13 @@ import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorSplitManager;
 import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.function.FunctionProvider;
+import io.trino.spi.function.table.ConnectorTableFunction;
 import io.trino.spi.session.PropertyMetadata;
 import io.trino.spi.transaction.IsolationLevel;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
 
@@ -30,6 +34,7 @@ public class MeterstoreConnector
     private final MeterstorePageSinkProvider pageSinkProvider;
     private final MeterstoreSessionProperties sessionProperties;
     private final MeterstoreFunctions functions;
+    private final Set<ConnectorTableFunction> tableFunctions;
 
     @Inject
     public MeterstoreConnector(
@@ -39,7 +44,8 @@ public class MeterstoreConnector
             MeterstorePageSourceProvider pageSourceProvider,
             MeterstorePageSinkProvider pageSinkProvider,
             MeterstoreSessionProperties sessionProperties,
-            MeterstoreFunctions functions)
+            MeterstoreFunctions functions,
+            MeterCompletenessFunction completenessFunction)
     {
         this.lifeCycleManager = requireNonNull(lifeCycleManager, "lifeCycleManager is null");
         this.metadata = requireNonNull(metadata, "metadata is null");
@@ -48,6 +54,7 @@ public class MeterstoreConnector
         this.pageSinkProvider = requireNonNull(pageSinkProvider, "pageSinkProvider is null");
         this.sessionProperties = requireNonNull(sessionProperties, "sessionProperties is null");
         this.functions = requireNonNull(functions, "functions is null");
+        this.tableFunctions = ImmutableSet.of(requireNonNull(completenessFunction, "completenessFunction is null"));
     }
 
     @Override
@@ -84,6 +91,12 @@ public class MeterstoreConnector
     public Optional<FunctionProvider> getFunctionProvider()
     {
         return Optional.of(functions.provider());
+    }
+
+    @Override
+    public Set<ConnectorTableFunction> getTableFunctions()
+    {
+        return tableFunctions;
     }
 
     @Override

@@ -12,7 +12,13 @@ import io.meterstore.trino.hot.HotAggregateColumn;
 import io.meterstore.trino.hot.HotAggregation;
 import io.meterstore.trino.hot.HotAggregations;
 import io.meterstore.trino.hot.HotSqlPredicate;
+import io.meterstore.trino.completeness.CompletenessColumn;
+import io.meterstore.trino.completeness.CompletenessColumnHandle;
+import io.meterstore.trino.completeness.CompletenessFunctionHandle;
+import io.meterstore.trino.completeness.CompletenessTableHandle;
 import io.meterstore.trino.system.MeterstoreFunctions;
+import io.trino.spi.connector.TableFunctionApplicationResult;
+import io.trino.spi.function.table.ConnectorTableFunctionHandle;
 import io.trino.spi.function.BoundSignature;
 import io.trino.spi.function.FunctionDependencyDeclaration;
 import io.trino.spi.function.FunctionId;
@@ -55,6 +61,7 @@ import org.apache.iceberg.Table;
 
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -139,6 +146,16 @@ public class MeterstoreMetadata
     }
 
     @Override
+    public Optional<TableFunctionApplicationResult<ConnectorTableHandle>> applyTableFunction(ConnectorSession session, ConnectorTableFunctionHandle handle)
+    {
+        if (!(handle instanceof CompletenessFunctionHandle completeness)) {
+            return Optional.empty();
+        }
+        List<ColumnHandle> columns = Arrays.stream(CompletenessColumn.values()).<ColumnHandle>map(CompletenessColumnHandle::new).toList();
+        return Optional.of(new TableFunctionApplicationResult<>(completeness.table(), columns));
+    }
+
+    @Override
     public Collection<FunctionMetadata> listFunctions(ConnectorSession session, String schemaName)
     {
         return functions.listFunctions(schemaName);
@@ -190,6 +207,9 @@ public class MeterstoreMetadata
     @Override
     public ConnectorTableMetadata getTableMetadata(ConnectorSession session, ConnectorTableHandle table)
     {
+        if (table instanceof CompletenessTableHandle completeness) {
+            return new ConnectorTableMetadata(completeness.readings().schemaTableName(), Arrays.stream(CompletenessColumn.values()).map(CompletenessColumn::toColumnMetadata).toList());
+        }
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         return new ConnectorTableMetadata(handle.schemaTableName(), columnsMetadata());
     }
@@ -209,6 +229,9 @@ public class MeterstoreMetadata
     @Override
     public Map<String, ColumnHandle> getColumnHandles(ConnectorSession session, ConnectorTableHandle tableHandle)
     {
+        if (tableHandle instanceof CompletenessTableHandle) {
+            return Arrays.stream(CompletenessColumn.values()).collect(toImmutableMap(CompletenessColumn::columnName, CompletenessColumnHandle::new));
+        }
         return MeterstoreTypes.columnHandles().stream().collect(toImmutableMap(MeterstoreColumnHandle::name, column -> column));
     }
 
@@ -218,19 +241,28 @@ public class MeterstoreMetadata
         if (columnHandle instanceof HotAggregateColumn aggregate) {
             return aggregate.toColumnMetadata();
         }
+        if (columnHandle instanceof CompletenessColumnHandle completeness) {
+            return completeness.column().toColumnMetadata();
+        }
         return ((MeterstoreColumnHandle) columnHandle).toColumnMetadata();
     }
 
     @Override
     public TableStatistics getTableStatistics(ConnectorSession session, ConnectorTableHandle tableHandle)
     {
-        return tableStatistics.statistics((MeterstoreTableHandle) tableHandle);
+        if (!(tableHandle instanceof MeterstoreTableHandle handle)) {
+            return TableStatistics.empty();
+        }
+        return tableStatistics.statistics(handle);
     }
 
     @Override
     public Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyFilter(ConnectorSession session, ConnectorTableHandle table, Constraint constraint)
     {
-        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        // a completeness report is filtered by the engine: its rows are computed, not read
+        if (!(table instanceof MeterstoreTableHandle handle)) {
+            return Optional.empty();
+        }
         if (handle.limit().isPresent() || handle.aggregation().isPresent()) {
             // a filter above a pushed limit or aggregation is not a filter below it
             return Optional.empty();
@@ -342,7 +374,9 @@ public class MeterstoreMetadata
     @Override
     public Optional<LimitApplicationResult<ConnectorTableHandle>> applyLimit(ConnectorSession session, ConnectorTableHandle table, long limit)
     {
-        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        if (!(table instanceof MeterstoreTableHandle handle)) {
+            return Optional.empty();
+        }
         if (handle.aggregation().isPresent() || (handle.limit().isPresent() && handle.limit().getAsLong() <= limit)) {
             return Optional.empty();
         }
@@ -362,7 +396,9 @@ public class MeterstoreMetadata
             Map<String, ColumnHandle> assignments,
             List<List<ColumnHandle>> groupingSets)
     {
-        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        if (!(table instanceof MeterstoreTableHandle handle)) {
+            return Optional.empty();
+        }
         if (!MeterstoreSessionProperties.isAggregationPushdownEnabled(session)
                 || handle.aggregation().isPresent()
                 || handle.limit().isPresent()

@@ -41,6 +41,11 @@ public final class MeterstoreMetrics
     /** Cold splits answered from the manifest's record count without opening the file. */
     public static final String COLD_SPLITS_FROM_MANIFEST = "cold_splits_from_manifest";
 
+    /** Splits of the winners' read a completeness report counted: hot partitions and cold file groups. */
+    public static final String COMPLETENESS_SPLITS_READ = "completeness_splits_read";
+    /** Winning versions a completeness report counted, in the period and the roster window. */
+    public static final String COMPLETENESS_ROWS_COUNTED = "completeness_rows_counted";
+
     private MeterstoreMetrics() {}
 
     public static Metrics counts(Map<String, Long> counts)
