@@ -1,5 +1,6 @@
 package io.meterstore.trino;
 
+import io.meterstore.archiver.cli.ArchiverCli;
 import io.meterstore.core.MeteringCalendar;
 import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
@@ -18,6 +19,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.sql.Connection;
@@ -26,7 +29,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
+import java.time.InstantSource;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.YearMonth;
@@ -44,6 +50,7 @@ import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT;
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
@@ -251,6 +258,41 @@ final class TestMeterstoreCompleteness
 
         SortedMap<List<String>, List<Object>> gasOnly = report("settlement_month => '2026-03', obis_codes => ARRAY['7-20:3.1.0']");
         assertThat(gasOnly.keySet()).containsExactly(List.of(GAS_MALO, GAS_OBIS, "GAS", "PT1H"));
+    }
+
+    @Test
+    void testCommandLine()
+            throws Exception
+    {
+        Path config = Files.createTempFile("archiver", ".properties");
+        try {
+            Files.writeString(config, """
+                    meterstore.postgresql.url=%s
+                    meterstore.postgresql.user=%s
+                    meterstore.iceberg.warehouse=%s
+                    """.formatted(warehouse.database().jdbcUrl(), warehouse.database().user(), warehouse.location()));
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int exitCode = new ArchiverCli(new PrintStream(out, true, UTF_8), new PrintStream(err, true, UTF_8), InstantSource.system()).run(new String[] {
+                    "completeness", "--config", config.toString(), "--month", "2026-03", "--seen-since", "4d", "--gaps-only",
+                    "--trino", "jdbc:trino://%s/meterstore".formatted(queryRunner.getCoordinator().getAddress())});
+            assertThat(err.toString(UTF_8)).isEmpty();
+            assertThat(exitCode).isEqualTo(ArchiverCli.EXIT_OK);
+
+            // the roster window of four days before 1 March reaches back to 25 February
+            SortedMap<List<String>, List<Object>> expected = oracle(Period.month(MONTH), Optional.of(FIRST_DAY.atStartOfDay(BERLIN).toInstant()), _ -> true);
+            List<String> incomplete = expected.entrySet().stream().filter(entry -> !(boolean) entry.getValue().get(7)).map(entry -> entry.getKey().getFirst() + " " + entry.getKey().get(3)).toList();
+            long missing = expected.values().stream().filter(values -> !(boolean) values.get(7)).mapToLong(values -> (long) values.get(2)).sum();
+            List<String> lines = out.toString(UTF_8).lines().toList();
+            assertThat(lines.getFirst().split(" +")).containsExactly("TABLE", "MALO", "OBIS", "SPARTE", "RES", "EXPECTED", "ACTUAL", "MISSING", "SURPLUS", "FIRST", "GAP", "NOTE");
+            assertThat(lines.subList(1, lines.size() - 1).stream().map(line -> line.split(" +")).map(fields -> fields[1] + " " + fields[4]).toList())
+                    .containsExactlyElementsOf(incomplete);
+            assertThat(lines).anySatisfy(line -> assertThat(line).startsWith("readings     " + ReadingsGenerator.maloId(4)).endsWith("2026-03-01  delivered nothing in the period"));
+            assertThat(lines.getLast()).isEqualTo("readings: %s reading(s) and grid(s) over settlement month 2026-03: %s incomplete, 1 silent, %s interval(s) missing".formatted(incomplete.size(), incomplete.size(), missing));
+        }
+        finally {
+            Files.delete(config);
+        }
     }
 
     @Test

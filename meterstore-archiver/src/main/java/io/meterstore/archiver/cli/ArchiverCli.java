@@ -31,6 +31,7 @@ import static java.util.Objects.requireNonNull;
  * there as configured, and changes nothing;
  * <li>{@code status} prints each table's watermark, lag, partitions and invariant;
  * <li>{@code archive-once} runs one archival cycle per table and prints what it did;
+ * <li>{@code completeness} prints the completeness report of every table, asked of Trino;
  * <li>{@code run} starts the service.
  * </ul>
  * Exits 0 on success (idle, deferred, superseded and lease-contended cycles are not failures), 1 when a table failed,
@@ -49,6 +50,7 @@ public final class ArchiverCli
               check          check the configuration, the PostgreSQL login, the catalogue and both tiers of every table; changes nothing
               status         print each table's watermark, lag, partitions and invariant; exits 1 when a table is unhealthy
               archive-once   run one archival cycle for every configured table
+              completeness   print which readings miss intervals in a month or range, asked of Trino (options: run it without them)
               run            start the archiver service: scheduled cycles, /v1/info and /metrics over HTTP""";
 
     private final PrintStream out;
@@ -68,6 +70,7 @@ public final class ArchiverCli
         CHECK("check"),
         STATUS("status"),
         ARCHIVE_ONCE("archive-once"),
+        COMPLETENESS("completeness"),
         RUN("run"),
         /**/;
 
@@ -96,11 +99,16 @@ public final class ArchiverCli
 
     public int run(String[] args)
     {
-        if (args.length != 3 || !args[1].equals("--config")) {
+        Optional<Command> command = args.length == 0 ? Optional.empty() : Command.parse(args[0]);
+        if (command.equals(Optional.of(Command.COMPLETENESS)) && (args.length < 3 || !args[1].equals("--config"))) {
+            err.println(CompletenessCommand.USAGE);
+            return EXIT_USAGE;
+        }
+        // only completeness takes options after the configuration file
+        if ((args.length != 3 && !command.equals(Optional.of(Command.COMPLETENESS))) || args.length < 3 || !args[1].equals("--config")) {
             err.println(USAGE);
             return EXIT_USAGE;
         }
-        Optional<Command> command = Command.parse(args[0]);
         if (command.isEmpty()) {
             err.println("Unknown command '%s'".formatted(args[0]));
             err.println(USAGE);
@@ -122,13 +130,25 @@ public final class ArchiverCli
         if (command.get() == Command.RUN) {
             return serve(configuration);
         }
+        if (command.get() == Command.COMPLETENESS) {
+            CompletenessCommand.Options options;
+            try {
+                options = CompletenessCommand.parse(Arrays.asList(args).subList(3, args.length));
+            }
+            catch (IllegalArgumentException e) {
+                err.println(e.getMessage());
+                err.println(CompletenessCommand.USAGE);
+                return EXIT_USAGE;
+            }
+            return new CompletenessCommand(configuration.archiver().getTables(), out, err).run(options) ? EXIT_OK : EXIT_FAILED;
+        }
         try (ArchiverTables tables = new ArchiverTables(configuration.archiver())) {
             return switch (command.get()) {
                 case CREATE -> forEachTable(tables, this::create);
                 case CHECK -> new ConfigurationCheck(configuration.archiver(), tables, out, err).run() ? EXIT_OK : EXIT_FAILED;
                 case STATUS -> new StatusReport(configuration.archiver(), tables, clock, out, err).run() ? EXIT_OK : EXIT_FAILED;
                 case ARCHIVE_ONCE -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.cycle(table, clock).archiveOnce().describe()));
-                case RUN -> throw new IllegalStateException("'run' is served above");
+                case RUN, COMPLETENESS -> throw new IllegalStateException("'%s' is served above".formatted(args[0]));
             };
         }
         catch (IOException e) {
