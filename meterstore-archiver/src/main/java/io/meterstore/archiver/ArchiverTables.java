@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Optional;
@@ -76,7 +77,13 @@ public final class ArchiverTables
     public HotTier hotTier(String table)
     {
         checkArgument(tables.contains(table), "Table '%s' is not configured", table);
-        return new HotTier(config.getSchema(), new PartitionNaming(table, config.getArchivalStep().toJavaTime()), config.getLockTimeout().toJavaTime());
+        return new HotTier(config.getSchema(), new PartitionNaming(table, step()), config.getLockTimeout().toJavaTime());
+    }
+
+    /** The configured archival step, which names and sizes the partitions. */
+    public Duration step()
+    {
+        return config.getArchivalStep().toJavaTime();
     }
 
     public ArchivalSettings settings()

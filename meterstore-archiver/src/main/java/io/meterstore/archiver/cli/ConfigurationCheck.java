@@ -3,7 +3,7 @@ package io.meterstore.archiver.cli;
 import io.meterstore.archiver.ArchiverConfig;
 import io.meterstore.archiver.ArchiverTables;
 import io.meterstore.archiver.Failures;
-import io.meterstore.archiver.cycle.ArchivalHistory;
+import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
@@ -121,13 +121,8 @@ final class ConfigurationCheck
                         .formatted(name, recorded.get().toSeconds(), step.toSeconds(), recorded.get().toSeconds()));
                 return false;
             }
+            // partitions are archived by their catalogue bounds, on the step's grid or not
             List<HotPartition> partitions = hotTier.partitions(connection);
-            Optional<HotPartition> misaligned = partitions.stream().filter(partition -> !hotTier.naming().isAligned(partition.start())).findFirst();
-            if (misaligned.isPresent()) {
-                err.println("%s: partition '%s' does not start on the archival step %s: set meterstore.archival-step to the step the partitions were created with"
-                        .formatted(name, misaligned.get().name(), config.getArchivalStep()));
-                return false;
-            }
             out.println("%s: ok, PostgreSQL table %s with %s, Iceberg table '%s' at watermark %s"
                     .formatted(name, hotTier.qualifiedParent(), StatusReport.partitions(partitions.size()), name, WatermarkReader.current(icebergTable).watermark()));
             return true;

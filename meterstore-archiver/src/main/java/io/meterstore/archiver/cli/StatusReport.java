@@ -94,7 +94,7 @@ final class StatusReport
         List<HotPartition> attached = report.attachedPartitions();
         out.println("  hot            %s".formatted(attached.isEmpty()
                 ? "no partition attached"
-                : "%s attached, %s to %s".formatted(partitions(attached.size()), formatInstant(attached.getFirst().start()), formatInstant(attached.getLast().start().plus(hotTier.naming().step())))));
+                : "%s attached, %s to %s".formatted(partitions(attached.size()), formatInstant(attached.getFirst().start()), formatInstant(attached.getLast().end()))));
         out.println("  awaiting drop  %s".formatted(names(report.partitionsAwaitingDrop(), "detached below the watermark, dropped once the reader grace has passed")));
         if (!report.partitionsAwaitingArchival().isEmpty()) {
             out.println("  interrupted    %s".formatted(names(report.partitionsAwaitingArchival(), "detached at or above the watermark by an interrupted cycle; the next cycle archives them")));

@@ -2,6 +2,7 @@ package io.meterstore.archiver.cycle;
 
 import com.google.common.collect.ImmutableMap;
 import io.airlift.log.Logger;
+import io.meterstore.core.HotPartition;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import org.apache.iceberg.AppendFiles;
@@ -22,6 +23,7 @@ import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.archiver.cycle.ArchivalException.Reason.COMMIT_FAILED;
 import static io.meterstore.core.TieringWatermark.ARCHIVAL_STEP_KEY;
 import static io.meterstore.core.TieringWatermark.ARCHIVED_AT_KEY;
+import static io.meterstore.core.TieringWatermark.ARCHIVED_PARTITION_KEY;
 import static io.meterstore.core.TieringWatermark.ARCHIVED_RANGE_KEY;
 import static io.meterstore.core.TieringWatermark.ROW_COUNT_KEY;
 import static io.meterstore.core.TieringWatermark.WATERMARK_KEY;
@@ -115,6 +117,8 @@ public final class ArchivalCommitter
                 .put(ARCHIVED_RANGE_KEY, window.toProperty())
                 .put(ARCHIVAL_STEP_KEY, String.valueOf(step.toSeconds()))
                 .put(ARCHIVED_AT_KEY, TieringWatermark.formatInstant(clock.instant()))
+                // empty for a stretch without partitions; the drop sums the rows of the commits naming a partition
+                .put(ARCHIVED_PARTITION_KEY, window.partition().map(HotPartition::name).orElse(""))
                 .buildOrThrow();
     }
 

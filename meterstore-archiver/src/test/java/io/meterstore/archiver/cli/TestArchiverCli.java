@@ -267,6 +267,38 @@ final class TestArchiverCli
     }
 
     @Test
+    void testCreateRecordsTheStep()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_create_step")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            TestingClock clock = new TestingClock(MARCH_5.plus(Duration.ofDays(8)));
+            Path hours = write("hours.properties", properties(database, warehouse) + "meterstore.archival-step=1h\n");
+            assertThat(run(new String[] {"create", "--config", hours.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            // recorded before any partition or archival exists, so writers create partitions of the archiver's step
+            Catalog catalog = warehouse.catalog();
+            try {
+                Table table = catalog.loadTable(TableIdentifier.of(Namespace.of("metering"), "readings"));
+                assertThat(table.properties()).containsEntry("meterstore.archival_step", "3600");
+                assertThat(table.currentSnapshot()).isNull();
+            }
+            finally {
+                ((Closeable) catalog).close();
+            }
+
+            // another step is refused by create and by check, before anything was archived with either
+            Path days = write("days.properties", properties(database, warehouse));
+            Run run = run(new String[] {"create", "--config", days.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.err()).isEqualTo("metering.readings: failed: Table 'metering.readings' is archived with a step of 3600 seconds, but meterstore.archival-step is 86400 seconds: set meterstore.archival-step to 3600s%n".formatted());
+            run = run(new String[] {"check", "--config", days.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.err()).isEqualTo("metering.readings: archived with a step of 3600 seconds, but meterstore.archival-step is 86400 seconds: set meterstore.archival-step to 3600s%n".formatted());
+            assertThat(run(new String[] {"create", "--config", hours.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+        }
+    }
+
+    @Test
     void testCheckUnreachablePostgresql()
             throws Exception
     {
@@ -355,8 +387,18 @@ final class TestArchiverCli
                       invariant      violated
                         Partition 'readings_2024_03_04_0000' of table 'metering.readings' is attached but starts at 2024-03-04T00:00:00Z, below the watermark 2024-03-06T00:00:00Z: its rows below the watermark are read by neither tier
                     """);
+            // detached, it still holds rows no tier reads: the cold tier lacks them, so it is reported and never dropped
             try (Connection connection = database.connect()) {
                 HOT_TIER.detach(connection, "readings_2024_03_04_0000");
+            }
+            run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.out()).contains("""
+                      invariant      violated
+                        Detached partition 'readings_2024_03_04_0000' of table 'metering.readings' lies below the watermark 2024-03-06T00:00:00Z and holds %s rows, but the archival commits that streamed it hold 0: the cold tier lacks its rows, and it is not dropped; INSERT its rows through MeterStore (rows below the watermark go to Iceberg), then drop it by hand
+                    """.formatted(utcDay(MARCH_5.minus(Duration.ofDays(1))).size()));
+            try (Connection connection = database.connect()) {
+                HOT_TIER.drop(connection, "readings_2024_03_04_0000");
             }
 
             // nobody archived for a while: the watermark trails by more than the settlement lag and two steps

@@ -32,6 +32,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -72,7 +73,7 @@ final class TieringAudit
         List<HotPartition> partitions = tables.partitions();
         assertThat(partitions)
                 .as("attached partitions below the watermark %s", watermark)
-                .noneMatch(partition -> partition.attached() && partition.start().isBefore(watermark.instant()));
+                .noneMatch(partition -> partition.attached() && partition.isBelow(watermark));
 
         List<Reading> cold = new ArrayList<>();
         for (DataFile file : dataFilesWithStatistics(table)) {
@@ -94,14 +95,17 @@ final class TieringAudit
         cold.forEach(reading -> add(days, reading.from().atZone(BERLIN).toLocalDate(), 1, reading.value()));
         try (Connection connection = tables.connect()) {
             for (HotPartition partition : partitions) {
-                if (partition.start().isBefore(watermark.instant())) {
+                if (partition.isBelow(watermark)) {
                     continue;
                 }
+                // as a query reads it: by name, from W up
                 try (PreparedStatement statement = connection.prepareStatement(
-                        "SELECT (\"from\" AT TIME ZONE 'Europe/Berlin')::date, count(*), sum(value) FROM %s GROUP BY 1".formatted(tables.hotTier().qualifiedPartition(partition.name())));
-                        ResultSet result = statement.executeQuery()) {
-                    while (result.next()) {
-                        add(days, result.getObject(1, LocalDate.class), result.getLong(2), result.getBigDecimal(3));
+                        "SELECT (\"from\" AT TIME ZONE 'Europe/Berlin')::date, count(*), sum(value) FROM %s WHERE \"from\" >= ? GROUP BY 1".formatted(tables.hotTier().qualifiedPartition(partition.name())))) {
+                    statement.setObject(1, watermark.instant().atOffset(ZoneOffset.UTC));
+                    try (ResultSet result = statement.executeQuery()) {
+                        while (result.next()) {
+                            add(days, result.getObject(1, LocalDate.class), result.getLong(2), result.getBigDecimal(3));
+                        }
                     }
                 }
             }

@@ -6,8 +6,10 @@ import com.google.inject.Inject;
 import io.airlift.log.Logger;
 import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
+import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.CorrectionCommitter;
 import io.meterstore.core.CorrectionCommitter.RejectedCorrectionException;
+import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
@@ -217,16 +219,21 @@ public final class InsertWriter
     private long insertHot(Connection connection, HotTier hotTier, TieringWatermark watermark, List<Reading> hot, MeterstoreInsertTableHandle handle)
             throws SQLException
     {
-        Map<Instant, List<Reading>> byPartition = new TreeMap<>();
+        // by the partition whose catalogue bounds hold each row, which may be wider or narrower than the step
+        Map<String, List<Reading>> byPartition = new TreeMap<>();
+        List<HotPartition> known = new ArrayList<>();
         for (Reading reading : hot) {
-            byPartition.computeIfAbsent(hotTier.naming().alignDown(reading.from()), start -> new ArrayList<>()).add(reading);
+            Optional<HotPartition> holding = known.stream().filter(partition -> partition.contains(reading.from())).findFirst();
+            if (holding.isEmpty()) {
+                // by name, attached or detached: a detached partition at or above W is an interrupted archival's, archived whole by its next cycle
+                holding = Optional.of(hotTier.partitionFor(connection, reading.from(), watermark));
+                known.add(holding.get());
+            }
+            byPartition.computeIfAbsent(holding.get().name(), name -> new ArrayList<>()).add(reading);
         }
         long inserted = 0;
-        for (Map.Entry<Instant, List<Reading>> entry : byPartition.entrySet()) {
-            // by name, attached or detached: a detached partition at or above W is an interrupted archival's, archived whole by its next cycle
-            hotTier.ensurePartitionInTransaction(connection, entry.getKey(), watermark);
-            String partition = hotTier.qualifiedPartition(hotTier.naming().partitionName(entry.getKey()));
-            inserted += insertPartition(connection, partition, entry.getValue(), handle);
+        for (Map.Entry<String, List<Reading>> entry : byPartition.entrySet()) {
+            inserted += insertPartition(connection, hotTier.qualifiedPartition(entry.getKey()), entry.getValue(), handle);
         }
         return inserted;
     }
@@ -451,25 +458,15 @@ public final class InsertWriter
         return value instanceof Optional<?> optional ? optional.map(Object::toString).orElse("NULL") : value.toString();
     }
 
-    /** The archival step the table was archived with, which names its partitions; the default for a table never archived. */
+    /** The archival step the table records, which names its partitions; the default for a table that records none. */
     private static Duration archivalStep(Table table)
     {
-        if (table.currentSnapshot() == null) {
-            return PartitionNaming.DEFAULT_STEP;
+        try {
+            return ArchivalHistory.recordedStep(table).orElse(PartitionNaming.DEFAULT_STEP);
         }
-        for (Snapshot snapshot : SnapshotUtil.currentAncestors(table)) {
-            String step = snapshot.summary() == null ? null : snapshot.summary().get(TieringWatermark.ARCHIVAL_STEP_KEY);
-            if (step != null) {
-                try {
-                    return Duration.ofSeconds(Long.parseLong(step));
-                }
-                catch (NumberFormatException e) {
-                    throw new TrinoException(METERSTORE_WRITE_FAILED, "Snapshot %s of table '%s' records '%s' = '%s', which is not a number of seconds: repair the snapshot summary"
-                            .formatted(snapshot.snapshotId(), table.name(), TieringWatermark.ARCHIVAL_STEP_KEY, step));
-                }
-            }
+        catch (MeterstoreException e) {
+            throw MeterstoreErrorCode.toTrinoException(e);
         }
-        return PartitionNaming.DEFAULT_STEP;
     }
 
     private static void rollbackQuietly(Connection connection, Throwable failure)
