@@ -4,7 +4,7 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.airlift.stats.CounterStat;
 import io.airlift.stats.TimeStat;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
-import io.meterstore.archiver.invariant.InvariantReport;
+import io.meterstore.core.InvariantReport;
 import io.meterstore.core.TieringWatermark;
 import org.weakref.jmx.Managed;
 import org.weakref.jmx.Nested;

@@ -4,7 +4,7 @@ import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.cycle.ArchivalWindow;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.cycle.TestingClock;
-import io.meterstore.archiver.invariant.InvariantReport;
+import io.meterstore.core.InvariantReport;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.TieringWatermark;
 import org.junit.jupiter.api.Test;
