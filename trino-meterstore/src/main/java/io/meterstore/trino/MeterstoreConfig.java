@@ -14,6 +14,8 @@ import jakarta.validation.constraints.Size;
 import java.util.List;
 import java.util.Optional;
 
+import static java.util.concurrent.TimeUnit.DAYS;
+import static java.util.concurrent.TimeUnit.HOURS;
 import static java.util.concurrent.TimeUnit.SECONDS;
 
 // hot partitions stream as binary COPY, which has no fetch size
@@ -29,6 +31,8 @@ public class MeterstoreConfig
     private String icebergJdbcUrl;
     private String icebergWarehouse;
     private Duration lockTimeout = new Duration(5, SECONDS);
+    private Duration settlementLag = new Duration(7, DAYS);
+    private Duration readerGrace = new Duration(1, HOURS);
 
     @NotNull
     public String getPostgresqlUrl()
@@ -153,6 +157,34 @@ public class MeterstoreConfig
     public MeterstoreConfig setLockTimeout(Duration lockTimeout)
     {
         this.lockTimeout = lockTimeout;
+        return this;
+    }
+
+    @MinDuration("1m")
+    public Duration getSettlementLag()
+    {
+        return settlementLag;
+    }
+
+    @Config("meterstore.settlement-lag")
+    @ConfigDescription("The archiver's settlement lag, for the system tables: a watermark further behind than this plus two steps is reported as behind")
+    public MeterstoreConfig setSettlementLag(Duration settlementLag)
+    {
+        this.settlementLag = settlementLag;
+        return this;
+    }
+
+    @MinDuration("0s")
+    public Duration getReaderGrace()
+    {
+        return readerGrace;
+    }
+
+    @Config("meterstore.reader-grace")
+    @ConfigDescription("The archiver's reader grace, for the system tables: when an archived partition becomes droppable")
+    public MeterstoreConfig setReaderGrace(Duration readerGrace)
+    {
+        this.readerGrace = readerGrace;
         return this;
     }
 }

@@ -17,6 +17,8 @@ import io.meterstore.trino.completeness.CompletenessColumnHandle;
 import io.meterstore.trino.completeness.CompletenessFunctionHandle;
 import io.meterstore.trino.completeness.CompletenessTableHandle;
 import io.meterstore.trino.system.MeterstoreFunctions;
+import io.meterstore.trino.system.MeterstoreSystemTables;
+import io.trino.spi.connector.SystemTable;
 import io.trino.spi.connector.TableFunctionApplicationResult;
 import io.trino.spi.function.table.ConnectorTableFunctionHandle;
 import io.trino.spi.function.BoundSignature;
@@ -91,15 +93,17 @@ public class MeterstoreMetadata
     private final InsertWriter insertWriter;
     private final MeterstoreTableStatistics tableStatistics;
     private final MeterstoreFunctions functions;
+    private final MeterstoreSystemTables systemTables;
 
     @Inject
-    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreFunctions functions)
+    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreFunctions functions, MeterstoreSystemTables systemTables)
     {
         this.tables = requireNonNull(tables, "tables is null");
         this.catalogName = requireNonNull(catalogName, "catalogName is null").toString();
         this.insertWriter = requireNonNull(insertWriter, "insertWriter is null");
         this.tableStatistics = requireNonNull(tableStatistics, "tableStatistics is null");
         this.functions = requireNonNull(functions, "functions is null");
+        this.systemTables = requireNonNull(systemTables, "systemTables is null");
     }
 
     @Override
@@ -113,6 +117,15 @@ public class MeterstoreMetadata
     {
         if (!tableName.getSchemaName().equals(tables.schema())) {
             return null;
+        }
+        if (systemTables.isSystemTableName(tableName)) {
+            // "T$watermark" and its kind are served by getSystemTable, as Trino's Iceberg connector serves "T$snapshots"
+            if (systemTables.systemTable(tableName).isPresent()) {
+                return null;
+            }
+            String table = tableName.getTableName().substring(0, tableName.getTableName().indexOf('$'));
+            throw new TrinoException(METERSTORE_TABLE_NOT_FOUND, "Table '%s' does not exist: the metadata tables of '%s' are %s"
+                    .formatted(tableName, table, MeterstoreSystemTables.NAMES.stream().map(kind -> "\"%s$%s\"".formatted(table, kind)).toList()));
         }
         // Trino passes FOR ... AS OF as the end version; a start version would be a range of versions
         if (startVersion.isPresent()) {
@@ -143,6 +156,12 @@ public class MeterstoreMetadata
         catch (MeterstoreException e) {
             throw MeterstoreErrorCode.toTrinoException(e);
         }
+    }
+
+    @Override
+    public Optional<SystemTable> getSystemTable(ConnectorSession session, SchemaTableName tableName)
+    {
+        return systemTables.systemTable(tableName);
     }
 
     @Override

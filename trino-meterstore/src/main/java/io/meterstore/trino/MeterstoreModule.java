@@ -11,6 +11,7 @@ import io.meterstore.trino.cold.ColdSplitPlanner;
 import io.meterstore.trino.completeness.ForCompleteness;
 import io.meterstore.trino.completeness.MeterCompletenessFunction;
 import io.meterstore.trino.system.MeterstoreFunctions;
+import io.meterstore.trino.system.MeterstoreSystemTables;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.filesystem.TrinoFileSystemFactory;
@@ -42,6 +43,7 @@ public class MeterstoreModule
         binder.bind(InsertWriter.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreSessionProperties.class).in(Scopes.SINGLETON);
         binder.bind(MeterCompletenessFunction.class).in(Scopes.SINGLETON);
+        binder.bind(MeterstoreSystemTables.class).in(Scopes.SINGLETON);
         closingBinder(binder).registerExecutor(Key.get(ExecutorService.class, ForCompleteness.class));
     }
 

@@ -9,6 +9,9 @@ import java.util.Map;
 import static io.airlift.configuration.testing.ConfigAssertions.assertFullMapping;
 import static io.airlift.configuration.testing.ConfigAssertions.assertRecordedDefaults;
 import static io.airlift.configuration.testing.ConfigAssertions.recordDefaults;
+import static java.util.concurrent.TimeUnit.DAYS;
+import static java.util.concurrent.TimeUnit.HOURS;
+import static java.util.concurrent.TimeUnit.MINUTES;
 import static java.util.concurrent.TimeUnit.SECONDS;
 
 final class TestMeterstoreConfig
@@ -25,7 +28,9 @@ final class TestMeterstoreConfig
                 .setIcebergCatalogName("meterstore")
                 .setIcebergJdbcUrl(null)
                 .setIcebergWarehouse(null)
-                .setLockTimeout(new Duration(5, SECONDS)));
+                .setLockTimeout(new Duration(5, SECONDS))
+                .setSettlementLag(new Duration(7, DAYS))
+                .setReaderGrace(new Duration(1, HOURS)));
     }
 
     @Test
@@ -41,6 +46,8 @@ final class TestMeterstoreConfig
                 .put("meterstore.iceberg.jdbc-url", "jdbc:postgresql://catalog:5432/iceberg")
                 .put("meterstore.iceberg.warehouse", "file:///var/lib/meterstore/warehouse")
                 .put("meterstore.postgresql.lock-timeout", "2s")
+                .put("meterstore.settlement-lag", "10d")
+                .put("meterstore.reader-grace", "30m")
                 .buildOrThrow();
         MeterstoreConfig expected = new MeterstoreConfig()
                 .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
@@ -51,7 +58,9 @@ final class TestMeterstoreConfig
                 .setIcebergCatalogName("archive")
                 .setIcebergJdbcUrl("jdbc:postgresql://catalog:5432/iceberg")
                 .setIcebergWarehouse("file:///var/lib/meterstore/warehouse")
-                .setLockTimeout(new Duration(2, SECONDS));
+                .setLockTimeout(new Duration(2, SECONDS))
+                .setSettlementLag(new Duration(10, DAYS))
+                .setReaderGrace(new Duration(30, MINUTES));
         assertFullMapping(properties, expected);
     }
 }

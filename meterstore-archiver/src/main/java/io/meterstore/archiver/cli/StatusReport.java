@@ -4,7 +4,9 @@ import io.meterstore.archiver.ArchiverConfig;
 import io.meterstore.archiver.ArchiverTables;
 import io.meterstore.archiver.Failures;
 import io.meterstore.core.InvariantCheck;
+import io.meterstore.core.InvariantLog;
 import io.meterstore.core.InvariantReport;
+import io.meterstore.core.TableStatus;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import org.apache.iceberg.Table;
@@ -81,9 +83,17 @@ final class StatusReport
             return false;
         }
 
-        Duration lag = Duration.between(report.watermark().instant(), clock.instant());
-        Duration tolerated = config.getSettlementLag().toJavaTime().plus(config.getArchivalStep().toJavaTime().multipliedBy(2));
-        boolean behind = lag.compareTo(tolerated) > 0;
+        try {
+            // for "<table>$invariant": the connector shows the last check the archiver made, this one included
+            InvariantLog.record(connection, hotTier, report, clock.instant());
+        }
+        catch (SQLException e) {
+            err.println("%s: cannot record the invariant check for the connector: %s".formatted(name, Failures.describe(e)));
+        }
+        TableStatus status = new TableStatus(report, clock.instant(), config.getArchivalStep().toJavaTime(), config.getSettlementLag().toJavaTime());
+        Duration lag = status.lag();
+        Duration tolerated = status.toleratedLag();
+        boolean behind = status.behind();
         boolean healthy = report.holds() && !behind;
 
         out.println("%s: %s".formatted(name, healthy ? "healthy" : "unhealthy"));

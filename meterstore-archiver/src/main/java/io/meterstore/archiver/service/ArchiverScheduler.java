@@ -10,6 +10,7 @@ import io.meterstore.archiver.Failures;
 import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.core.InvariantCheck;
+import io.meterstore.core.InvariantLog;
 import io.meterstore.core.InvariantReport;
 import io.meterstore.core.MeterstoreException;
 import jakarta.annotation.PostConstruct;
@@ -166,6 +167,8 @@ public final class ArchiverScheduler
             InvariantReport report = InvariantCheck.check(icebergTable, tables.hotTier(table), connection);
             List<String> previous = stats.table(table).info().invariantViolations();
             stats.invariantChecked(table, report);
+            // for "<table>$invariant": the connector shows what the archiver last found
+            InvariantLog.record(connection, tables.hotTier(table), report, clock.instant());
             // a violation is logged when it appears, not once per cycle while it persists
             for (String violation : report.violations()) {
                 if (!previous.contains(violation)) {
