@@ -20,7 +20,7 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The last invariant check of each table, kept in PostgreSQL beside the table ({@code meterstore_invariant_checks}):
- * the archiver records every check it makes, after each cycle and in {@code status}, so that the connector's
+ * the archiver service records the check it makes after each cycle, so that the connector's
  * {@code "<table>$invariant"} shows what the archiver last found without the archiver's HTTP endpoint.
  */
 public final class InvariantLog

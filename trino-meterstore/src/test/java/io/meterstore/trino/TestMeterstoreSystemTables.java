@@ -1,7 +1,13 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableMap;
-import io.meterstore.archiver.cli.ArchiverCli;
+import io.meterstore.archiver.ArchiverConfig;
+import io.meterstore.archiver.ArchiverTables;
+import io.meterstore.archiver.service.ArchiverScheduler;
+import io.meterstore.archiver.service.ArchiverStats;
+import io.meterstore.archiver.service.CycleResult;
+import io.meterstore.archiver.service.SchedulerConfig;
+import io.meterstore.archiver.service.TableArchiverStats;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.Reading;
@@ -20,11 +26,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.math.BigDecimal;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -43,7 +45,6 @@ import java.util.List;
 import java.util.Map;
 
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
-import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
@@ -182,14 +183,14 @@ final class TestMeterstoreSystemTables
         assertThat(status).containsEntry("invariant_violations", 1L).containsEntry("healthy", false);
         assertThat(rows("SELECT state FROM \"readings$partitions\" WHERE partition = '%s'".formatted(stranded))).containsExactly(Map.of("state", "stranded"));
 
-        // the fresh check names it; the last check is what the archiver recorded, here by its status command
+        // the fresh check names it; the last check is what the archiver service recorded after its last cycle
         List<Map<String, Object>> fresh = rows("SELECT * FROM \"readings$invariant\" WHERE \"check\" = 'fresh'");
         assertThat(fresh).hasSize(1);
         assertThat(fresh.getFirst()).containsEntry("holds", false).containsEntry("watermark", watermark.instant());
         assertThat((String) fresh.getFirst().get("violation")).contains("Partition '%s' of table 'metering.readings' is attached".formatted(stranded));
         assertThat(rows("SELECT * FROM \"readings$invariant\" WHERE \"check\" = 'last'")).isEmpty();
 
-        assertThat(archiverStatus()).isEqualTo(ArchiverCli.EXIT_FAILED);
+        runArchiverCycle(watermark.instant().plus(Duration.ofHours(1)));
         List<Map<String, Object>> both = rows("SELECT \"check\", holds, violation FROM \"readings$invariant\" ORDER BY 1");
         assertThat(both).extracting(row -> row.get("check")).containsExactly("fresh", "last");
         assertThat(both.get(1).get("violation")).isEqualTo(both.get(0).get("violation"));
@@ -289,22 +290,32 @@ final class TestMeterstoreSystemTables
         return (long) row("SELECT count(*) AS rows FROM readings_versions WHERE source_kind = 'MANUAL_ENTRY'").get("rows");
     }
 
-    private int archiverStatus()
+    /** One cycle of the archiver service on its own clock, and the invariant check that follows it. */
+    private void runArchiverCycle(Instant now)
             throws Exception
     {
-        Path config = Files.createTempFile("archiver", ".properties");
-        try {
-            Files.writeString(config, """
-                    meterstore.postgresql.url=%s
-                    meterstore.postgresql.user=%s
-                    meterstore.iceberg.warehouse=%s
-                    """.formatted(warehouse.database().jdbcUrl(), warehouse.database().user(), warehouse.location()));
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            return new ArchiverCli(new PrintStream(out, true, UTF_8), new PrintStream(new ByteArrayOutputStream(), true, UTF_8), InstantSource.system())
-                    .run(new String[] {"status", "--config", config.toString()});
-        }
-        finally {
-            Files.delete(config);
+        ArchiverConfig config = new ArchiverConfig()
+                .setPostgresqlUrl(warehouse.database().jdbcUrl())
+                .setPostgresqlUser(warehouse.database().user())
+                .setIcebergWarehouse(warehouse.location());
+        InstantSource clock = InstantSource.fixed(now);
+        try (ArchiverTables tables = new ArchiverTables(config)) {
+            ArchiverScheduler scheduler = new ArchiverScheduler(
+                    tables,
+                    new ArchiverStats(ImmutableMap.of("readings", new TableArchiverStats("metering.readings", clock))),
+                    new SchedulerConfig(),
+                    clock);
+            scheduler.start();
+            long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+            while (scheduler.tableInfos().getFirst().lastCycleFinished().isEmpty()) {
+                assertThat(System.nanoTime()).as("the archiver's first cycle").isLessThan(deadline);
+                Thread.sleep(100);
+            }
+            // a draining scheduler lets the cycle in flight, and the check at its end, finish
+            assertThat(scheduler.drain()).isTrue();
+            // with a partition stranded below W the archiver refuses to archive; the check after the cycle runs all the same
+            assertThat(scheduler.tableInfos().getFirst().lastResult()).contains(CycleResult.FAILED);
+            assertThat(scheduler.tableInfos().getFirst().lastCycle().orElseThrow()).contains("is attached but lies below the watermark");
         }
     }
 

@@ -4,7 +4,6 @@ import io.meterstore.archiver.ArchiverConfig;
 import io.meterstore.archiver.ArchiverTables;
 import io.meterstore.archiver.Failures;
 import io.meterstore.core.InvariantCheck;
-import io.meterstore.core.InvariantLog;
 import io.meterstore.core.InvariantReport;
 import io.meterstore.core.TableStatus;
 import io.meterstore.core.HotPartition;
@@ -83,13 +82,6 @@ final class StatusReport
             return false;
         }
 
-        try {
-            // for "<table>$invariant": the connector shows the last check the archiver made, this one included
-            InvariantLog.record(connection, hotTier, report, clock.instant());
-        }
-        catch (SQLException e) {
-            err.println("%s: cannot record the invariant check for the connector: %s".formatted(name, Failures.describe(e)));
-        }
         TableStatus status = new TableStatus(report, clock.instant(), config.getArchivalStep().toJavaTime(), config.getSettlementLag().toJavaTime());
         Duration lag = status.lag();
         Duration tolerated = status.toleratedLag();

@@ -25,8 +25,8 @@ import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 
 /**
- * {@code "<table>$invariant"}: the tiering invariant as the archiver last checked it ({@code check = 'last'}, recorded
- * after every cycle and by {@code status}) and as a fresh check finds it now ({@code check = 'fresh'}, the check
+ * {@code "<table>$invariant"}: the tiering invariant as the archiver service last checked it ({@code check = 'last'}, recorded
+ * after each of its cycles) and as a fresh check finds it now ({@code check = 'fresh'}, the check
  * {@code status} runs, from metadata and PostgreSQL's catalogue). One row per violation, or one row that holds; a
  * query that filters {@code check = 'last'} runs no fresh check.
  */
