@@ -32,7 +32,7 @@ public record BenchmarkSettings(
         Path output,
         Optional<Path> probe)
 {
-    public static final Set<String> ALL = ImmutableSet.of("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "R1", "R2", "A1", "S1", "D1");
+    public static final Set<String> ALL = ImmutableSet.of("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "R1", "R2", "C1", "A1", "S1", "D1");
     // fixed, so a kept dataset is the same one on every machine and the month groups do not drift with the date
     public static final long SEED = 2026;
     public static final LocalDate START_DAY = LocalDate.of(2026, 3, 1);
