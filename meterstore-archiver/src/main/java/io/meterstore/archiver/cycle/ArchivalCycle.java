@@ -14,6 +14,7 @@ import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.parquet.MonthFileWriter;
+import io.meterstore.parquet.ResolvedMonthWriter;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
@@ -183,7 +184,10 @@ public final class ArchivalCycle
         };
     }
 
-    /** Streams the window's partition into data files, one query and at least one file per month of "from". */
+    /**
+     * Streams the window's partition into data files, one query per month of "from": the winning versions into winners
+     * files and the versions they supersede into superseded files (the resolved layout, {@link ResolvedMonthWriter}).
+     */
     private List<DataFile> write(Connection connection, Table table, ArchivalWindow window)
             throws SQLException, IOException
     {
@@ -203,7 +207,7 @@ public final class ArchivalCycle
             while (monthStart.isBefore(to)) {
                 YearMonth month = YearMonth.from(monthStart.atOffset(ZoneOffset.UTC));
                 Instant monthEnd = min(to, month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC));
-                MonthFileWriter writer = new MonthFileWriter(table, MonthFileWriter.monthPartition(table, month), namePrefix + "-" + month, targetFileSize);
+                ResolvedMonthWriter writer = new ResolvedMonthWriter(table, MonthFileWriter.monthPartition(table, month), namePrefix + "-" + month, targetFileSize);
                 try {
                     reader.read(connection, partition.name(), monthStart, monthEnd, page -> {
                         writer.write(page);
@@ -211,7 +215,7 @@ public final class ArchivalCycle
                         // a crash mid-stream leaves an incomplete file nobody references, and the partition detached at or above W
                         Failpoints.hit(Failpoint.MID_STREAM);
                     });
-                    files.addAll(writer.finish());
+                    files.addAll(writer.finish().all());
                 }
                 catch (SQLException | IOException | RuntimeException e) {
                     writer.abort();
