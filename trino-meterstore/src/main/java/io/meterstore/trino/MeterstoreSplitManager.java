@@ -5,8 +5,10 @@ import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
 import io.meterstore.core.TierSplit;
 import io.meterstore.core.TieringWatermark;
-import io.meterstore.trino.cold.ColdSplitPlan;
+import io.meterstore.core.MeterstoreException;
+import io.meterstore.trino.cold.ColdRead;
 import io.meterstore.trino.cold.ColdSplitPlanner;
+import io.meterstore.trino.cold.ColdSplitStream;
 import io.meterstore.trino.hot.HotAggregationSplit;
 import io.meterstore.trino.hot.HotSplit;
 import io.meterstore.trino.hot.HotSplitPlan;
@@ -20,12 +22,9 @@ import io.trino.spi.connector.ConnectorSplitSource;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.Constraint;
-import io.trino.spi.connector.FixedSplitSource;
-import io.trino.spi.metrics.Metrics;
 import io.trino.spi.predicate.TupleDomain;
 import org.apache.iceberg.Table;
 
-import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -35,7 +34,8 @@ import static java.util.Objects.requireNonNull;
 /**
  * Splits a query at the watermark its table handle pinned: hot splits for the partitions at or above W, cold splits
  * for the Iceberg files of the pinned snapshot below W. The two halves are disjoint, so together they are a UNION ALL.
- * A hot partition holds every version of its keys, and so does a cold split of a resolving read.
+ * A hot partition holds every version of its keys, and so does a cold split of a resolving read. The splits are handed
+ * out in batches as the engine asks: hot splits first, then the cold ones as they are planned ({@link ColdSplitStream}).
  */
 public class MeterstoreSplitManager
         implements ConnectorSplitManager
@@ -78,7 +78,7 @@ public class MeterstoreSplitManager
                     hotRange.lower().map(MeterstoreTypes::toEpochMicros),
                     hotRange.upper().map(MeterstoreTypes::toEpochMicros)));
             addHotMetrics(metrics, hotPlan);
-            return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
+            return new MeterstoreSplitSource(splits.build(), Optional.empty(), metrics.buildOrThrow(), dynamicFilterWaitMillis);
         }
         if (!handle.historical() && tiers.hot().isPresent()) {
             // a LIMIT inside a resolving read's statement could cut a key's versions short and let an older one win
@@ -87,24 +87,20 @@ public class MeterstoreSplitManager
             splits.addAll(hotPlan.splits());
             addHotMetrics(metrics, hotPlan);
         }
-        if (tiers.cold().isPresent() && handle.snapshotId().isPresent()) {
-            Table icebergTable = tables.icebergTableListing(handle.storageTable(), handle.snapshotId().get());
-            if (resolution.resolve()) {
-                // every version of a key in one split, so the split alone resolves it
-                List<ConnectorSplit> coldSplits = coldPlanner.planResolved(icebergTable, handle.snapshotId(), watermark, predicate);
-                splits.addAll(coldSplits);
-                metrics.put(MeterstoreMetrics.COLD_SPLITS, (long) coldSplits.size());
-                return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
-            }
-            ColdSplitPlan coldPlan = coldPlanner.plan(icebergTable, handle.snapshotId(), watermark, predicate);
-            splits.addAll(coldPlan.splits());
-            metrics.put(MeterstoreMetrics.COLD_SPLITS, (long) coldPlan.splits().size())
-                    .put(MeterstoreMetrics.COLD_DATA_FILES, coldPlan.dataFiles())
-                    .put(MeterstoreMetrics.COLD_DATA_FILES_SKIPPED, coldPlan.skippedDataFiles())
-                    .put(MeterstoreMetrics.COLD_DATA_MANIFESTS, coldPlan.dataManifests())
-                    .put(MeterstoreMetrics.COLD_DATA_MANIFESTS_SKIPPED, coldPlan.skippedDataManifests());
+        if (tiers.cold().isEmpty() || handle.snapshotId().isEmpty()) {
+            return new MeterstoreSplitSource(splits.build(), Optional.empty(), metrics.buildOrThrow(), dynamicFilterWaitMillis);
         }
-        return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
+        Table icebergTable = tables.icebergTableListing(handle.storageTable(), handle.snapshotId().get());
+        // a resolving read gets every version of a key in one split, so the split alone resolves it, or a resolved month's winners
+        ColdRead read = !resolution.resolve() ? ColdRead.VERSIONS : resolution.knownAtEpochMicros().isPresent() ? ColdRead.RESOLVED_AS_OF : ColdRead.WINNERS;
+        ColdSplitStream cold;
+        try {
+            cold = coldPlanner.splits(session.getIdentity(), icebergTable, handle.snapshotId().get(), watermark, predicate, read, MeterstoreSessionProperties.getResolutionSplitRows(session));
+        }
+        catch (MeterstoreException e) {
+            throw MeterstoreErrorCode.toTrinoException(e);
+        }
+        return new MeterstoreSplitSource(splits.build(), Optional.of(cold), metrics.buildOrThrow(), dynamicFilterWaitMillis);
     }
 
     private static void addHotMetrics(ImmutableMap.Builder<String, Long> metrics, HotSplitPlan hotPlan)
@@ -112,32 +108,5 @@ public class MeterstoreSplitManager
         metrics.put(MeterstoreMetrics.HOT_PARTITIONS, hotPlan.partitions())
                 .put(MeterstoreMetrics.HOT_PARTITIONS_SKIPPED, hotPlan.partitions() - hotPlan.splits().size())
                 .put(MeterstoreMetrics.HOT_SPLITS, (long) hotPlan.splits().size());
-    }
-
-    /** A fixed set of splits that reports what planning them pruned, shown per table scan in the query's statistics. */
-    private static final class MetricsSplitSource
-            extends FixedSplitSource
-    {
-        private final Metrics metrics;
-        private final long dynamicFilterWaitMillis;
-
-        MetricsSplitSource(List<ConnectorSplit> splits, Metrics metrics, long dynamicFilterWaitMillis)
-        {
-            super(splits);
-            this.metrics = requireNonNull(metrics, "metrics is null");
-            this.dynamicFilterWaitMillis = dynamicFilterWaitMillis;
-        }
-
-        @Override
-        public long getRequestedDynamicFilterWaitTimeoutMillis()
-        {
-            return dynamicFilterWaitMillis;
-        }
-
-        @Override
-        public Metrics getMetrics()
-        {
-            return metrics;
-        }
     }
 }
