@@ -9,7 +9,6 @@ import io.airlift.slice.Slices;
 import io.meterstore.core.CorrectionCommitter;
 import io.meterstore.core.CorrectionCommitter.RejectedCorrectionException;
 import io.meterstore.core.HotTier;
-import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Quality;
@@ -20,7 +19,6 @@ import io.meterstore.core.Sparte.MeasurementUnit;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
-import io.meterstore.parquet.MonthFileWriter;
 import io.meterstore.trino.MeterstoreColumnHandle;
 import io.meterstore.trino.MeterstoreErrorCode;
 import io.meterstore.trino.MeterstoreTables;
@@ -37,12 +35,9 @@ import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.Range;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.predicate.ValueSet;
-import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
-import org.apache.iceberg.util.PropertyUtil;
 import org.apache.iceberg.util.SnapshotUtil;
 
 import java.io.IOException;
@@ -57,7 +52,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.OffsetDateTime;
-import java.time.YearMonth;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -97,7 +91,6 @@ public final class InsertWriter
     // an archival cycle holds its lease for the whole cycle; an INSERT waits this long for one to finish
     private static final Duration ARCHIVAL_WAIT = Duration.ofMinutes(10);
     private static final String COLD_WRITE_LOCK_PREFIX = "meterstore.cold-write:";
-    private static final int PAGE_ROWS = 4096;
     private static final List<MeterstoreColumnHandle> ALL_COLUMNS = MeterstoreTypes.columnHandles();
     private static final List<ReadingsColumn> ALL_READINGS_COLUMNS = List.of(ReadingsColumn.values());
 
@@ -111,7 +104,7 @@ public final class InsertWriter
     private final MeterstoreTables tables;
     private final ColdSplitPlanner coldSplitPlanner;
     private final ColdPageSourceProvider coldPageSources;
-    private final CorrectionCommitter committer = new CorrectionCommitter();
+    private final ColdCorrectionWriter coldCorrections;
 
     @Inject
     public InsertWriter(MeterstoreTables tables, ColdSplitPlanner coldSplitPlanner, ColdPageSourceProvider coldPageSources)
@@ -119,6 +112,7 @@ public final class InsertWriter
         this.tables = requireNonNull(tables, "tables is null");
         this.coldSplitPlanner = requireNonNull(coldSplitPlanner, "coldSplitPlanner is null");
         this.coldPageSources = requireNonNull(coldPageSources, "coldPageSources is null");
+        this.coldCorrections = new ColdCorrectionWriter(coldSplitPlanner, coldPageSources, new CorrectionCommitter());
     }
 
     /** Runs {@code hook} in every INSERT after its rows are collected and before it takes the archival fence. */
@@ -203,7 +197,7 @@ public final class InsertWriter
         long newHot = insertHot(connection, hotTier, watermark, hot, handle);
 
         if (!newCold.isEmpty()) {
-            commitCold(handle, session, table, newCold);
+            commitCold(handle, session, table, pinned, newCold);
         }
         // a crash here leaves the cold rows committed and the hot rows rolled back: running the statement again completes it
         InsertFailpoints.betweenTiers();
@@ -350,61 +344,25 @@ public final class InsertWriter
         return ImmutableList.copyOf(wanted.values());
     }
 
-    private void commitCold(MeterstoreInsertTableHandle handle, ConnectorSession session, Table table, List<Reading> cold)
+    private void commitCold(MeterstoreInsertTableHandle handle, ConnectorSession session, Table table, PinnedWatermark pinned, List<Reading> cold)
     {
-        List<DataFile> files = new ArrayList<>();
         try {
-            long targetFileSize = PropertyUtil.propertyAsLong(table.properties(), TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, IcebergTableSpec.TARGET_FILE_SIZE_BYTES);
-            String namePrefix = "insert-%s-%s".formatted(session.getQueryId(), UUID.randomUUID());
-            // sorted rows, one writer per month partition: each file is sorted by (malo_id, obis_code, "from", version) and says so
-            Map<YearMonth, List<Reading>> byMonth = new TreeMap<>();
-            for (Reading reading : cold) {
-                byMonth.computeIfAbsent(YearMonth.from(reading.from().atOffset(ZoneOffset.UTC)), month -> new ArrayList<>()).add(reading);
-            }
-            for (Map.Entry<YearMonth, List<Reading>> month : byMonth.entrySet()) {
-                MonthFileWriter writer = new MonthFileWriter(table, MonthFileWriter.monthPartition(table, month.getKey()), namePrefix + "-" + month.getKey(), targetFileSize);
-                try {
-                    List<Reading> rows = month.getValue();
-                    for (int start = 0; start < rows.size(); start += PAGE_ROWS) {
-                        writer.write(ReadingsPages.toPage(rows.subList(start, Math.min(rows.size(), start + PAGE_ROWS))));
-                    }
-                    files.addAll(writer.finish());
-                }
-                catch (IOException | RuntimeException e) {
-                    writer.abort();
-                    throw e;
-                }
-            }
-            committer.commit(table, files);
+            coldCorrections.write(session, table, pinned, cold, "insert-%s-%s".formatted(session.getQueryId(), UUID.randomUUID()));
         }
         catch (CommitStateUnknownException e) {
-            // the files may be part of a snapshot now: keep them; running the statement again finds out and skips what landed
+            // the files may be part of a snapshot now: kept; running the statement again finds out and skips what landed
             throw new TrinoException(METERSTORE_WRITE_FAILED, "The Iceberg commit of the INSERT into '%s' has an unknown outcome: %s; run the statement again, it skips every row that landed"
                     .formatted(handle.schemaTableName(), e.getMessage()), e);
         }
         catch (RejectedCorrectionException e) {
-            deleteFiles(table, files);
             throw new TrinoException(METERSTORE_WRITE_FAILED, e.getMessage() + "; nothing of this statement was committed", e);
         }
         catch (IOException | RuntimeException e) {
-            deleteFiles(table, files);
             if (e instanceof TrinoException trinoException) {
                 throw trinoException;
             }
             throw new TrinoException(METERSTORE_WRITE_FAILED, "Writing the Iceberg rows of the INSERT into '%s' failed: %s; nothing of this statement was committed, run it again"
                     .formatted(handle.schemaTableName(), e.getMessage()), e);
-        }
-    }
-
-    private static void deleteFiles(Table table, List<DataFile> files)
-    {
-        for (DataFile file : files) {
-            try {
-                table.io().deleteFile(file.location());
-            }
-            catch (RuntimeException e) {
-                log.warn(e, "Cannot delete uncommitted data file '%s'; it is an orphan now", file.location());
-            }
         }
     }
 
