@@ -9,6 +9,8 @@ import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.MeterstorePlugin;
 import io.trino.plugin.iceberg.IcebergPlugin;
 import io.trino.testing.DistributedQueryRunner;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
 
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
@@ -31,7 +33,7 @@ import java.util.Properties;
 import static io.trino.testing.TestingSession.testSessionBuilder;
 
 /**
- * The benchmark of issues 4 and 5: makes (or reuses) the dataset, starts one Trino engine with MeterStore and Trino's
+ * The benchmark of issues 4, 5 and 12: makes (or reuses) the dataset, starts one Trino engine with MeterStore and Trino's
  * own Iceberg connector over the same catalogue and files, runs each benchmark against its peer and writes
  * {@code docs/benchmarks.md} and {@code docs/benchmarks.svg}. Run by {@code bin/benchmark}; see BenchmarkSettings.
  */
@@ -118,6 +120,7 @@ public final class MeterstoreBenchmark
         }
         List<BenchmarkResult> results = new ArrayList<>();
         Optional<EngineFloor> floor = Optional.empty();
+        Optional<LateCorrectionStream.Applied> stream = Optional.empty();
         try (DistributedQueryRunner queryRunner = queryRunner(dataset.warehouse());
                 Connection trino = trinoConnection(queryRunner);
                 Connection postgres = dataset.database().connect()) {
@@ -131,6 +134,22 @@ public final class MeterstoreBenchmark
                 // after the pairs, on a warm engine, as they were timed
                 floor = Optional.of(EngineFloor.measure(trino, postgres));
             }
+            if (settings.runs("R1L") || settings.runs("R3L")) {
+                Table table = dataset.warehouse().catalog().loadTable(TableIdentifier.of(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE));
+                LateCorrectionStream.Applied applied = LateCorrectionStream.apply(trino, table, settings, dataset.watermark());
+                stream = Optional.of(applied);
+                try {
+                    for (QueryBenchmark.Pair pair : QueryBenchmark.afterLateCorrections(trino, dataset.generator().maloIds())) {
+                        if (settings.runs(pair.id())) {
+                            results.add(queries.run(pair));
+                        }
+                    }
+                }
+                finally {
+                    // the kept dataset stays the one its marker describes
+                    LateCorrectionStream.rollBack(table, applied);
+                }
+            }
             if (archival) {
                 ArchivalBenchmark benchmark = new ArchivalBenchmark(settings, dataset.warehouse(), trino);
                 if (settings.runs("A1")) {
@@ -141,7 +160,7 @@ public final class MeterstoreBenchmark
                 }
             }
         }
-        BenchmarkReport report = new BenchmarkReport(environment(dataset), describe(settings, dataset, floor), results, NOTES);
+        BenchmarkReport report = new BenchmarkReport(environment(dataset), describe(settings, dataset, floor, stream), results, NOTES);
         Files.createDirectories(settings.output());
         Path markdown = settings.output().resolve("benchmarks.md");
         Files.writeString(markdown, report.markdown());
@@ -231,7 +250,7 @@ public final class MeterstoreBenchmark
                 postgres);
     }
 
-    private static List<String> describe(BenchmarkSettings settings, BenchmarkDataset dataset, Optional<EngineFloor> floor)
+    private static List<String> describe(BenchmarkSettings settings, BenchmarkDataset dataset, Optional<EngineFloor> floor, Optional<LateCorrectionStream.Applied> stream)
     {
         List<String> lines = new ArrayList<>(List.of(
                 "%,d meters x %s days from %s (Berlin days), seed %s: %,d rows with %s%% of intervals corrected by a second version; values at Wh resolution from a per-meter load profile with noise, delivered in daily batches (meterstore-testing ReadingsGenerator)."
@@ -243,6 +262,7 @@ public final class MeterstoreBenchmark
                 "Times are client side through the JDBC drivers, fetching every row; each query runs once to warm up, then %s rounds alternating MeterStore and peer (the order swapped each round); the tables show medians."
                         .formatted(settings.rounds())));
         floor.ifPresent(engine -> lines.add(engine.describe()));
+        stream.ifPresent(applied -> lines.add("R1L and R3L run after a late-correction stream, applied after every other pair and rolled back after them: " + applied.describe()));
         return lines;
     }
 }

@@ -26,7 +26,7 @@ import static com.google.common.collect.Iterables.getOnlyElement;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Q1-Q6 (issue 4) and R1-R2 (issue 5): each query on MeterStore and on its peer, alternately, one warm-up and then
+ * Q1-Q6 (issue 4), R1-R2 (issue 5) and R3, R1L, R3L (issue 12): each query on MeterStore and on its peer, alternately, one warm-up and then
  * {@code rounds} timed rounds, the order swapped every round so neither side always runs on a warmer cache.
  */
 final class QueryBenchmark
@@ -128,7 +128,30 @@ final class QueryBenchmark
                 new Pair("R2", "last 20 days, both tiers: sum by month of the winners", "readings", "ROW_NUMBER over readings_versions",
                         new TimedQuery("meterstore", trino, trinoByMonth.formatted("meterstore.metering.readings", " WHERE " + lastTwentyDays)),
                         List.of(new TimedQuery("meterstore", trino, trinoByMonth.formatted(ROW_NUMBER.formatted(lastTwentyDays), " WHERE winner = 1"))),
-                        Answer.SAME_AGGREGATES, Target.atMost(0.5)));
+                        Answer.SAME_AGGREGATES, Target.atMost(0.5)),
+                oneMeterWinners("R3", "whole range: one meter, every interval, winners against all versions", trino, oneMeter));
+    }
+
+    /** R1L and R3L: R1 and R3 again, once the late-correction stream has run (LateCorrectionStream). */
+    static List<Pair> afterLateCorrections(Connection trino, List<String> maloIds)
+    {
+        String oneMeter = "malo_id = '%s'".formatted(maloIds.get(maloIds.size() / 3));
+        String byMonth = "SELECT date_trunc('month', balancing_day) AS month, count(*), sum(value) FROM %s GROUP BY 1 ORDER BY 1";
+        return List.of(
+                new Pair("R1L", "R1 after a late-correction stream", "readings", "readings_versions",
+                        new TimedQuery("meterstore", trino, byMonth.formatted("meterstore.metering.readings")),
+                        List.of(new TimedQuery("meterstore", trino, byMonth.formatted(MS))),
+                        Answer.NOT_COMPARABLE, Target.atMost(1.3)),
+                oneMeterWinners("R3L", "R3 after a late-correction stream", trino, oneMeter));
+    }
+
+    private static Pair oneMeterWinners(String id, String title, Connection trino, String oneMeter)
+    {
+        String everyInterval = "SELECT * FROM %s WHERE %s ORDER BY \"from\", version";
+        return new Pair(id, title, "readings", "readings_versions",
+                new TimedQuery("meterstore", trino, everyInterval.formatted("meterstore.metering.readings", oneMeter)),
+                List.of(new TimedQuery("meterstore", trino, everyInterval.formatted(MS, oneMeter))),
+                Answer.NOT_COMPARABLE, Target.atMost(1.2));
     }
 
     static List<String> maloIds(ReadingsGenerator generator)
@@ -231,7 +254,7 @@ final class QueryBenchmark
                 case NOT_COMPARABLE -> "";
             };
             case MISMATCH -> "**MISMATCH**: the answers differ, so the timing compares nothing.";
-            case NOT_COMPARABLE -> "Different tables by design (winners against every version); R2 checks the winners.";
+            case NOT_COMPARABLE -> "Different tables by design (winners against every version); R2 and the tests check the winners.";
         });
         return details;
     }
