@@ -7,6 +7,7 @@ import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
+import io.meterstore.testing.Readings;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.ReadingsOracle;
@@ -294,7 +295,7 @@ final class TestMeterstoreResolvedLayout
      */
     private static List<Reading> corrections(ReadingsOracle oracle, Predicate<Reading> filter, int every, long versionStep, Instant recordedAt)
     {
-        List<Reading> winners = oracle.resolved(filter).stream().sorted(io.meterstore.testing.Readings.SORT_ORDER).toList();
+        List<Reading> winners = oracle.resolved(filter).stream().sorted(Readings.SORT_ORDER).toList();
         List<Reading> corrections = new ArrayList<>();
         for (int index = 0; index < winners.size(); index += every) {
             Reading winner = winners.get(index);

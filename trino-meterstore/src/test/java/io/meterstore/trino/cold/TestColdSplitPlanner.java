@@ -23,12 +23,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.math.BigInteger;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 import static com.google.common.collect.ImmutableSet.toImmutableSet;
 import static io.meterstore.trino.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
@@ -202,7 +206,7 @@ final class TestColdSplitPlanner
             TieringWatermark july = TieringWatermark.of(Instant.parse("2024-07-01T00:00:00Z"));
             List<Reading> day = readings(List.of(maloId(1), maloId(2), maloId(3)), OBIS_CODES, Instant.parse("2024-06-10T00:00:00Z"), 96);
             // every fourth key has an older version, in the day's superseded file
-            List<Reading> older = new java.util.ArrayList<>();
+            List<Reading> older = new ArrayList<>();
             for (int index = 0; index < day.size(); index += 4) {
                 older.add(withVersion(day.get(index), day.get(index).version().subtract(BigInteger.TEN)));
             }
@@ -255,12 +259,12 @@ final class TestColdSplitPlanner
     {
         try (TestingColdTable cut = TestingColdTable.create("cold_split_planner_cut")) {
             TieringWatermark july = TieringWatermark.of(Instant.parse("2024-07-01T00:00:00Z"));
-            List<String> meters = java.util.stream.IntStream.rangeClosed(11, 26).mapToObj(TestingReadings::maloId).toList();
-            List<DataFile> files = new java.util.ArrayList<>();
-            Map<String, List<Reading>> rowsByFile = new java.util.HashMap<>();
+            List<String> meters = IntStream.rangeClosed(11, 26).mapToObj(TestingReadings::maloId).toList();
+            List<DataFile> files = new ArrayList<>();
+            Map<String, List<Reading>> rowsByFile = new HashMap<>();
             // six days of sixteen meters in row groups of 96 rows (one meter-day each), archived before the layout
             for (int day = 0; day < 6; day++) {
-                List<Reading> rows = readings(meters, OBIS_CODES, Instant.parse("2024-06-03T00:00:00Z").plus(java.time.Duration.ofDays(day)), 96);
+                List<Reading> rows = readings(meters, OBIS_CODES, Instant.parse("2024-06-03T00:00:00Z").plus(Duration.ofDays(day)), 96);
                 DataFile file = cut.writeDataFile(rows, 96);
                 files.add(file);
                 rowsByFile.put(file.location(), rows);
