@@ -1,149 +1,26 @@
 package io.meterstore.archiver;
 
-import com.google.common.collect.ImmutableList;
 import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
-import io.airlift.configuration.ConfigSecuritySensitive;
 import io.airlift.units.Duration;
 import io.airlift.units.MinDuration;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Min;
-import jakarta.validation.constraints.NotEmpty;
 import jakarta.validation.constraints.NotNull;
-
-import java.util.List;
-import java.util.Optional;
 
 import static java.util.concurrent.TimeUnit.DAYS;
 import static java.util.concurrent.TimeUnit.HOURS;
-import static java.util.concurrent.TimeUnit.SECONDS;
 
+/**
+ * What only the archiver reads. The keys it shares with the connector (PostgreSQL, schema, tables, Iceberg catalogue,
+ * warehouse, lock timeout) are {@link io.meterstore.core.TiersConfig}, one definition for both.
+ */
 public class ArchiverConfig
 {
-    private String postgresqlUrl;
-    private String postgresqlUser;
-    private Optional<String> postgresqlPassword = Optional.empty();
-    private String schema = "metering";
-    private List<String> tables = ImmutableList.of("readings");
-    private String icebergCatalogName = "meterstore";
-    private String icebergWarehouse;
-    private Optional<String> icebergJdbcUrl = Optional.empty();
     private Duration archivalStep = new Duration(1, DAYS);
     private Duration settlementLag = new Duration(7, DAYS);
     private Duration readerGrace = new Duration(1, HOURS);
-    private Duration lockTimeout = new Duration(5, SECONDS);
     private int chunkRows = 10_000;
-
-    @NotNull
-    public String getPostgresqlUrl()
-    {
-        return postgresqlUrl;
-    }
-
-    @Config("meterstore.postgresql.url")
-    @ConfigDescription("JDBC URL of the PostgreSQL database holding the hot tier")
-    public ArchiverConfig setPostgresqlUrl(String postgresqlUrl)
-    {
-        this.postgresqlUrl = postgresqlUrl;
-        return this;
-    }
-
-    @NotNull
-    public String getPostgresqlUser()
-    {
-        return postgresqlUser;
-    }
-
-    @Config("meterstore.postgresql.user")
-    @ConfigDescription("PostgreSQL user; needs no superuser, only ownership of the readings tables")
-    public ArchiverConfig setPostgresqlUser(String postgresqlUser)
-    {
-        this.postgresqlUser = postgresqlUser;
-        return this;
-    }
-
-    public Optional<String> getPostgresqlPassword()
-    {
-        return postgresqlPassword;
-    }
-
-    @Config("meterstore.postgresql.password")
-    @ConfigSecuritySensitive
-    @ConfigDescription("PostgreSQL password")
-    public ArchiverConfig setPostgresqlPassword(String postgresqlPassword)
-    {
-        this.postgresqlPassword = Optional.ofNullable(postgresqlPassword);
-        return this;
-    }
-
-    @NotEmpty
-    public String getSchema()
-    {
-        return schema;
-    }
-
-    @Config("meterstore.schema")
-    @ConfigDescription("PostgreSQL schema and Iceberg namespace of the readings tables")
-    public ArchiverConfig setSchema(String schema)
-    {
-        this.schema = schema;
-        return this;
-    }
-
-    @NotEmpty
-    public List<String> getTables()
-    {
-        return tables;
-    }
-
-    @Config("meterstore.tables")
-    @ConfigDescription("Comma-separated readings tables to archive, each a partitioned PostgreSQL table and an Iceberg table of the same name")
-    public ArchiverConfig setTables(List<String> tables)
-    {
-        this.tables = ImmutableList.copyOf(tables);
-        return this;
-    }
-
-    @NotEmpty
-    public String getIcebergCatalogName()
-    {
-        return icebergCatalogName;
-    }
-
-    @Config("meterstore.iceberg.catalog-name")
-    @ConfigDescription("Name of the Iceberg JDBC catalogue, as Trino's Iceberg connector is configured with it")
-    public ArchiverConfig setIcebergCatalogName(String icebergCatalogName)
-    {
-        this.icebergCatalogName = icebergCatalogName;
-        return this;
-    }
-
-    @NotNull
-    public String getIcebergWarehouse()
-    {
-        return icebergWarehouse;
-    }
-
-    @Config("meterstore.iceberg.warehouse")
-    @ConfigDescription("Warehouse location of the Iceberg tables (file:///... URI)")
-    public ArchiverConfig setIcebergWarehouse(String icebergWarehouse)
-    {
-        this.icebergWarehouse = icebergWarehouse;
-        return this;
-    }
-
-    public Optional<String> getIcebergJdbcUrl()
-    {
-        return icebergJdbcUrl;
-    }
-
-    @Config("meterstore.iceberg.jdbc-url")
-    @ConfigDescription("JDBC URL of the Iceberg catalogue's database; defaults to the hot tier's database")
-    public ArchiverConfig setIcebergJdbcUrl(String icebergJdbcUrl)
-    {
-        this.icebergJdbcUrl = Optional.ofNullable(icebergJdbcUrl);
-        return this;
-    }
 
     @NotNull
     @MinDuration("1m")
@@ -188,21 +65,6 @@ public class ArchiverConfig
         return this;
     }
 
-    @NotNull
-    @MinDuration("1ms")
-    public Duration getLockTimeout()
-    {
-        return lockTimeout;
-    }
-
-    @Config("meterstore.lock-timeout")
-    @ConfigDescription("How long DETACH and DROP wait for their lock before the cycle is deferred")
-    public ArchiverConfig setLockTimeout(Duration lockTimeout)
-    {
-        this.lockTimeout = lockTimeout;
-        return this;
-    }
-
     @Min(1)
     public int getChunkRows()
     {
@@ -221,11 +83,5 @@ public class ArchiverConfig
     public boolean isSettlementLagAtLeastArchivalStep()
     {
         return settlementLag == null || archivalStep == null || settlementLag.compareTo(archivalStep) >= 0;
-    }
-
-    /** The catalogue database: the hot tier's own unless configured otherwise. */
-    public String effectiveIcebergJdbcUrl()
-    {
-        return icebergJdbcUrl.orElse(postgresqlUrl);
     }
 }

@@ -12,9 +12,11 @@ import io.meterstore.archiver.service.SchedulerConfig;
 import io.meterstore.archiver.service.ShutdownAction;
 import io.meterstore.archiver.service.ShutdownHandler;
 import io.meterstore.archiver.service.TableArchiverStats;
+import io.meterstore.core.TiersConfig;
 
 import java.time.Clock;
 import java.time.InstantSource;
+import java.util.Optional;
 
 import static com.google.inject.multibindings.MapBinder.newMapBinder;
 import static io.airlift.configuration.ConfigBinder.configBinder;
@@ -47,8 +49,11 @@ public class ArchiverModule
     @Override
     protected void setup(Binder binder)
     {
-        ArchiverConfig config = buildConfigObject(ArchiverConfig.class);
+        TiersConfig tiers = buildConfigObject(TiersConfig.class);
+        buildConfigObject(ArchiverConfig.class);
         configBinder(binder).bindConfig(SchedulerConfig.class);
+        // every command and the service refuse a warehouse the archiver cannot write, before anything touches it
+        Optional.ofNullable(tiers.getIcebergWarehouse()).flatMap(ArchiverStorage::unwritable).ifPresent(refusal -> binder.addError("%s", refusal));
 
         binder.bind(InstantSource.class).toInstance(clock);
         binder.bind(ShutdownAction.class).toInstance(shutdownAction);
@@ -59,8 +64,8 @@ public class ArchiverModule
         binder.bind(ShutdownHandler.class).in(Scopes.SINGLETON);
 
         MapBinder<String, TableArchiverStats> tableStats = newMapBinder(binder, String.class, TableArchiverStats.class);
-        for (String table : config.getTables()) {
-            tableStats.addBinding(table).toInstance(new TableArchiverStats(config.getSchema() + "." + table, clock));
+        for (String table : tiers.getTables()) {
+            tableStats.addBinding(table).toInstance(new TableArchiverStats(tiers.getSchema() + "." + table, clock));
         }
         newExporter(binder).exportMap(TableArchiverStats.class).withGeneratedName();
         binder.bind(ArchiverStats.class).in(Scopes.SINGLETON);

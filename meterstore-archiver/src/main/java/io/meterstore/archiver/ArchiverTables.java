@@ -7,8 +7,7 @@ import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergCatalogs;
-import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
-import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.TiersConfig;
 import jakarta.annotation.PreDestroy;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
@@ -19,10 +18,10 @@ import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Optional;
-import java.util.Properties;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
@@ -37,6 +36,7 @@ import static java.util.Objects.requireNonNull;
 public final class ArchiverTables
         implements Closeable
 {
+    private final TiersConfig tiers;
     private final ArchiverConfig config;
     private final List<String> tables;
 
@@ -44,10 +44,17 @@ public final class ArchiverTables
     private Optional<Catalog> catalog = Optional.empty();
 
     @Inject
-    public ArchiverTables(ArchiverConfig config)
+    public ArchiverTables(TiersConfig tiers, ArchiverConfig config)
     {
+        this.tiers = requireNonNull(tiers, "tiers is null");
         this.config = requireNonNull(config, "config is null");
-        this.tables = ImmutableList.copyOf(config.getTables());
+        this.tables = ImmutableList.copyOf(tiers.getTables());
+    }
+
+    /** Where both tiers live and how to reach them, as the connector reads them too. */
+    public TiersConfig tiers()
+    {
+        return tiers;
     }
 
     /** The configured table names, without the schema. */
@@ -58,7 +65,7 @@ public final class ArchiverTables
 
     public String schema()
     {
-        return config.getSchema();
+        return tiers.getSchema();
     }
 
     /** {@code <schema>.<table>}, as the Iceberg identifier and every message name it. */
@@ -70,13 +77,19 @@ public final class ArchiverTables
     public TableIdentifier identifier(String table)
     {
         checkArgument(tables.contains(table), "Table '%s' is not configured", table);
-        return TableIdentifier.of(Namespace.of(config.getSchema()), table);
+        return TableIdentifier.of(Namespace.of(tiers.getSchema()), table);
     }
 
     public HotTier hotTier(String table)
     {
         checkArgument(tables.contains(table), "Table '%s' is not configured", table);
-        return new HotTier(config.getSchema(), new PartitionNaming(table, config.getArchivalStep().toJavaTime()), config.getLockTimeout().toJavaTime());
+        return tiers.hotTier(table, step());
+    }
+
+    /** The configured archival step, which names and sizes the partitions. */
+    public Duration step()
+    {
+        return config.getArchivalStep().toJavaTime();
     }
 
     public ArchivalSettings settings()
@@ -94,35 +107,26 @@ public final class ArchiverTables
     public Connection connect()
             throws SQLException
     {
-        return connect(config.getPostgresqlUrl());
+        return connect(tiers.getPostgresqlUrl());
     }
 
     /** A new connection to the catalogue's database, which is the hot tier's unless configured otherwise. */
     public Connection connectCatalogDatabase()
             throws SQLException
     {
-        return connect(config.effectiveIcebergJdbcUrl());
+        return connect(tiers.catalogJdbcUrl());
     }
 
     private Connection connect(String url)
             throws SQLException
     {
-        Properties properties = new Properties();
-        properties.setProperty("user", config.getPostgresqlUser());
-        config.getPostgresqlPassword().ifPresent(password -> properties.setProperty("password", password));
-        properties.setProperty("ApplicationName", "meterstore-archiver");
-        return DriverManager.getConnection(url, properties);
+        return DriverManager.getConnection(url, tiers.connectionProperties("meterstore-archiver"));
     }
 
     public synchronized Catalog catalog()
     {
         if (catalog.isEmpty()) {
-            catalog = Optional.of(IcebergCatalogs.jdbc(new JdbcCatalogSpec(
-                    config.getIcebergCatalogName(),
-                    config.effectiveIcebergJdbcUrl(),
-                    config.getPostgresqlUser(),
-                    config.getPostgresqlPassword(),
-                    config.getIcebergWarehouse())));
+            catalog = Optional.of(IcebergCatalogs.jdbc(tiers.catalogSpec(), properties -> ArchiverStorage.fileIo()));
         }
         return catalog.get();
     }

@@ -5,7 +5,6 @@ import io.airlift.units.Duration;
 import jakarta.validation.constraints.AssertTrue;
 import org.junit.jupiter.api.Test;
 
-import java.util.List;
 import java.util.Map;
 
 import static io.airlift.configuration.testing.ConfigAssertions.assertFullMapping;
@@ -16,8 +15,6 @@ import static io.airlift.testing.ValidationAssertions.assertValidates;
 import static java.util.concurrent.TimeUnit.DAYS;
 import static java.util.concurrent.TimeUnit.HOURS;
 import static java.util.concurrent.TimeUnit.MINUTES;
-import static java.util.concurrent.TimeUnit.SECONDS;
-import static org.assertj.core.api.Assertions.assertThat;
 
 final class TestArchiverConfig
 {
@@ -25,18 +22,9 @@ final class TestArchiverConfig
     void testDefaults()
     {
         assertRecordedDefaults(recordDefaults(ArchiverConfig.class)
-                .setPostgresqlUrl(null)
-                .setPostgresqlUser(null)
-                .setPostgresqlPassword(null)
-                .setSchema("metering")
-                .setTables(List.of("readings"))
-                .setIcebergCatalogName("meterstore")
-                .setIcebergWarehouse(null)
-                .setIcebergJdbcUrl(null)
                 .setArchivalStep(new Duration(1, DAYS))
                 .setSettlementLag(new Duration(7, DAYS))
                 .setReaderGrace(new Duration(1, HOURS))
-                .setLockTimeout(new Duration(5, SECONDS))
                 .setChunkRows(10_000));
     }
 
@@ -44,55 +32,25 @@ final class TestArchiverConfig
     void testExplicitPropertyMappings()
     {
         Map<String, String> properties = ImmutableMap.<String, String>builder()
-                .put("meterstore.postgresql.url", "jdbc:postgresql://db:5432/metering")
-                .put("meterstore.postgresql.user", "archiver")
-                .put("meterstore.postgresql.password", "secret")
-                .put("meterstore.schema", "netz")
-                .put("meterstore.tables", "readings,gas_readings")
-                .put("meterstore.iceberg.catalog-name", "lake")
-                .put("meterstore.iceberg.warehouse", "file:///var/lib/meterstore/warehouse")
-                .put("meterstore.iceberg.jdbc-url", "jdbc:postgresql://catalog:5432/iceberg")
                 .put("meterstore.archival-step", "1h")
                 .put("meterstore.settlement-lag", "10d")
                 .put("meterstore.reader-grace", "30m")
-                .put("meterstore.lock-timeout", "2s")
                 .put("meterstore.chunk-rows", "5000")
                 .buildOrThrow();
 
         ArchiverConfig expected = new ArchiverConfig()
-                .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
-                .setPostgresqlUser("archiver")
-                .setPostgresqlPassword("secret")
-                .setSchema("netz")
-                .setTables(List.of("readings", "gas_readings"))
-                .setIcebergCatalogName("lake")
-                .setIcebergWarehouse("file:///var/lib/meterstore/warehouse")
-                .setIcebergJdbcUrl("jdbc:postgresql://catalog:5432/iceberg")
                 .setArchivalStep(new Duration(1, HOURS))
                 .setSettlementLag(new Duration(10, DAYS))
                 .setReaderGrace(new Duration(30, MINUTES))
-                .setLockTimeout(new Duration(2, SECONDS))
                 .setChunkRows(5000);
 
         assertFullMapping(properties, expected);
     }
 
     @Test
-    void testCatalogueDatabaseDefaultsToHotTier()
-    {
-        ArchiverConfig config = new ArchiverConfig().setPostgresqlUrl("jdbc:postgresql://db:5432/metering");
-        assertThat(config.effectiveIcebergJdbcUrl()).isEqualTo("jdbc:postgresql://db:5432/metering");
-        config.setIcebergJdbcUrl("jdbc:postgresql://catalog:5432/iceberg");
-        assertThat(config.effectiveIcebergJdbcUrl()).isEqualTo("jdbc:postgresql://catalog:5432/iceberg");
-    }
-
-    @Test
     void testSettlementLagMustCoverStep()
     {
-        ArchiverConfig config = new ArchiverConfig()
-                .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
-                .setPostgresqlUser("archiver")
-                .setIcebergWarehouse("file:///warehouse");
+        ArchiverConfig config = new ArchiverConfig();
         assertValidates(config);
         assertFailsValidation(
                 config.setArchivalStep(new Duration(2, DAYS)).setSettlementLag(new Duration(1, DAYS)),

@@ -4,19 +4,56 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.benchmark.BenchmarkResult.Verdict;
 
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
+import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Renders the results as {@code docs/benchmarks.md} (the machine, the date, the dataset, a table of medians and
- * ratios, what each row ran) and {@code docs/benchmarks.svg} (the ratios against their targets), written by hand:
- * a chart is a few rectangles and lines, not a dependency.
+ * Renders a run's results as its section of {@code docs/benchmarks.md} (the machine, the date, the dataset, a table of
+ * medians and ratios, what each row ran), beside the sections of the other dataset sizes, and as its chart (the ratios
+ * against their targets), written by hand: a chart is a few rectangles and lines, not a dependency.
  */
-public record BenchmarkReport(Environment environment, List<String> dataset, List<BenchmarkResult> results, Map<String, String> notes)
+public record BenchmarkReport(Run run, Environment environment, List<String> dataset, List<BenchmarkResult> results, Map<String, String> notes)
 {
+    private static final String RUN_START = "<!-- run %s -->";
+    private static final String RUN_END = "<!-- end of run %s -->";
+    private static final Pattern RUN = Pattern.compile("<!-- run (\\d+x\\d+) -->");
+    private static final Pattern SECTION = Pattern.compile("<!-- run (\\d+x\\d+) -->.*?<!-- end of run \\1 -->", Pattern.DOTALL);
+    private static final Pattern LEGACY_SIZE = Pattern.compile("^- ([\\d,]+) meters x (\\d+) days", Pattern.MULTILINE);
+
+    /** The dataset size a run measured: its section's key and heading, and its chart's file. */
+    public record Run(int meters, int days)
+    {
+        public String key()
+        {
+            return meters + "x" + days;
+        }
+
+        public String title()
+        {
+            return String.format(Locale.ROOT, "%,d meters x %d days", meters, days);
+        }
+
+        /** The default size keeps the chart's old name; others get one of their own beside it. */
+        public String chart()
+        {
+            return meters == 10_000 && days == 60 ? "benchmarks.svg" : "benchmarks-%s.svg".formatted(key());
+        }
+
+        static long size(String key)
+        {
+            String[] parts = key.split("x");
+            return Long.parseLong(parts[0]) * Long.parseLong(parts[1]);
+        }
+    }
+
     public record Environment(String date, int cores, String memory, String jvm, String os, String postgres)
     {
         public Environment
@@ -31,29 +68,34 @@ public record BenchmarkReport(Environment environment, List<String> dataset, Lis
 
     public BenchmarkReport
     {
+        requireNonNull(run, "run is null");
         requireNonNull(environment, "environment is null");
         dataset = ImmutableList.copyOf(dataset);
         results = ImmutableList.copyOf(results);
         notes = ImmutableMap.copyOf(notes);
     }
 
+    /**
+     * The whole {@code docs/benchmarks.md} with only this run in it; {@link #document} keeps the runs of other dataset
+     * sizes beside it.
+     */
     public String markdown()
     {
+        return document("", section());
+    }
+
+    /** This run as one section of {@code docs/benchmarks.md}, headed by its dataset size and marked as that size's. */
+    public String section()
+    {
         StringBuilder out = new StringBuilder();
-        out.append("""
-                # Benchmarks
-
-                MeterStore against the engine a user would otherwise run over the same files and the same database: Trino's
-                own Iceberg connector for the cold tier, PostgreSQL itself for the hot tier. Written by `bin/benchmark`
-                (see [below](#how-to-run)); do not edit by hand, run it again.
-
-                """);
-        out.append("## Machine\n\n");
+        out.append(RUN_START.formatted(run.key())).append('\n');
+        out.append("## %s\n\n".formatted(run.title()));
+        out.append("### Machine\n\n");
         out.append("| date | cores | memory | JVM | OS | PostgreSQL |\n|---|---|---|---|---|---|\n");
         out.append("| %s | %s | %s | %s | %s | %s |\n\n".formatted(environment.date(), environment.cores(), environment.memory(), environment.jvm(), environment.os(), environment.postgres()));
-        out.append("## Dataset\n\n");
+        out.append("### Dataset\n\n");
         dataset.forEach(line -> out.append("- ").append(line).append('\n'));
-        out.append("\n## Results\n\n");
+        out.append("\n### Results\n\n");
         out.append("Ratio = MeterStore / peer: below 1 MeterStore is faster (or smaller). ")
                 .append("Every pair's answers are compared; a difference is reported as MISMATCH, never timed as a win.\n\n");
         out.append("| | benchmark | MeterStore | peer | MeterStore | peer | ratio | target | |\n");
@@ -70,11 +112,11 @@ public record BenchmarkReport(Environment environment, List<String> dataset, Lis
                     result.target().text(),
                     verdict(result)));
         }
-        out.append("\n![MeterStore / peer per benchmark, with its target](benchmarks.svg)\n\n");
+        out.append("\n![MeterStore / peer per benchmark, with its target](%s)\n\n".formatted(run.chart()));
 
         List<BenchmarkResult> missed = results.stream().filter(result -> result.verdict() != Verdict.MET).toList();
         if (!missed.isEmpty()) {
-            out.append("## Targets missed\n\n");
+            out.append("### Targets missed\n\n");
             for (BenchmarkResult result : missed) {
                 out.append("- **%s** (%s): %s\n".formatted(
                         result.id(),
@@ -85,27 +127,82 @@ public record BenchmarkReport(Environment environment, List<String> dataset, Lis
             out.append('\n');
         }
 
-        out.append("## What each row ran\n\n");
+        out.append("### What each row ran\n\n");
         for (BenchmarkResult result : results) {
-            out.append("### %s: %s\n\n".formatted(result.id(), result.title()));
+            out.append("#### %s: %s\n\n".formatted(result.id(), result.title()));
             result.details().forEach(detail -> out.append(detail).append("\n\n"));
         }
+        out.append(RUN_END.formatted(run.key())).append('\n');
+        return out.toString();
+    }
+
+    /**
+     * {@code docs/benchmarks.md} from its {@code existing} text and a run's {@code section}: the run replaces the section
+     * of its dataset size, every other size's section is kept, the largest first. A file written before runs were kept
+     * by size is taken as the section of the size its dataset line names.
+     */
+    public static String document(String existing, String section)
+    {
+        Map<String, String> sections = new LinkedHashMap<>(sections(existing));
+        Matcher matcher = RUN.matcher(section);
+        checkArgument(matcher.find(), "not a run's section");
+        sections.put(matcher.group(1), section.strip() + "\n");
+        StringBuilder out = new StringBuilder();
+        out.append("""
+                # Benchmarks
+
+                MeterStore against the engine a user would otherwise run over the same files and the same database: Trino's
+                own Iceberg connector for the cold tier, PostgreSQL itself for the hot tier. Written by `bin/benchmark`
+                (see [below](#how-to-run)); do not edit by hand, run it again. Each dataset size below is one run: a run
+                replaces the section of its size and keeps the others.
+
+                """);
+        sections.entrySet().stream()
+                .sorted(Comparator.comparing((Map.Entry<String, String> entry) -> Run.size(entry.getKey())).reversed())
+                .forEach(entry -> out.append(entry.getValue()).append('\n'));
         out.append("""
                 ## How to run
 
-                    bin/benchmark                                      # 10,000 meters x 60 days, as above
+                    bin/benchmark                                      # 10,000 meters x 60 days
                     bin/benchmark -Dbenchmark.meters=300 -Dbenchmark.days=20 -Dbenchmark.queries=Q1,Q3,A1
 
                 The dataset is kept in `var/benchmark/` and reused while its parameters match. Properties:
                 `benchmark.meters`, `benchmark.days`, `benchmark.hot-days` (10), `benchmark.rounds` (5 after one warm-up),
                 `benchmark.queries` (`all` or a list of ids), `benchmark.a1.meters` (11,000: one UTC day of at least 1 M rows),
-                `benchmark.a1.rounds` (3), `benchmark.archiver.heap` (256m), `benchmark.heap` (8g, the engine's JVM),
-                `benchmark.dir`, `benchmark.output` (where this file and the chart go).
+                `benchmark.a1.rounds` (3), `benchmark.archiver.heap` (256m), `benchmark.d1.seconds` (120: how long D1 runs
+                each number of clients), `benchmark.heap` (8g, the engine's JVM), `benchmark.dir`, `benchmark.output` (where
+                this file and the charts go).
 
                 `-Dbenchmark.probe=FILE` times statements of one's own on the same dataset and engine instead, writing no
                 report: one per line, on Trino, or on PostgreSQL natively after `postgresql:`; each runs `benchmark.rounds` times.
                 """);
         return out.toString();
+    }
+
+    /** The sections of an existing file by dataset size. */
+    private static Map<String, String> sections(String existing)
+    {
+        Map<String, String> sections = new LinkedHashMap<>();
+        Matcher matcher = SECTION.matcher(existing);
+        while (matcher.find()) {
+            sections.put(matcher.group(1), matcher.group(0).strip() + "\n");
+        }
+        if (!sections.isEmpty() || !existing.contains("## Machine")) {
+            return sections;
+        }
+        // written before runs were kept by size: everything from the machine to "How to run", one heading level down
+        Matcher size = LEGACY_SIZE.matcher(existing);
+        if (!size.find()) {
+            return sections;
+        }
+        Run run = new Run(Integer.parseInt(size.group(1).replace(",", "")), Integer.parseInt(size.group(2)));
+        int end = existing.indexOf("## How to run");
+        String body = existing.substring(existing.indexOf("## Machine"), end < 0 ? existing.length() : end)
+                .replaceAll("(?m)^### ", "#### ")
+                .replaceAll("(?m)^## ", "### ")
+                .strip();
+        sections.put(run.key(), "%s\n## %s\n\n%s\n%s\n".formatted(RUN_START.formatted(run.key()), run.title(), body, RUN_END.formatted(run.key())));
+        return sections;
     }
 
     public String svg()

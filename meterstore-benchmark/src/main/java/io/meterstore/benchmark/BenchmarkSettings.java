@@ -27,11 +27,12 @@ public record BenchmarkSettings(
         int archivalMeters,
         int archivalRounds,
         String archiverHeap,
+        int d1Seconds,
         Path directory,
         Path output,
         Optional<Path> probe)
 {
-    public static final Set<String> ALL = ImmutableSet.of("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "R1", "R2", "R3", "R1c", "R1h", "R1L", "R3L", "A1", "S1");
+    public static final Set<String> ALL = ImmutableSet.of("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "R1", "R2", "R3", "R1c", "R1h", "R1L", "R3L", "A1", "S1", "D1");
     /**
      * The layout the archiver writes the cold tier in. A dataset made by an archiver of another layout is made again:
      * "resolved-1" is winners apart from the versions they supersede (issue 12); datasets from before it lack the key.
@@ -50,6 +51,9 @@ public record BenchmarkSettings(
         checkArgument(hotDays > 0 && days > hotDays + 1, "benchmark.days must exceed benchmark.hot-days by at least two, so both tiers hold whole days");
         checkArgument(rounds > 0, "benchmark.rounds must be positive");
         checkArgument(archivalMeters > 0 && archivalRounds > 0, "benchmark.a1.meters and benchmark.a1.rounds must be positive");
+        checkArgument(d1Seconds > 0, "benchmark.d1.seconds must be positive");
+        // D1's corrections go to hot days that stay hot while one archival cycle per number of clients moves W
+        checkArgument(!benchmarks.contains("D1") || hotDays > 4, "D1 needs benchmark.hot-days of at least 5");
         benchmarks = ImmutableSet.copyOf(benchmarks);
         checkArgument(ALL.containsAll(benchmarks), "benchmark.queries must name some of %s, or be 'all'", ALL);
         requireNonNull(archiverHeap, "archiverHeap is null");
@@ -73,6 +77,7 @@ public record BenchmarkSettings(
                 integer("benchmark.a1.meters", 11_000),
                 integer("benchmark.a1.rounds", 3),
                 property("benchmark.archiver.heap", "256m"),
+                integer("benchmark.d1.seconds", 120),
                 Path.of(property("benchmark.dir", "var/benchmark")).toAbsolutePath(),
                 Path.of(property("benchmark.output", "docs")).toAbsolutePath(),
                 Optional.of(property("benchmark.probe", "")).filter(file -> !file.isEmpty()).map(file -> Path.of(file).toAbsolutePath()));

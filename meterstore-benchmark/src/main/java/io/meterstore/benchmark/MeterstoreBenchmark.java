@@ -167,19 +167,26 @@ public final class MeterstoreBenchmark
                     results.add(benchmark.storage(benchmark.postgresBytes(), dataset.coldRows()));
                 }
             }
+            if (settings.runs("D1")) {
+                // last: it archives and corrects, and puts the dataset back when it ends
+                results.add(new DashboardBenchmark(settings, dataset, () -> trinoConnectionUnchecked(queryRunner), trino).run());
+            }
         }
-        BenchmarkReport report = new BenchmarkReport(environment(dataset), describe(settings, dataset, floor, stream), results, NOTES);
+        BenchmarkReport.Run run = new BenchmarkReport.Run(settings.meters(), settings.days());
+        BenchmarkReport report = new BenchmarkReport(run, environment(dataset), describe(settings, dataset, floor, stream), results, NOTES);
         Files.createDirectories(settings.output());
         Path markdown = settings.output().resolve("benchmarks.md");
-        Files.writeString(markdown, report.markdown());
-        Files.writeString(settings.output().resolve("benchmarks.svg"), report.svg());
+        // the other dataset sizes' sections stay: docs/benchmarks.md shows every size that was run
+        String existing = Files.exists(markdown) ? Files.readString(markdown) : "";
+        Files.writeString(markdown, BenchmarkReport.document(existing, report.section()));
+        Files.writeString(settings.output().resolve(run.chart()), report.svg());
         console.println();
         for (BenchmarkResult result : results) {
             console.printf("%-4s %-46s %12s %12s  ratio %6s  target %-26s %s%n",
                     result.id(), result.title(), BenchmarkReport.figure(result.meterstore(), result.unit()), BenchmarkReport.figure(result.peer(), result.unit()),
                     Double.isFinite(result.ratio()) ? BenchmarkReport.ratio(result.ratio()) : "-", result.target().text(), result.verdict() + result.error().map(error -> ": " + error).orElse(""));
         }
-        console.printf("%nWrote %s and benchmarks.svg beside it%n", markdown);
+        console.printf("%nWrote the %s section of %s and %s beside it%n", run.title(), markdown, run.chart());
     }
 
     private static DistributedQueryRunner queryRunner(TestingWarehouse warehouse)
@@ -227,6 +234,16 @@ public final class MeterstoreBenchmark
                 .put("meterstore.iceberg.catalog-name", warehouse.catalogName())
                 .put("meterstore.iceberg.warehouse", warehouse.location())
                 .buildOrThrow();
+    }
+
+    private static Connection trinoConnectionUnchecked(DistributedQueryRunner queryRunner)
+    {
+        try {
+            return trinoConnection(queryRunner);
+        }
+        catch (Exception e) {
+            throw new IllegalStateException("Cannot connect to the engine: " + e.getMessage(), e);
+        }
     }
 
     private static Connection trinoConnection(DistributedQueryRunner queryRunner)

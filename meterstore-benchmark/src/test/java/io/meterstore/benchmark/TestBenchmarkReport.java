@@ -1,6 +1,7 @@
 package io.meterstore.benchmark;
 
 import io.meterstore.benchmark.BenchmarkReport.Environment;
+import io.meterstore.benchmark.BenchmarkReport.Run;
 import io.meterstore.benchmark.BenchmarkResult.Comparison;
 import io.meterstore.benchmark.BenchmarkResult.Target;
 import io.meterstore.benchmark.BenchmarkResult.Unit;
@@ -59,6 +60,7 @@ final class TestBenchmarkReport
     void testMarkdownAndChart()
     {
         BenchmarkReport report = new BenchmarkReport(
+                new Run(300, 20),
                 new Environment("2026-11-30 08:00 UTC", 2, "23.5 GiB", "OpenJDK 25", "Linux", "17.11"),
                 List.of("300 meters x 20 days"),
                 List.of(
@@ -73,6 +75,8 @@ final class TestBenchmarkReport
                 .contains("| Q3 | title | m | p | 9.000 s | 1.000 s | 9.00 | <= 1.00 | **missed** |")
                 // sizes show the third decimal, so a small miss is not rounded away
                 .contains("| S1 | bytes per row | archiver | CTAS | 3.200 B/row | 3.190 B/row | 1.003 | <= 1.00 | **missed** |")
+                .contains("## 300 meters x 20 days")
+                .contains("![MeterStore / peer per benchmark, with its target](benchmarks-300x20.svg)")
                 .contains("- **Q3** (**missed**): the hot scan is single-threaded.")
                 .contains("- **S1** (**missed**): not analysed yet.")
                 .doesNotContain("- **Q1**");
@@ -81,6 +85,71 @@ final class TestBenchmarkReport
         assertThat(report.axisMaximum()).isEqualTo(6.0);
         assertThat(svg).startsWith("<svg ").endsWith("</svg>\n").contains(">Q1 title<").contains("&gt; 9.00");
         assertThat(svg.split("<rect ", -1)).hasSize(1 + 1 + 3);
+    }
+
+    @Test
+    void testEachDatasetSizeKeepsItsSection()
+    {
+        // a file written before runs were kept by size: its dataset line names the size
+        String legacy = """
+                # Benchmarks
+
+                Intro.
+
+                ## Machine
+
+                | machine of the big run |
+
+                ## Dataset
+
+                - 10,000 meters x 60 days from 2026-03-01 (Berlin days), seed 2026: 58,710,852 rows
+
+                ## Results
+
+                | Q1 | big |
+
+                ## What each row ran
+
+                ### Q1: cold range
+
+                Both returned the same rows.
+
+                ## How to run
+
+                    bin/benchmark
+                """;
+        String small = report(new Run(300, 20), "small, first").section();
+        String document = BenchmarkReport.document(legacy, small);
+        assertThat(document)
+                .contains("## 10,000 meters x 60 days")
+                .contains("### Machine\n\n| machine of the big run |")
+                .contains("#### Q1: cold range")
+                .contains("## 300 meters x 20 days")
+                .contains("- small, first");
+        // the bigger run first, and How to run once, at the end
+        assertThat(document.indexOf("## 10,000 meters")).isLessThan(document.indexOf("## 300 meters"));
+        assertThat(document.split("## How to run", -1)).hasSize(2);
+        assertThat(document.strip()).endsWith("report: one per line, on Trino, or on PostgreSQL natively after `postgresql:`; each runs `benchmark.rounds` times.");
+
+        // a run replaces the section of its size and keeps the others
+        String again = BenchmarkReport.document(document, report(new Run(300, 20), "small, second").section());
+        assertThat(again)
+                .contains("| machine of the big run |")
+                .contains("- small, second")
+                .doesNotContain("- small, first");
+        assertThat(again.split("## 300 meters x 20 days", -1)).hasSize(2);
+        String big = BenchmarkReport.document(again, report(new Run(10_000, 60), "big, rerun").section());
+        assertThat(big)
+                .doesNotContain("| machine of the big run |")
+                .contains("- big, rerun")
+                .contains("](benchmarks.svg)")
+                .contains("- small, second");
+    }
+
+    private static BenchmarkReport report(Run run, String datasetLine)
+    {
+        return new BenchmarkReport(run, new Environment("2026-12-01 08:00 UTC", 2, "23.5 GiB", "OpenJDK 25", "Linux", "17.11"), List.of(datasetLine),
+                List.of(result("Q1", 1.0, 4.0, Comparison.SAME_RESULT)), Map.of());
     }
 
     private static BenchmarkResult result(String id, double meterstore, double peer, Comparison comparison)

@@ -125,7 +125,7 @@ public final class CorrectionCommitter
             update.set(ROW_COUNT_KEY, String.valueOf(rows));
             update.validateWith(new WatermarkRepublished(watermark));
             try {
-                update.commit();
+                CommitOutcome.commit(update);
                 Snapshot snapshot = table.currentSnapshot();
                 return new Committed(snapshot.snapshotId(), watermark, rows, attempt);
             }

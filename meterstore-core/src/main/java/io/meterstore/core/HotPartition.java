@@ -7,24 +7,46 @@ import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 /**
- * A hot partition found by name. Its upper bound is the next partition's start (or open for the newest), not
- * start + step: over-inclusion costs a scan that finds nothing, under-inclusion would lose rows.
+ * A hot partition found by name, with its extent [start, end) as the catalogue records it: the range bound of an
+ * attached partition, or the bound a detached one keeps as a CHECK constraint from its detach. Never "start + step":
+ * a partition may be wider than the step (an INSERT that created a day partition before the first archival recorded a
+ * step of an hour, or a partition created by hand), and reading or archiving only its first step would lose the rest.
+ * <p>
+ * A partition detached before MeterStore kept bounds has none in the catalogue; its extent is then taken as the
+ * older rule had it, up to the next partition's start and at most one step ({@link #boundRecorded()} is false).
  */
-public record HotPartition(String name, Instant start, Optional<Instant> upper, boolean attached)
+public record HotPartition(String name, Instant start, Instant end, boolean attached, boolean boundRecorded)
 {
     public HotPartition
     {
         requireNonNull(name, "name is null");
         requireNonNull(start, "start is null");
-        requireNonNull(upper, "upper is null");
-        upper.ifPresent(end -> checkArgument(end.isAfter(start), "upper bound %s is not after start %s", end, start));
+        requireNonNull(end, "end is null");
+        checkArgument(end.isAfter(start), "Partition '%s' ends at %s, not after its start %s", name, end, start);
     }
 
-    /** Whether [start, upper) meets [lower, upperExclusive). */
+    /** An attached partition, or a detached one whose bound the catalogue keeps. */
+    public HotPartition(String name, Instant start, Instant end, boolean attached)
+    {
+        this(name, start, end, attached, true);
+    }
+
+    /** Whether [start, end) meets [lower, upperExclusive). */
     public boolean overlaps(Instant lower, Optional<Instant> upperExclusive)
     {
         boolean startsBeforeEnd = upperExclusive.map(start::isBefore).orElse(true);
-        boolean endsAfterStart = upper.map(end -> end.isAfter(lower)).orElse(true);
-        return startsBeforeEnd && endsAfterStart;
+        return startsBeforeEnd && end.isAfter(lower);
+    }
+
+    /** Whether an interval starting at {@code from} belongs to this partition. */
+    public boolean contains(Instant from)
+    {
+        return !from.isBefore(start) && from.isBefore(end);
+    }
+
+    /** Whether every instant of the partition lies below {@code watermark}: its rows belong to Iceberg. */
+    public boolean isBelow(TieringWatermark watermark)
+    {
+        return !end.isAfter(watermark.instant());
     }
 }

@@ -30,6 +30,8 @@ public final class HotTier
     private static final String LOCK_NOT_AVAILABLE = "55P03";
     private static final String UNDEFINED_TABLE = "42P01";
     private static final String ARCHIVER_LEASE_PREFIX = "meterstore.archiver:";
+    // the name of the CHECK that carries a partition's bound while it is created and after it is detached
+    private static final String BOUND_CONSTRAINT = "meterstore_partition_bound";
 
     private final String schema;
     private final PartitionNaming naming;
@@ -51,6 +53,12 @@ public final class HotTier
     public PartitionNaming naming()
     {
         return naming;
+    }
+
+    /** How long MeterStore's statements wait for a lock in PostgreSQL before they give up. */
+    public Duration lockTimeout()
+    {
+        return lockTimeout;
     }
 
     public String qualifiedParent()
@@ -96,61 +104,90 @@ public final class HotTier
     }
 
     /**
-     * Creates the partition holding {@code instant} unless a relation of its name exists (attached or detached).
-     * Returns whether this call created it.
+     * Creates the partition holding {@code instant} unless one holds it already (attached or detached). Returns whether
+     * this call created it.
      */
     public boolean ensurePartition(Connection connection, Instant instant)
             throws SQLException
     {
-        return inTransaction(connection, () -> createIfMissing(connection, instant));
+        return inTransaction(connection, () -> routeOrCreate(connection, instant).created());
     }
 
     /**
-     * As {@link #ensurePartition(Connection, Instant)}, but inside the caller's open transaction, and never for a
-     * partition that lies entirely below {@code watermark}: its rows belong to Iceberg, and a partition re-created
-     * there after archival dropped or detached the old one would hold rows no query reads. The caller holds the
-     * archival fence ({@link #fenceArchival}), so the watermark it passes cannot move before it commits.
+     * The partition an interval starting at {@code from} is written to, inside the caller's open transaction: the one
+     * whose catalogue bounds hold it (attached, or detached at or above W by an interrupted archival, which archives it
+     * whole), else a new one of one step, cut short where a neighbour begins or ends. Never for an instant below
+     * {@code watermark}: its rows belong to Iceberg, and a partition re-created there after archival dropped or detached
+     * the old one would hold rows no query reads. The caller holds the archival fence ({@link #fenceArchival}), so the
+     * watermark it passes cannot move before it commits.
      */
-    public boolean ensurePartitionInTransaction(Connection connection, Instant instant, TieringWatermark watermark)
+    public HotPartition partitionFor(Connection connection, Instant from, TieringWatermark watermark)
             throws SQLException
     {
-        checkArgument(!connection.getAutoCommit(), "ensurePartitionInTransaction needs an open transaction");
-        Instant end = naming.alignDown(instant).plus(naming.step());
-        if (!end.isAfter(watermark.instant())) {
-            throw new IllegalStateException("Partition '%s' of table '%s' would lie entirely below the tiering watermark %s: its rows belong to Iceberg"
-                    .formatted(naming.partitionName(naming.alignDown(instant)), qualifiedParent(), watermark));
+        checkArgument(!connection.getAutoCommit(), "partitionFor needs an open transaction");
+        if (!watermark.isHot(from)) {
+            throw new IllegalStateException("An interval starting at %s of table '%s' lies below the tiering watermark %s: its rows belong to Iceberg"
+                    .formatted(TieringWatermark.formatInstant(from), qualifiedParent(), watermark));
         }
-        return createIfMissing(connection, instant);
+        try {
+            return routeOrCreate(connection, from).partition();
+        }
+        catch (SQLException e) {
+            if (isLockTimeout(e)) {
+                throw lockTimeout(e);
+            }
+            throw e;
+        }
     }
 
-    private boolean createIfMissing(Connection connection, Instant instant)
+    private record Routed(HotPartition partition, boolean created) {}
+
+    private Routed routeOrCreate(Connection connection, Instant instant)
             throws SQLException
     {
-        Instant start = naming.alignDown(instant);
-        Instant end = start.plus(naming.step());
-        String name = naming.partitionName(start);
         try (Statement statement = connection.createStatement()) {
             statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(lockTimeout.toMillis()));
         }
-        // serialize creators of this table's partitions; the existence check below then cannot race
+        // serialize creators of this table's partitions; the catalogue read below then cannot race
         try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))")) {
             lock.setString(1, "meterstore.ddl:" + schema + "." + naming.table());
             lock.execute();
         }
+        List<HotPartition> partitions = partitions(connection);
+        Instant start = naming.alignDown(instant);
+        Instant end = start.plus(naming.step());
+        for (HotPartition partition : partitions) {
+            if (partition.contains(instant)) {
+                return new Routed(partition, false);
+            }
+            // one step, cut short by its neighbours: a partition wider or narrower than the step may be there already
+            if (partition.start().isAfter(instant) && partition.start().isBefore(end)) {
+                end = partition.start();
+            }
+            if (!partition.end().isAfter(instant) && partition.end().isAfter(start)) {
+                start = partition.end();
+            }
+        }
+        if (!naming.isAligned(start)) {
+            throw new MeterstoreException(MeterstoreException.Reason.PARTITION_BOUNDS_UNSUPPORTED,
+                    "No partition of table '%s' holds %s, and the step partition %s would overlap a partition ending at %s, off the step's grid: create a partition for it by hand, bounded as its neighbours are"
+                            .formatted(qualifiedParent(), TieringWatermark.formatInstant(instant), naming.step(), TieringWatermark.formatInstant(start)));
+        }
+        String name = naming.partitionName(start);
         if (relationExists(connection, name)) {
-            return false;
+            throw new MeterstoreException(MeterstoreException.Reason.PARTITION_BOUNDS_UNSUPPORTED,
+                    "No partition of table '%s' holds %s, but a relation named '%s' exists: rename or drop it, or attach it with the bounds its name says"
+                            .formatted(qualifiedParent(), TieringWatermark.formatInstant(instant), name));
         }
         String partition = qualifiedPartition(name);
-        String lower = literal(start);
-        String upper = literal(end);
         try (Statement statement = connection.createStatement()) {
             statement.execute("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)".formatted(partition, qualifiedParent()));
             // a CHECK that implies the bound lets ATTACH skip its validation scan
-            statement.execute("ALTER TABLE %s ADD CONSTRAINT %s CHECK (\"from\" >= %s AND \"from\" < %s)".formatted(partition, quoteIdentifier(name + "_bound"), lower, upper));
-            statement.execute("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s)".formatted(qualifiedParent(), partition, lower, upper));
-            statement.execute("ALTER TABLE %s DROP CONSTRAINT %s".formatted(partition, quoteIdentifier(name + "_bound")));
+            statement.execute("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s)".formatted(partition, quoteIdentifier(BOUND_CONSTRAINT), boundCondition(start, end)));
+            statement.execute("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s)".formatted(qualifiedParent(), partition, literal(start), literal(end)));
+            statement.execute("ALTER TABLE %s DROP CONSTRAINT %s".formatted(partition, quoteIdentifier(BOUND_CONSTRAINT)));
         }
-        return true;
+        return new Routed(new HotPartition(name, start, end, true), true);
     }
 
     /** The name of the advisory lock that is the archiver's lease of {@code schema.table}: one place for both sides of the fence. */
@@ -161,10 +198,10 @@ public final class HotTier
 
     /**
      * Inside the caller's open transaction: takes the archiver's lease lock of this table in shared mode, waiting at
-     * most {@code wait} for a running archival cycle to end. Until the transaction ends no cycle can start (the
-     * archiver's non-blocking exclusive acquire reports the lease contended and retries on its schedule), so the
-     * watermark cannot move, no partition is detached, and no cycle can be planning a window over a partition this
-     * transaction creates.
+     * most {@code wait} for a running archival cycle to end, or for an archiver that asked for the lease first. Until
+     * the transaction ends no cycle can start (an archiver that asks queues for the lease, and INSERTs that ask after
+     * it queue behind it), so the watermark cannot move, no partition is detached, and no cycle can be planning a
+     * window over a partition this transaction creates.
      */
     public void fenceArchival(Connection connection, Duration wait)
             throws SQLException
@@ -189,39 +226,76 @@ public final class HotTier
     }
 
     /**
-     * Every partition of the table, attached and detached alike, in one catalogue read, ordered by start.
-     * Detached partitions keep their names, rows and identity; only their parentage changes.
+     * Every partition of the table, attached and detached alike, in one catalogue read, ordered by start, each with the
+     * extent the catalogue records: the range bound of an attached partition, the CHECK constraint a detached one got
+     * at its detach. Detached partitions keep their names, rows and identity; only their parentage changes.
      */
     public List<HotPartition> partitions(Connection connection)
             throws SQLException
     {
-        record Found(String name, Instant start, boolean attached) {}
+        record Found(String name, Instant nameStart, boolean attached, Optional<Instant> lower, Optional<Instant> upper, String bound) {}
         List<Found> found = new ArrayList<>();
+        // the bound's text is in the session's time zone and date style, so its literals are cast back in the same
+        // session; deparsed without a relation (a bound holds constants only), so the read takes no lock and never waits
+        // behind a DETACH or a long-held lock on the table, as a catalogue read must not
         try (PreparedStatement statement = connection.prepareStatement("""
-                SELECT c.relname, c.relispartition
-                FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                SELECT c.relname, c.relispartition, (b.literals)[1]::timestamptz, (b.literals)[2]::timestamptz, b.bound
+                FROM pg_class c
+                JOIN pg_namespace n ON n.oid = c.relnamespace
+                CROSS JOIN LATERAL (
+                    SELECT t.bound, regexp_match(t.bound, '^[^'']*''([^'']*)''[^'']*''([^'']*)''[^'']*$') AS literals
+                    FROM (SELECT CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, 0)
+                            ELSE (SELECT pg_get_constraintdef(k.oid) FROM pg_constraint k WHERE k.conrelid = c.oid AND k.contype = 'c' AND k.conname = ?)
+                          END AS bound) t) b
                 WHERE n.nspname = ? AND c.relkind = 'r' AND c.relname LIKE ?""")) {
-            statement.setString(1, schema);
-            statement.setString(2, naming.likePattern());
+            statement.setString(1, BOUND_CONSTRAINT);
+            statement.setString(2, schema);
+            statement.setString(3, naming.likePattern());
             try (ResultSet result = statement.executeQuery()) {
                 while (result.next()) {
                     String name = result.getString(1);
                     boolean attached = result.getBoolean(2);
-                    naming.partitionStart(name).ifPresent(start -> found.add(new Found(name, start, attached)));
+                    Optional<Instant> lower = Optional.ofNullable(result.getObject(3, OffsetDateTime.class)).map(OffsetDateTime::toInstant);
+                    Optional<Instant> upper = Optional.ofNullable(result.getObject(4, OffsetDateTime.class)).map(OffsetDateTime::toInstant);
+                    String bound = result.getString(5);
+                    naming.partitionStart(name).ifPresent(start -> found.add(new Found(name, start, attached, lower, upper, bound)));
                 }
             }
         }
-        found.sort(Comparator.comparing(Found::start));
         List<HotPartition> partitions = new ArrayList<>(found.size());
+        found.sort(Comparator.comparing(partition -> partition.lower().orElse(partition.nameStart())));
         for (int index = 0; index < found.size(); index++) {
-            Optional<Instant> upper = index + 1 < found.size() ? Optional.of(found.get(index + 1).start()) : Optional.empty();
             Found partition = found.get(index);
-            partitions.add(new HotPartition(partition.name(), partition.start(), upper, partition.attached()));
+            if (partition.lower().isPresent() && partition.upper().isPresent()) {
+                partitions.add(new HotPartition(partition.name(), partition.lower().get(), partition.upper().get(), partition.attached(), true));
+                continue;
+            }
+            if (partition.attached()) {
+                // MINVALUE, MAXVALUE or DEFAULT: no finite range to tier by
+                throw new MeterstoreException(MeterstoreException.Reason.PARTITION_BOUNDS_UNSUPPORTED,
+                        "Partition '%s' of table '%s' is attached %s: MeterStore tiers partitions with finite timestamp bounds only; detach it and attach it FOR VALUES FROM (<start>) TO (<end>)"
+                                .formatted(partition.name(), qualifiedParent(), partition.bound() == null ? "without a range bound" : "as '" + partition.bound() + "'"));
+            }
+            // detached before bounds were kept: the older rule, up to the next partition and at most one step
+            Instant start = partition.nameStart();
+            Instant end = start.plus(naming.step());
+            if (index + 1 < found.size()) {
+                Found next = found.get(index + 1);
+                Instant nextStart = next.lower().orElse(next.nameStart());
+                if (nextStart.isAfter(start) && nextStart.isBefore(end)) {
+                    end = nextStart;
+                }
+            }
+            partitions.add(new HotPartition(partition.name(), start, end, false, false));
         }
         return List.copyOf(partitions);
     }
 
-    /** Detaches a partition (O(1)); a partition already detached is left alone. */
+    /**
+     * Detaches a partition (O(1)); a partition already detached is left alone. The detached partition keeps its
+     * catalogue bound as a CHECK constraint (NOT VALID: O(1), its rows came from within the bound), so its extent is
+     * still known to the archival that streams it, the drop that follows and the invariant check.
+     */
     public void detach(Connection connection, String partition)
             throws SQLException
     {
@@ -229,7 +303,15 @@ public final class HotTier
             try (Statement statement = connection.createStatement()) {
                 statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(lockTimeout.toMillis()));
                 if (isAttached(connection, partition)) {
+                    HotPartition bounds = partitions(connection).stream()
+                            .filter(candidate -> candidate.name().equals(partition))
+                            .findFirst()
+                            .orElseThrow(() -> new MeterstoreException(MeterstoreException.Reason.PARTITION_MISSING,
+                                    "Partition '%s' of table '%s' does not exist".formatted(partition, qualifiedParent())));
                     statement.execute("ALTER TABLE %s DETACH PARTITION %s".formatted(qualifiedParent(), qualifiedPartition(partition)));
+                    statement.execute("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s".formatted(qualifiedPartition(partition), quoteIdentifier(BOUND_CONSTRAINT)));
+                    statement.execute("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s) NOT VALID"
+                            .formatted(qualifiedPartition(partition), quoteIdentifier(BOUND_CONSTRAINT), boundCondition(bounds.start(), bounds.end())));
                 }
             }
             return null;
@@ -248,6 +330,30 @@ public final class HotTier
             }
             return null;
         });
+    }
+
+    /** The rows a partition holds, counted: what its drop checks against the archival commits that streamed it. */
+    public long rowCount(Connection connection, String partition)
+            throws SQLException
+    {
+        try (Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("SELECT count(*) FROM " + qualifiedPartition(partition))) {
+            result.next();
+            return result.getLong(1);
+        }
+    }
+
+    /** The rows of a partition with "from" below {@code instant}, counted. */
+    public long rowCountBelow(Connection connection, String partition, Instant instant)
+            throws SQLException
+    {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT count(*) FROM %s WHERE %s < ?".formatted(qualifiedPartition(partition), quoteIdentifier(ReadingsColumn.FROM.columnName())))) {
+            statement.setObject(1, OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+            try (ResultSet result = statement.executeQuery()) {
+                result.next();
+                return result.getLong(1);
+            }
+        }
     }
 
     public boolean relationExists(Connection connection, String name)
@@ -298,6 +404,12 @@ public final class HotTier
         return "'" + OffsetDateTime.ofInstant(instant, ZoneOffset.UTC) + "'::timestamptz";
     }
 
+    private static String boundCondition(Instant start, Instant end)
+    {
+        String from = quoteIdentifier(ReadingsColumn.FROM.columnName());
+        return "%s >= %s AND %s < %s".formatted(from, literal(start), from, literal(end));
+    }
+
     private interface SqlWork<T>
     {
         T run()
@@ -317,13 +429,19 @@ public final class HotTier
         catch (SQLException | RuntimeException e) {
             connection.rollback();
             if (e instanceof SQLException sqlException && isLockTimeout(sqlException)) {
-                throw new LockTimeoutException("Lock timeout on table '%s': another session holds a conflicting lock; try again later".formatted(qualifiedParent()), sqlException);
+                throw lockTimeout(sqlException);
             }
             throw e;
         }
         finally {
             connection.setAutoCommit(autoCommit);
         }
+    }
+
+    private LockTimeoutException lockTimeout(SQLException e)
+    {
+        return new LockTimeoutException("Lock timeout on table '%s': another session held a conflicting lock for longer than '%s' (%sms); try again later"
+                .formatted(qualifiedParent(), TiersConfig.LOCK_TIMEOUT_PROPERTY, lockTimeout.toMillis()), e);
     }
 
     /** DDL could not get its lock within the lock_timeout: the outcome is "deferred", not a failure. */

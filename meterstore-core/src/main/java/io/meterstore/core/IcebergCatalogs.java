@@ -5,7 +5,6 @@ import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.jdbc.JdbcCatalog;
-import org.apache.iceberg.jdbc.JdbcClientPool;
 
 import java.util.Map;
 import java.util.Optional;
@@ -19,6 +18,10 @@ import static java.util.Objects.requireNonNull;
  */
 public final class IcebergCatalogs
 {
+    // SQLSTATEs of a session PostgreSQL ended (admin_shutdown, crash_shutdown, cannot_connect_now): after a restart the
+    // pool's idle connections fail with these once; the pool then reconnects and retries, as it does for class 08
+    private static final String RETRYABLE_STATUS_CODES = "57P01,57P02,57P03";
+
     private IcebergCatalogs() {}
 
     public record JdbcCatalogSpec(String catalogName, String url, String user, Optional<String> password, String warehouse)
@@ -39,9 +42,11 @@ public final class IcebergCatalogs
                 .put(CatalogProperties.URI, spec.url())
                 .put(JdbcCatalog.PROPERTY_PREFIX + "user", spec.user())
                 .put(JdbcCatalog.PROPERTY_PREFIX + "schema-version", "V1")
+                .put("retryable_status_codes", RETRYABLE_STATUS_CODES)
                 .put(CatalogProperties.WAREHOUSE_LOCATION, spec.warehouse());
         spec.password().ifPresent(password -> properties.put(JdbcCatalog.PROPERTY_PREFIX + "password", password));
-        JdbcCatalog catalog = new JdbcCatalog(fileIo, catalogProperties -> new JdbcClientPool(catalogProperties.get(CatalogProperties.URI), catalogProperties), true);
+        // a pool that never re-runs a write whose connection was lost: a re-run pointer swap loses the commit it made
+        JdbcCatalog catalog = new JdbcCatalog(fileIo, catalogProperties -> new WriteOnceClientPool(catalogProperties.get(CatalogProperties.URI), catalogProperties), true);
         catalog.initialize(spec.catalogName(), properties.buildOrThrow());
         return catalog;
     }

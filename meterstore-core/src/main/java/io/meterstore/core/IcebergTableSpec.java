@@ -16,6 +16,7 @@ import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.types.Types.NestedField;
 
 import java.util.Map;
+import java.util.Optional;
 
 import static io.meterstore.core.MeterstoreException.Reason.TABLE_LAYOUT_UNSUPPORTED;
 
@@ -97,6 +98,24 @@ public final class IcebergTableSpec
         return table;
     }
 
+    /** How {@code schema} differs from the readings schema at {@code column}, matched by field id as Iceberg does. */
+    private static Optional<String> schemaDifference(Schema schema, ReadingsColumn column)
+    {
+        NestedField field = schema.findField(column.fieldId());
+        if (field == null) {
+            NestedField sameName = schema.findField(column.columnName());
+            String readded = sameName == null ? "" : ", and the column of that name is a new one (field id %s): dropped and added again".formatted(sameName.fieldId());
+            return Optional.of("column '%s' (field id %s, %s) was dropped%s".formatted(column.columnName(), column.fieldId(), column.icebergType(), readded));
+        }
+        if (!field.name().equals(column.columnName())) {
+            return Optional.of("column '%s' (field id %s) was renamed to '%s'".formatted(column.columnName(), column.fieldId(), field.name()));
+        }
+        if (!field.type().equals(column.icebergType())) {
+            return Optional.of("column '%s' (field id %s) is of type %s, a readings table's is %s".formatted(column.columnName(), column.fieldId(), field.type(), column.icebergType()));
+        }
+        return Optional.empty();
+    }
+
     /**
      * Verifies what MeterStore relies on: format v2, the readings schema by field id and type, month("from") partitions.
      * The format version is checked rather than trusted because it is a reserved property: a library default moving
@@ -112,12 +131,11 @@ public final class IcebergTableSpec
         }
         Schema schema = table.schema();
         for (ReadingsColumn column : ReadingsColumn.values()) {
-            NestedField field = schema.findField(column.fieldId());
-            if (field == null || !field.name().equals(column.columnName()) || !field.type().equals(column.icebergType())) {
+            schemaDifference(schema, column).ifPresent(difference -> {
                 throw new MeterstoreException(TABLE_LAYOUT_UNSUPPORTED,
-                        "Iceberg table '%s' is not a readings table: field %s should be '%s' of type %s, found %s"
-                                .formatted(table.name(), column.fieldId(), column.columnName(), column.icebergType(), field == null ? "nothing" : "'%s' of type %s".formatted(field.name(), field.type())));
-            }
+                        "Iceberg table '%s' is not a readings table: %s; it was altered outside MeterStore, which reads and writes exactly the readings columns: undo the change (point the catalogue at the table's metadata file from before it)"
+                                .formatted(table.name(), difference));
+            });
         }
         PartitionSpec spec = table.spec();
         boolean monthOfFrom = spec.fields().size() == 1

@@ -46,5 +46,9 @@ public class MeterstoreException
         CATALOG_UNAVAILABLE,
         /** The table does not exist in one of the tiers. */
         TABLE_MISSING,
+        /** A hot partition whose catalogue bounds MeterStore cannot tier by: unbounded, overlapping, off the step's grid. */
+        PARTITION_BOUNDS_UNSUPPORTED,
+        /** A MeterStore property of a snapshot summary or of the table that does not parse. */
+        SUMMARY_MALFORMED,
     }
 }

@@ -42,6 +42,13 @@ public record PartitionNaming(String table, Duration step)
         return Instant.ofEpochSecond(Math.floorDiv(instant.getEpochSecond(), stepSeconds) * stepSeconds);
     }
 
+    /** {@link #alignDown} as a PostgreSQL expression over a timestamptz expression: the start of its partition. */
+    public String alignDownSql(String timestamptz)
+    {
+        // the step is a whole number of seconds, the origin the epoch: exactly the alignment above
+        return "date_bin(interval '%d seconds', %s, timestamptz '1970-01-01 00:00:00+00')".formatted(step.toSeconds(), timestamptz);
+    }
+
     public boolean isAligned(Instant instant)
     {
         return instant.getNano() == 0 && alignDown(instant).equals(instant);

@@ -24,6 +24,8 @@ public record TieringWatermark(Instant instant)
     public static final String ARCHIVED_RANGE_KEY = "meterstore.archived_range";
     public static final String ARCHIVAL_STEP_KEY = "meterstore.archival_step";
     public static final String ARCHIVED_AT_KEY = "meterstore.archived_at";
+    /** The hot partition an archival commit streamed, so its drop can check the commit holds all its rows. */
+    public static final String ARCHIVED_PARTITION_KEY = "meterstore.archived_partition";
 
     public TieringWatermark
     {

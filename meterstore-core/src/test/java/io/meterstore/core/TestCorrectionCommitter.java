@@ -18,10 +18,12 @@ import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.encryption.EncryptionManager;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.inmemory.InMemoryCatalog;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.LocationProvider;
+import org.apache.iceberg.jdbc.UncheckedSQLException;
 import org.apache.iceberg.types.Conversions;
 import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.time.YearMonth;
 import java.time.ZoneOffset;
@@ -197,6 +200,20 @@ final class TestCorrectionCommitter
         assertThat(locations(catalog.loadTable(IDENTIFIER))).doesNotContain("correction.parquet").contains("other-1.parquet", "other-2.parquet", "other-3.parquet");
     }
 
+    @Test
+    void testSwapFailingInTheCatalogueDatabaseHasAnUnknownOutcome()
+    {
+        // the swap ran, then the catalogue's database went away and the pool could not reconnect: did it move the pointer?
+        HookedOperations operations = hookedOperations();
+        operations.failAfterNextSwap(new UncheckedSQLException(new SQLException("Connection to localhost:5432 refused", "08001"), "Failed to connect: jdbc:postgresql://localhost:5432/metering"));
+        Table table = new BaseTable(operations, IDENTIFIER.toString());
+        DataFile correction = file("correction.parquet", W1.minusSeconds(86_400), W1.minusSeconds(900), 5);
+
+        // the caller keeps its files: the statement run again finds out what landed
+        assertThatThrownBy(() -> new CorrectionCommitter().commit(table, List.of(correction)))
+                .isInstanceOf(CommitStateUnknownException.class);
+    }
+
     /** The correction landed on the archival: it carries W2, the archival's rows stay, and no snapshot ever moved W back. */
     private void assertRaceOutcome(Committed committed)
     {
@@ -289,6 +306,7 @@ final class TestCorrectionCommitter
         private final AtomicReference<Runnable> afterRefresh = new AtomicReference<>();
         private final AtomicReference<Runnable> beforeCommit = new AtomicReference<>();
         private final AtomicReference<Runnable> beforeEveryCommit = new AtomicReference<>();
+        private final AtomicReference<RuntimeException> afterCommit = new AtomicReference<>();
         private final AtomicInteger commits = new AtomicInteger();
 
         HookedOperations(TableOperations delegate)
@@ -309,6 +327,12 @@ final class TestCorrectionCommitter
         void beforeEveryCommit(Runnable hook)
         {
             beforeEveryCommit.set(hook);
+        }
+
+        /** The next swap happens, and then reports {@code failure}: a reply lost, as the catalogue surfaces it. */
+        void failAfterNextSwap(RuntimeException failure)
+        {
+            afterCommit.set(failure);
         }
 
         int commits()
@@ -346,6 +370,10 @@ final class TestCorrectionCommitter
                 every.run();
             }
             delegate.commit(base, metadata);
+            RuntimeException failure = afterCommit.getAndSet(null);
+            if (failure != null) {
+                throw failure;
+            }
         }
 
         @Override

@@ -10,13 +10,15 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static java.util.Objects.requireNonNull;
 
 /**
  * A real PostgreSQL 17 from Maven Central (zonky embedded binaries), started once per JVM; each test class takes a
- * fresh database. A persistent data directory (the demo) survives restarts.
+ * fresh database. A persistent data directory (the demo) survives restarts. A test that stops and starts PostgreSQL
+ * takes a {@link #restartable} server of its own, never the shared one other test classes use.
  */
 public final class TestingPostgresServer
         implements AutoCloseable
@@ -26,11 +28,15 @@ public final class TestingPostgresServer
     private static TestingPostgresServer shared;
     private static final AtomicInteger DATABASES = new AtomicInteger();
 
-    private final EmbeddedPostgres postgres;
+    private final EmbeddedPostgres.Builder builder;
+    private final int port;
+    private volatile Optional<EmbeddedPostgres> postgres;
 
-    private TestingPostgresServer(EmbeddedPostgres postgres)
+    private TestingPostgresServer(EmbeddedPostgres.Builder builder, EmbeddedPostgres postgres)
     {
-        this.postgres = requireNonNull(postgres, "postgres is null");
+        this.builder = requireNonNull(builder, "builder is null");
+        this.postgres = Optional.of(postgres);
+        this.port = postgres.getPort();
     }
 
     /** The JVM's server, started on first use and stopped when the JVM exits. */
@@ -58,6 +64,37 @@ public final class TestingPostgresServer
         return start(builder);
     }
 
+    /**
+     * A server of its own on a data directory that {@link #stop()} keeps and {@link #start()} starts again, on the same
+     * port: clients reconnect to the URL they had, as to a restarted production server.
+     */
+    public static TestingPostgresServer restartable(Path dataDirectory)
+    {
+        TestingPostgresServer server = start(builder()
+                .setDataDirectory(dataDirectory)
+                .setCleanDataDirectory(false));
+        server.builder.setPort(server.port);
+        return server;
+    }
+
+    /** Stops PostgreSQL as an operator would (fast shutdown: sessions are terminated, committed data kept). */
+    public synchronized void stop()
+            throws IOException
+    {
+        if (postgres.isPresent()) {
+            postgres.get().close();
+            postgres = Optional.empty();
+        }
+    }
+
+    /** Starts a {@link #stop() stopped} server again on its data directory and port. */
+    public synchronized void start()
+    {
+        if (postgres.isEmpty()) {
+            postgres = Optional.of(startEmbedded(builder));
+        }
+    }
+
     private static EmbeddedPostgres.Builder builder()
     {
         return EmbeddedPostgres.builder()
@@ -75,8 +112,13 @@ public final class TestingPostgresServer
 
     private static TestingPostgresServer start(EmbeddedPostgres.Builder builder)
     {
+        return new TestingPostgresServer(builder, startEmbedded(builder));
+    }
+
+    private static EmbeddedPostgres startEmbedded(EmbeddedPostgres.Builder builder)
+    {
         try {
-            return new TestingPostgresServer(builder.start());
+            return builder.start();
         }
         catch (IOException e) {
             throw new UncheckedIOException("Cannot start embedded PostgreSQL", e);
@@ -85,7 +127,7 @@ public final class TestingPostgresServer
 
     public int port()
     {
-        return postgres.getPort();
+        return port;
     }
 
     public String jdbcUrl(String database)
@@ -141,6 +183,6 @@ public final class TestingPostgresServer
     public void close()
             throws IOException
     {
-        postgres.close();
+        stop();
     }
 }

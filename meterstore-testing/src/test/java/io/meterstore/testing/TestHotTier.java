@@ -22,7 +22,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
-import java.util.Optional;
 
 import static io.meterstore.core.MeterstoreException.Reason.PARTITION_MISSING;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -90,7 +89,7 @@ final class TestHotTier
 
             assertThat(hotTier.ensurePartition(connection, AUGUST_20)).isFalse();
             assertThat(hotTier.ensurePartition(connection, Instant.parse("2026-08-20T23:59:59.999999Z"))).isFalse();
-            assertThat(hotTier.partitions(connection)).containsExactly(new HotPartition("readings_2026_08_20_0000", AUGUST_20, Optional.empty(), true));
+            assertThat(hotTier.partitions(connection)).containsExactly(new HotPartition("readings_2026_08_20_0000", AUGUST_20, AUGUST_21, true));
             // the connection is left as it was found
             assertThat(connection.getAutoCommit()).isTrue();
 
@@ -113,9 +112,9 @@ final class TestHotTier
             hotTier.createParent(connection);
             hotTier.ensurePartition(connection, AUGUST_20);
             hotTier.detach(connection, "readings_2026_08_20_0000");
-            // a detached partition still owns its name: it is not recreated next to itself
+            // a detached partition still owns its name and its bound: it is not recreated next to itself
             assertThat(hotTier.ensurePartition(connection, AUGUST_20)).isFalse();
-            assertThat(hotTier.partitions(connection)).containsExactly(new HotPartition("readings_2026_08_20_0000", AUGUST_20, Optional.empty(), false));
+            assertThat(hotTier.partitions(connection)).containsExactly(new HotPartition("readings_2026_08_20_0000", AUGUST_20, AUGUST_21, false));
         }
     }
 
@@ -140,16 +139,78 @@ final class TestHotTier
             }
 
             assertThat(hotTier.partitions(connection)).containsExactly(
-                    new HotPartition("readings_2026_08_20_0000", AUGUST_20, Optional.of(AUGUST_21), true),
-                    new HotPartition("readings_2026_08_21_0000", AUGUST_21, Optional.of(AUGUST_22), false),
-                    new HotPartition("readings_2026_08_22_0000", AUGUST_22, Optional.empty(), true));
+                    new HotPartition("readings_2026_08_20_0000", AUGUST_20, AUGUST_21, true),
+                    new HotPartition("readings_2026_08_21_0000", AUGUST_21, AUGUST_22, false),
+                    new HotPartition("readings_2026_08_22_0000", AUGUST_22, AUGUST_22.plus(Duration.ofDays(1)), true));
 
-            // a gap: the upper bound is the next partition's start, not start + step
+            // a gap: each partition ends at its catalogue bound, not at the next partition's start
             hotTier.ensurePartition(connection, Instant.parse("2026-08-25T06:00:00Z"));
             List<HotPartition> partitions = hotTier.partitions(connection);
             assertThat(partitions).hasSize(4);
-            assertThat(partitions.get(2)).isEqualTo(new HotPartition("readings_2026_08_22_0000", AUGUST_22, Optional.of(Instant.parse("2026-08-25T00:00:00Z")), true));
-            assertThat(partitions.get(3)).isEqualTo(new HotPartition("readings_2026_08_25_0000", Instant.parse("2026-08-25T00:00:00Z"), Optional.empty(), true));
+            assertThat(partitions.get(2)).isEqualTo(new HotPartition("readings_2026_08_22_0000", AUGUST_22, Instant.parse("2026-08-23T00:00:00Z"), true));
+            assertThat(partitions.get(3)).isEqualTo(new HotPartition("readings_2026_08_25_0000", Instant.parse("2026-08-25T00:00:00Z"), Instant.parse("2026-08-26T00:00:00Z"), true));
+        }
+    }
+
+    @Test
+    void testPartitionsCarryTheirCatalogueBounds()
+            throws SQLException
+    {
+        // archived by the hour, but a day partition was created first (by hand, or by an INSERT before any step was recorded)
+        HotTier hotTier = new HotTier("catalogue_bounds", new PartitionNaming("readings", Duration.ofHours(1)), Duration.ofSeconds(5));
+        try (Connection connection = database.connect()) {
+            hotTier.createParent(connection);
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("CREATE TABLE catalogue_bounds.readings_2026_08_20_0000 PARTITION OF catalogue_bounds.readings FOR VALUES FROM ('2026-08-20 00:00:00+00') TO ('2026-08-21 00:00:00+00')");
+                // the session's time zone shapes the bound's text, never the instants read back
+                statement.execute("SET TimeZone = 'Pacific/Chatham'");
+            }
+            assertThat(hotTier.partitions(connection)).containsExactly(new HotPartition("readings_2026_08_20_0000", AUGUST_20, AUGUST_21, true));
+
+            // any instant of the day is the day partition's: no hour partition is created inside it
+            assertThat(hotTier.ensurePartition(connection, Instant.parse("2026-08-20T13:37:00Z"))).isFalse();
+            // the next hour partition is one step
+            assertThat(hotTier.ensurePartition(connection, Instant.parse("2026-08-21T00:30:00Z"))).isTrue();
+
+            // detached, it keeps its bound as a CHECK constraint, and the listing reads it from there
+            hotTier.detach(connection, "readings_2026_08_20_0000");
+            assertThat(hotTier.partitions(connection)).containsExactly(
+                    new HotPartition("readings_2026_08_20_0000", AUGUST_20, AUGUST_21, false),
+                    new HotPartition("readings_2026_08_21_0000", AUGUST_21, Instant.parse("2026-08-21T01:00:00Z"), true));
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("SET TimeZone = 'UTC'");
+            }
+            assertThat(scalar(connection, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'catalogue_bounds.readings_2026_08_20_0000'::regclass AND contype = 'c'"))
+                    .isEqualTo("CHECK (((\"from\" >= '2026-08-20 00:00:00+00'::timestamp with time zone) AND (\"from\" < '2026-08-21 00:00:00+00'::timestamp with time zone))) NOT VALID");
+            // the constraint guards the detached partition too
+            assertThatThrownBy(() -> {
+                try (Statement statement = connection.createStatement()) {
+                    statement.execute("INSERT INTO catalogue_bounds.readings_2026_08_20_0000 (malo_id, obis_code, sparte, \"from\", \"to\", value, unit, quality, resolution, source_kind, version, version_scope, recorded_at, balancing_day) " +
+                            "VALUES ('41373559241', '1-1:1.29.0', 'STROM', '2026-08-21 00:00:00+00', '2026-08-21 00:15:00+00', 1, 'KWH', 'MEASURED', 'PT15M', 'MSCONS', 1, '9900000000003:2026-08', now(), '2026-08-21')");
+                }
+            }).hasMessageContaining("meterstore_partition_bound");
+
+            // a partition detached before bounds were kept (no constraint) ends at the next partition's start or after one step
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("ALTER TABLE catalogue_bounds.readings_2026_08_20_0000 DROP CONSTRAINT meterstore_partition_bound");
+            }
+            assertThat(hotTier.partitions(connection).getFirst()).isEqualTo(new HotPartition("readings_2026_08_20_0000", AUGUST_20, Instant.parse("2026-08-20T01:00:00Z"), false, false));
+        }
+    }
+
+    @Test
+    void testPartitionBoundsWithoutAnEndAreRefused()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("unbounded");
+        try (Connection connection = database.connect()) {
+            hotTier.createParent(connection);
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("CREATE TABLE unbounded.readings_2026_08_20_0000 PARTITION OF unbounded.readings FOR VALUES FROM ('2026-08-20 00:00:00+00') TO (MAXVALUE)");
+            }
+            assertThatThrownBy(() -> hotTier.partitions(connection))
+                    .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(MeterstoreException.Reason.PARTITION_BOUNDS_UNSUPPORTED))
+                    .hasMessageContaining("Partition 'readings_2026_08_20_0000' of table '\"unbounded\".\"readings\"' is attached as 'FOR VALUES FROM ('2026-08-20 00:00:00+00') TO (MAXVALUE)'");
         }
     }
 
@@ -242,7 +303,7 @@ final class TestHotTier
 
             assertThatThrownBy(() -> impatient.ensurePartition(connection, AUGUST_20))
                     .isInstanceOf(HotTier.LockTimeoutException.class)
-                    .hasMessage("Lock timeout on table '\"lock_timeout\".\"readings\"': another session holds a conflicting lock; try again later")
+                    .hasMessage("Lock timeout on table '\"lock_timeout\".\"readings\"': another session held a conflicting lock for longer than 'meterstore.postgresql.lock-timeout' (200ms); try again later")
                     .satisfies(e -> assertThat(HotTier.isLockTimeout((SQLException) e)).isTrue());
             // and created nothing, not even the standalone table
             assertThat(impatient.relationExists(connection, "readings_2026_08_20_0000")).isFalse();
@@ -250,7 +311,7 @@ final class TestHotTier
 
             holder.rollback();
             assertThat(impatient.ensurePartition(connection, AUGUST_20)).isTrue();
-            assertThat(impatient.partitions(connection)).containsExactly(new HotPartition("readings_2026_08_20_0000", AUGUST_20, Optional.empty(), true));
+            assertThat(impatient.partitions(connection)).containsExactly(new HotPartition("readings_2026_08_20_0000", AUGUST_20, AUGUST_21, true));
         }
     }
 

@@ -1,158 +1,52 @@
 package io.meterstore.trino;
 
-import com.google.common.base.Splitter;
-import com.google.common.collect.ImmutableList;
 import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
-import io.airlift.configuration.ConfigSecuritySensitive;
 import io.airlift.configuration.DefunctConfig;
 import io.airlift.units.Duration;
-import io.airlift.units.MinDuration;
+import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
-import jakarta.validation.constraints.Size;
 
-import java.util.List;
-import java.util.Optional;
+import static java.util.concurrent.TimeUnit.MINUTES;
 
-import static java.util.concurrent.TimeUnit.SECONDS;
-
+/**
+ * What only the connector reads. The keys it shares with the archiver (PostgreSQL, schema, tables, Iceberg catalogue,
+ * warehouse, lock timeout) are {@link io.meterstore.core.TiersConfig}, one definition for both.
+ */
 // hot partitions stream as binary COPY, which has no fetch size
 @DefunctConfig("meterstore.postgresql.fetch-rows")
 public class MeterstoreConfig
 {
-    private String postgresqlUrl;
-    private String postgresqlUser = "postgres";
-    private String postgresqlPassword;
-    private String schema = "metering";
-    private List<String> tables = ImmutableList.of("readings");
-    private String icebergCatalogName = "meterstore";
-    private String icebergJdbcUrl;
-    private String icebergWarehouse;
-    private Duration lockTimeout = new Duration(5, SECONDS);
+    public static final String MAX_CLOCK_SKEW_PROPERTY = "meterstore.max-clock-skew";
+
+    private Duration maxClockSkew = new Duration(1, MINUTES);
+    private int postgresqlMaxConnections = 10;
 
     @NotNull
-    public String getPostgresqlUrl()
+    public Duration getMaxClockSkew()
     {
-        return postgresqlUrl;
+        return maxClockSkew;
     }
 
-    @Config("meterstore.postgresql.url")
-    @ConfigDescription("JDBC URL of the PostgreSQL database that holds the hot tier, e.g. jdbc:postgresql://host:5432/metering")
-    public MeterstoreConfig setPostgresqlUrl(String postgresqlUrl)
+    @Config(MAX_CLOCK_SKEW_PROPERTY)
+    @ConfigDescription("How far a recorded_at an INSERT provides may lie after the statement's start (the clocks of the systems that deliver readings); a later one is refused")
+    public MeterstoreConfig setMaxClockSkew(Duration maxClockSkew)
     {
-        this.postgresqlUrl = postgresqlUrl;
+        this.maxClockSkew = maxClockSkew;
         return this;
     }
 
-    @NotNull
-    public String getPostgresqlUser()
+    @Min(1)
+    public int getPostgresqlMaxConnections()
     {
-        return postgresqlUser;
+        return postgresqlMaxConnections;
     }
 
-    @Config("meterstore.postgresql.user")
-    @ConfigDescription("PostgreSQL user; needs no superuser, only ownership of the MeterStore schema")
-    public MeterstoreConfig setPostgresqlUser(String postgresqlUser)
+    @Config("meterstore.postgresql.max-connections")
+    @ConfigDescription("Most PostgreSQL connections one Trino node holds at once, for planning, hot splits and INSERT; splits beyond it wait for a free one")
+    public MeterstoreConfig setPostgresqlMaxConnections(int postgresqlMaxConnections)
     {
-        this.postgresqlUser = postgresqlUser;
-        return this;
-    }
-
-    public Optional<String> getPostgresqlPassword()
-    {
-        return Optional.ofNullable(postgresqlPassword);
-    }
-
-    @Config("meterstore.postgresql.password")
-    @ConfigDescription("PostgreSQL password")
-    @ConfigSecuritySensitive
-    public MeterstoreConfig setPostgresqlPassword(String postgresqlPassword)
-    {
-        this.postgresqlPassword = postgresqlPassword;
-        return this;
-    }
-
-    @NotNull
-    public String getSchema()
-    {
-        return schema;
-    }
-
-    @Config("meterstore.schema")
-    @ConfigDescription("The schema: PostgreSQL schema of the hot tables, Iceberg namespace of the cold tables, and Trino schema")
-    public MeterstoreConfig setSchema(String schema)
-    {
-        this.schema = schema;
-        return this;
-    }
-
-    @NotNull
-    @Size(min = 1)
-    public List<String> getTables()
-    {
-        return tables;
-    }
-
-    @Config("meterstore.tables")
-    @ConfigDescription("Comma-separated readings tables; each is exposed as <table> (winning versions) and <table>_versions (every version)")
-    public MeterstoreConfig setTables(String tables)
-    {
-        this.tables = ImmutableList.copyOf(Splitter.on(',').trimResults().omitEmptyStrings().split(tables));
-        return this;
-    }
-
-    @NotNull
-    public String getIcebergCatalogName()
-    {
-        return icebergCatalogName;
-    }
-
-    @Config("meterstore.iceberg.catalog-name")
-    @ConfigDescription("Name of the Iceberg JDBC catalogue; the archiver and Trino's Iceberg connector must use the same")
-    public MeterstoreConfig setIcebergCatalogName(String icebergCatalogName)
-    {
-        this.icebergCatalogName = icebergCatalogName;
-        return this;
-    }
-
-    public Optional<String> getIcebergJdbcUrl()
-    {
-        return Optional.ofNullable(icebergJdbcUrl);
-    }
-
-    @Config("meterstore.iceberg.jdbc-url")
-    @ConfigDescription("JDBC URL of the Iceberg catalogue database; defaults to meterstore.postgresql.url")
-    public MeterstoreConfig setIcebergJdbcUrl(String icebergJdbcUrl)
-    {
-        this.icebergJdbcUrl = icebergJdbcUrl;
-        return this;
-    }
-
-    @NotNull
-    public String getIcebergWarehouse()
-    {
-        return icebergWarehouse;
-    }
-
-    @Config("meterstore.iceberg.warehouse")
-    @ConfigDescription("Warehouse location of the Iceberg tables, e.g. file:///var/lib/meterstore/warehouse")
-    public MeterstoreConfig setIcebergWarehouse(String icebergWarehouse)
-    {
-        this.icebergWarehouse = icebergWarehouse;
-        return this;
-    }
-
-    @MinDuration("1ms")
-    public Duration getLockTimeout()
-    {
-        return lockTimeout;
-    }
-
-    @Config("meterstore.postgresql.lock-timeout")
-    @ConfigDescription("lock_timeout for MeterStore's DDL in PostgreSQL")
-    public MeterstoreConfig setLockTimeout(Duration lockTimeout)
-    {
-        this.lockTimeout = lockTimeout;
+        this.postgresqlMaxConnections = postgresqlMaxConnections;
         return this;
     }
 }

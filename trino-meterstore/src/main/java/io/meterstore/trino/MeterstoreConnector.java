@@ -1,6 +1,7 @@
 package io.meterstore.trino;
 
 import com.google.inject.Inject;
+import com.google.inject.Provider;
 import io.airlift.bootstrap.LifeCycleManager;
 import io.trino.spi.connector.Connector;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
@@ -21,7 +22,7 @@ public class MeterstoreConnector
         implements Connector
 {
     private final LifeCycleManager lifeCycleManager;
-    private final MeterstoreMetadata metadata;
+    private final Provider<MeterstoreMetadata> metadata;
     private final MeterstoreSplitManager splitManager;
     private final MeterstorePageSourceProvider pageSourceProvider;
     private final MeterstorePageSinkProvider pageSinkProvider;
@@ -30,7 +31,7 @@ public class MeterstoreConnector
     @Inject
     public MeterstoreConnector(
             LifeCycleManager lifeCycleManager,
-            MeterstoreMetadata metadata,
+            Provider<MeterstoreMetadata> metadata,
             MeterstoreSplitManager splitManager,
             MeterstorePageSourceProvider pageSourceProvider,
             MeterstorePageSinkProvider pageSinkProvider,
@@ -53,7 +54,8 @@ public class MeterstoreConnector
     @Override
     public ConnectorMetadata getMetadata(ConnectorSession session, ConnectorTransactionHandle transactionHandle)
     {
-        return metadata;
+        // Trino asks once per transaction; each gets its own, which keeps what its INSERTs wrote for the query's metrics
+        return metadata.get();
     }
 
     @Override

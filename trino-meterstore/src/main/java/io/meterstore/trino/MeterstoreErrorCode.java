@@ -54,6 +54,8 @@ public enum MeterstoreErrorCode
             case POSTGRES_UNAVAILABLE -> METERSTORE_POSTGRES_UNAVAILABLE;
             case CATALOG_UNAVAILABLE -> METERSTORE_CATALOG_UNAVAILABLE;
             case TABLE_MISSING -> METERSTORE_TABLE_NOT_FOUND;
+            case PARTITION_BOUNDS_UNSUPPORTED -> METERSTORE_UNSUPPORTED_TABLE_LAYOUT;
+            case SUMMARY_MALFORMED -> METERSTORE_WATERMARK_MALFORMED;
         };
         return new TrinoException(code, e.getMessage(), e);
     }

@@ -1,6 +1,8 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
+import com.google.common.collect.ImmutableSet;
 import com.google.inject.Inject;
 import io.airlift.slice.Slice;
 import io.meterstore.core.MeterstoreException;
@@ -21,6 +23,7 @@ import io.trino.spi.expression.Variable;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.Range;
 import io.meterstore.trino.write.InsertWriter;
+import io.meterstore.trino.write.InsertWriter.Written;
 import io.meterstore.trino.write.MeterstoreInsertTableHandle;
 import io.trino.spi.TrinoException;
 import io.trino.spi.catalog.CatalogName;
@@ -36,9 +39,11 @@ import io.trino.spi.connector.ConnectorTableVersion;
 import io.trino.spi.connector.PointerType;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.ConstraintApplicationResult;
+import io.trino.spi.connector.RelationColumnsMetadata;
 import io.trino.spi.connector.RetryMode;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.metrics.Metrics;
 import io.trino.spi.statistics.ComputedStatistics;
 import io.trino.spi.statistics.TableStatistics;
 import io.trino.spi.type.LongTimestamp;
@@ -47,16 +52,20 @@ import io.trino.spi.type.TimestampType;
 import io.trino.spi.type.TimestampWithTimeZoneType;
 import org.apache.iceberg.Table;
 
+import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.Collection;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
 
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
 import static io.trino.spi.type.Timestamps.MICROSECONDS_PER_MILLISECOND;
@@ -77,14 +86,18 @@ public class MeterstoreMetadata
     private final String catalogName;
     private final InsertWriter insertWriter;
     private final MeterstoreTableStatistics tableStatistics;
+    private final Duration maxClockSkew;
+    // what each INSERT of this transaction wrote, by query: reported as the query's metadata metrics
+    private final Map<String, Written> written = new ConcurrentHashMap<>();
 
     @Inject
-    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics)
+    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreConfig config)
     {
         this.tables = requireNonNull(tables, "tables is null");
         this.catalogName = requireNonNull(catalogName, "catalogName is null").toString();
         this.insertWriter = requireNonNull(insertWriter, "insertWriter is null");
         this.tableStatistics = requireNonNull(tableStatistics, "tableStatistics is null");
+        this.maxClockSkew = requireNonNull(config, "config is null").getMaxClockSkew().toJavaTime();
     }
 
     @Override
@@ -96,16 +109,17 @@ public class MeterstoreMetadata
     @Override
     public ConnectorTableHandle getTableHandle(ConnectorSession session, SchemaTableName tableName, Optional<ConnectorTableVersion> startVersion, Optional<ConnectorTableVersion> endVersion)
     {
-        if (!tableName.getSchemaName().equals(tables.schema())) {
+        Optional<String> served = tables.storageTableOf(tableName);
+        if (served.isEmpty()) {
+            // a name this catalog does not serve: Trino reports it as missing, and IF EXISTS, information_schema and
+            // the JDBC driver's metadata treat it as on every other catalog
             return null;
         }
+        String storageTable = served.get();
         // Trino passes FOR ... AS OF as the end version; a start version would be a range of versions
         if (startVersion.isPresent()) {
             throw new TrinoException(NOT_SUPPORTED, "MeterStore does not support reading a range of versions");
         }
-        String storageTable = tables.storageTableOf(tableName)
-                .orElseThrow(() -> new TrinoException(METERSTORE_TABLE_NOT_FOUND, "Table '%s' does not exist: MeterStore serves %s (configured by meterstore.tables)"
-                        .formatted(tableName, ImmutableList.builder().addAll(tables.resolvedTables()).addAll(tables.versionsTables()).build())));
         boolean resolved = tables.isResolvedTable(tableName);
         Table icebergTable = tables.pinIcebergTable(storageTable);
         try {
@@ -174,6 +188,17 @@ public class MeterstoreMetadata
                 .build();
     }
 
+    /** Every served table has the readings columns: listing them reads neither the catalogue nor PostgreSQL. */
+    @Override
+    public Iterator<RelationColumnsMetadata> streamRelationColumns(ConnectorSession session, Optional<String> schemaName, UnaryOperator<Set<SchemaTableName>> relationFilter)
+    {
+        Set<SchemaTableName> listed = ImmutableSet.copyOf(listTables(session, schemaName));
+        List<ColumnMetadata> columns = columnsMetadata();
+        return relationFilter.apply(listed).stream()
+                .map(table -> RelationColumnsMetadata.forTable(table, columns))
+                .iterator();
+    }
+
     @Override
     public Map<String, ColumnHandle> getColumnHandles(ConnectorSession session, ConnectorTableHandle tableHandle)
     {
@@ -230,29 +255,39 @@ public class MeterstoreMetadata
         if (retryMode != RetryMode.NO_RETRIES) {
             throw new TrinoException(NOT_SUPPORTED, "MeterStore writes do not support retry-policy %s: run INSERT with retry_policy NONE; a failed INSERT can simply be run again".formatted(retryMode));
         }
-        PinnedWatermark pinned;
-        try {
-            // the current W, not the one a read of the same table pinned; the write re-reads it under the archival fence
-            pinned = WatermarkReader.current(tables.loadIcebergTable(table.storageTable()));
-        }
-        catch (MeterstoreException e) {
-            throw MeterstoreErrorCode.toTrinoException(e);
-        }
-        return new MeterstoreInsertTableHandle(
-                table.schemaTableName(),
-                table.storageTable(),
-                pinned.snapshotId(),
-                MeterstoreTypes.toEpochMicros(pinned.watermark().instant()),
-                MeterstoreTypes.toEpochMicros(session.getStart()),
-                columns.stream().map(MeterstoreColumnHandle.class::cast).toList());
+        return insertWriter.begin(session, table.schemaTableName(), table.storageTable(), columns.stream().map(MeterstoreColumnHandle.class::cast).toList(), maxClockSkew);
     }
 
     @Override
     public Optional<ConnectorOutputMetadata> finishInsert(ConnectorSession session, ConnectorInsertTableHandle insertHandle, List<ConnectorTableHandle> sourceTableHandles, Collection<Slice> fragments, Collection<ComputedStatistics> computedStatistics)
     {
-        // runs once per statement, on the coordinator: every writer's validated rows are written here, exactly once
-        insertWriter.write(session, (MeterstoreInsertTableHandle) insertHandle, fragments);
+        // runs once per statement, on the coordinator: every writer's staged rows are written here, exactly once
+        written.put(session.getQueryId(), insertWriter.finish(session, (MeterstoreInsertTableHandle) insertHandle, fragments));
         return Optional.empty();
+    }
+
+    @Override
+    public void cleanupQuery(ConnectorSession session)
+    {
+        // after a failed INSERT: its staging table, if this coordinator created one; nothing for any other query
+        insertWriter.cleanup(session);
+    }
+
+    /**
+     * What the query's INSERT wrote to each tier and what it skipped as already stored. Trino's update count is every
+     * row the statement carried, redeliveries included; these say which of them changed anything.
+     */
+    @Override
+    public Metrics getMetrics(ConnectorSession session)
+    {
+        Written insert = written.get(session.getQueryId());
+        if (insert == null) {
+            return Metrics.EMPTY;
+        }
+        return MeterstoreMetrics.counts(ImmutableMap.of(
+                MeterstoreMetrics.HOT_ROWS_WRITTEN, insert.hotRows(),
+                MeterstoreMetrics.COLD_ROWS_WRITTEN, insert.coldRows(),
+                MeterstoreMetrics.REDELIVERED_ROWS_SKIPPED, insert.unchanged()));
     }
 
     /**

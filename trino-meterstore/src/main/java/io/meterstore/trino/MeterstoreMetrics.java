@@ -10,7 +10,8 @@ import java.util.Map;
 /**
  * The connector metrics MeterStore reports, so that pruning is visible in a query's statistics (EXPLAIN ANALYZE,
  * the query's operator summaries): planning reports them through the split source, reading through each page
- * source. Every metric is a count that Trino sums over the splits of a table scan.
+ * source. Every metric is a count that Trino sums over the splits of a table scan. An INSERT reports what it wrote
+ * through the metadata, as the catalog's metadata metrics of the query.
  */
 public final class MeterstoreMetrics
 {
@@ -52,6 +53,14 @@ public final class MeterstoreMetrics
     public static final String COLD_ROWS_DELETED = "cold_rows_deleted";
     /** Cold splits answered from the manifest's record count without opening the file. */
     public static final String COLD_SPLITS_FROM_MANIFEST = "cold_splits_from_manifest";
+
+    // an INSERT's, as the catalog's metadata metrics of its query: Trino's update count is every row the statement carried
+    /** Rows the INSERT wrote to PostgreSQL. */
+    public static final String HOT_ROWS_WRITTEN = "hot_rows_written";
+    /** Rows the INSERT appended to Iceberg. */
+    public static final String COLD_ROWS_WRITTEN = "cold_rows_written";
+    /** Rows the INSERT did not write: versions already stored with the same values (redeliveries), or carried twice. */
+    public static final String REDELIVERED_ROWS_SKIPPED = "redelivered_rows_skipped";
 
     private MeterstoreMetrics() {}
 

@@ -5,8 +5,10 @@ import com.google.inject.Module;
 import com.google.inject.Provides;
 import com.google.inject.Scopes;
 import com.google.inject.Singleton;
+import io.meterstore.core.TiersConfig;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
 import io.meterstore.trino.cold.ColdSplitPlanner;
+import io.meterstore.trino.write.ColdRedeliveryLookup;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.filesystem.TrinoFileSystemFactory;
@@ -20,15 +22,20 @@ public class MeterstoreModule
     @Override
     public void configure(Binder binder)
     {
+        // the keys shared with the archiver, then the connector's own
+        configBinder(binder).bindConfig(TiersConfig.class);
         configBinder(binder).bindConfig(MeterstoreConfig.class);
         binder.bind(MeterstoreConnector.class).in(Scopes.SINGLETON);
-        binder.bind(MeterstoreMetadata.class).in(Scopes.SINGLETON);
+        // one per transaction: MeterstoreConnector.getMetadata
+        binder.bind(MeterstoreMetadata.class);
         binder.bind(MeterstoreSplitManager.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSourceProvider.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreTables.class).in(Scopes.SINGLETON);
+        binder.bind(PostgresConnectionPool.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreTableStatistics.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSinkProvider.class).in(Scopes.SINGLETON);
         binder.bind(InsertWriter.class).in(Scopes.SINGLETON);
+        binder.bind(ColdRedeliveryLookup.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreSessionProperties.class).in(Scopes.SINGLETON);
     }
 

@@ -5,6 +5,7 @@ import io.meterstore.trino.cold.ColdFileGroupSplit;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
 import io.meterstore.trino.cold.ColdPageSourceProvider.ReadOptions;
 import io.meterstore.trino.cold.ColdSplit;
+import io.meterstore.trino.hot.ConnectionAwaitingPageSource;
 import io.meterstore.trino.hot.HotAggregationPageSource;
 import io.meterstore.trino.hot.HotAggregationSplit;
 import io.meterstore.trino.hot.HotPageSource;
@@ -27,21 +28,23 @@ import io.trino.spi.connector.MemoryContext;
 import io.trino.spi.connector.MemoryUsageReportingPageSource;
 import io.trino.spi.predicate.TupleDomain;
 
+import java.sql.Connection;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 import static java.util.Objects.requireNonNull;
 
 public class MeterstorePageSourceProvider
         implements ConnectorPageSourceProvider
 {
-    private final MeterstoreTables tables;
+    private final PostgresConnectionPool postgres;
     private final ColdPageSourceProvider coldPageSources;
 
     @Inject
-    public MeterstorePageSourceProvider(MeterstoreTables tables, ColdPageSourceProvider coldPageSources)
+    public MeterstorePageSourceProvider(PostgresConnectionPool postgres, ColdPageSourceProvider coldPageSources)
     {
-        this.tables = requireNonNull(tables, "tables is null");
+        this.postgres = requireNonNull(postgres, "postgres is null");
         this.coldPageSources = requireNonNull(coldPageSources, "coldPageSources is null");
     }
 
@@ -59,7 +62,7 @@ public class MeterstorePageSourceProvider
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         if (split instanceof HotAggregationSplit aggregationSplit) {
             // the statement enforces the handle's constraint; a dynamic filter is only an optimisation and is not needed
-            return new HotAggregationPageSource(tables.connectPostgres(), aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint());
+            return withConnection(connection -> new HotAggregationPageSource(connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint()));
         }
         List<MeterstoreColumnHandle> meterstoreColumns = columns.stream().map(MeterstoreColumnHandle.class::cast).toList();
         // a plain cold split of a resolving read holds one version per key (a resolved month's winners, or a file proven
@@ -75,7 +78,7 @@ public class MeterstorePageSourceProvider
         }
         if (split instanceof HotSplit hotSplit && !resolution.resolve()) {
             // the statement itself drops versions recorded after an AS OF instant, and carries a pushed LIMIT
-            return new HotPageSource(tables.connectPostgres(), hotSplit, meterstoreColumns, predicate, resolution);
+            return withConnection(connection -> new HotPageSource(postgres, connection, hotSplit, meterstoreColumns, predicate, resolution));
         }
         if (resolution.isNone()) {
             return switch (split) {
@@ -87,7 +90,7 @@ public class MeterstorePageSourceProvider
         // the tier reads the columns resolution needs too; the resolving page source returns the query's columns
         VersionResolution.Layout layout = resolution.layout(meterstoreColumns);
         ConnectorPageSource source = switch (split) {
-            case HotSplit hotSplit -> new HotPageSource(tables.connectPostgres(), hotSplit, layout.columns(), predicate, resolution);
+            case HotSplit hotSplit -> withConnection(connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution));
             case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, layout.columns(), predicate);
             case ColdFileGroupSplit group -> resolutionGroup(session, group, layout, predicate);
             default -> throw new IllegalArgumentException("Unknown split " + split);
@@ -113,6 +116,12 @@ public class MeterstorePageSourceProvider
                 })
                 .toList();
         return files.size() == 1 ? files.getFirst() : new SortedMergePageSource(files, layout);
+    }
+
+    /** A hot page source, started once the pool hands out a connection; the driver's thread is free while it waits. */
+    private ConnectorPageSource withConnection(Function<Connection, ConnectorPageSource> start)
+    {
+        return new ConnectionAwaitingPageSource(postgres.connectionAsync(), start);
     }
 
     /** A pushed LIMIT: a split stops reading once it has that many rows; Trino still applies the limit. */

@@ -1,6 +1,7 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergCatalogs;
@@ -8,30 +9,33 @@ import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.TiersConfig;
 import io.meterstore.trino.cold.ForwardingFileIo;
 import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.security.ConnectorIdentity;
+import org.apache.iceberg.BaseTable;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.StaticTableOperations;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 
 import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import static com.google.common.base.Suppliers.memoize;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
 import static java.util.Objects.requireNonNull;
 
@@ -42,27 +46,27 @@ import static java.util.Objects.requireNonNull;
 public final class MeterstoreTables
 {
     public static final String VERSIONS_SUFFIX = "_versions";
+    private static final Map<String, String> MANIFEST_CACHE = ImmutableMap.of(CatalogProperties.IO_MANIFEST_CACHE_ENABLED, "true");
 
-    private final MeterstoreConfig config;
+    private final TiersConfig config;
+    private final PostgresConnectionPool postgres;
     private final Supplier<Catalog> catalog;
     // the table each storage table was last pinned from: a metadata file never changes, and a newer one lists every snapshot of an older one
     private final Map<String, Table> lastPinned = new ConcurrentHashMap<>();
+    private final Map<String, TableOperations> catalogOperations = new ConcurrentHashMap<>();
 
     @Inject
-    public MeterstoreTables(MeterstoreConfig config, TrinoFileSystemFactory fileSystemFactory)
+    public MeterstoreTables(TiersConfig config, PostgresConnectionPool postgres, TrinoFileSystemFactory fileSystemFactory)
     {
         this.config = requireNonNull(config, "config is null");
+        this.postgres = requireNonNull(postgres, "postgres is null");
         requireNonNull(fileSystemFactory, "fileSystemFactory is null");
-        JdbcCatalogSpec spec = new JdbcCatalogSpec(
-                config.getIcebergCatalogName(),
-                config.getIcebergJdbcUrl().orElse(config.getPostgresqlUrl()),
-                config.getPostgresqlUser(),
-                config.getPostgresqlPassword(),
-                config.getIcebergWarehouse());
+        JdbcCatalogSpec spec = config.catalogSpec();
         // created on first use, so that a catalogue that is down fails the query that needs it, not the server start
         this.catalog = memoize(() -> {
             try {
-                return IcebergCatalogs.jdbc(spec, properties -> new ForwardingFileIo(fileSystemFactory.create(ConnectorIdentity.ofUser("meterstore"))));
+                // manifests never change once written: Iceberg keeps the ones planning reads in memory instead of reading them for every query
+                return IcebergCatalogs.jdbc(spec, properties -> new ForwardingFileIo(fileSystemFactory.create(ConnectorIdentity.ofUser("meterstore")), MANIFEST_CACHE));
             }
             catch (RuntimeException e) {
                 throw new TrinoException(METERSTORE_CATALOG_UNAVAILABLE, "Cannot open the Iceberg catalogue '%s' at '%s': %s; check meterstore.iceberg.* and that the database is reachable"
@@ -74,11 +78,6 @@ public final class MeterstoreTables
     public String schema()
     {
         return config.getSchema();
-    }
-
-    public List<String> storageTables()
-    {
-        return config.getTables();
     }
 
     public List<SchemaTableName> versionsTables()
@@ -114,10 +113,44 @@ public final class MeterstoreTables
 
     public Table loadIcebergTable(String table)
     {
-        try {
+        return translated(table, () -> {
             Table icebergTable = catalog.get().loadTable(TableIdentifier.of(schema(), table));
             IcebergTableSpec.verify(icebergTable);
             return icebergTable;
+        });
+    }
+
+    /**
+     * The table for a query to pin its snapshot and W from, kept for that query's statistics and splits
+     * ({@link #icebergTableListing}). Only reads use it: a writer refreshes and commits through its table, so it loads
+     * one of its own ({@link #loadIcebergTable}).
+     */
+    public Table pinIcebergTable(String table)
+    {
+        return translated(table, () -> {
+            // one operations object per table, refreshed for every query: it reads the catalogue's pointer each time, but
+            // the metadata file, which grows with every archival commit, only when a commit moved the pointer
+            TableOperations operations = catalogOperations.computeIfAbsent(table, name -> ((HasTableOperations) catalog.get().loadTable(TableIdentifier.of(schema(), name))).operations());
+            TableMetadata metadata;
+            synchronized (operations) {
+                metadata = operations.refresh();
+            }
+            Table pinned = lastPinned.get(table);
+            if (pinned != null && ((HasTableOperations) pinned).operations().current() == metadata) {
+                return pinned;
+            }
+            // a table over exactly this metadata: queries pin from it and never refresh it
+            Table fresh = new BaseTable(new StaticTableOperations(metadata, operations.io()), "%s.%s.%s".formatted(config.getIcebergCatalogName(), schema(), table));
+            IcebergTableSpec.verify(fresh);
+            lastPinned.put(table, fresh);
+            return fresh;
+        });
+    }
+
+    private <T> T translated(String table, Supplier<T> catalogAccess)
+    {
+        try {
+            return catalogAccess.get();
         }
         catch (NoSuchTableException e) {
             throw new TrinoException(METERSTORE_TABLE_NOT_FOUND, "Iceberg table '%s.%s' of MeterStore table '%s' does not exist in catalogue '%s': create it with 'meterstore-archiver create'"
@@ -133,18 +166,6 @@ public final class MeterstoreTables
             throw new TrinoException(METERSTORE_CATALOG_UNAVAILABLE, "Cannot load Iceberg table '%s.%s' from catalogue '%s': %s"
                     .formatted(schema(), table, config.getIcebergCatalogName(), e.getMessage()), e);
         }
-    }
-
-    /**
-     * Loads the table for a query to pin its snapshot and W from, and keeps it for that query's statistics and splits
-     * ({@link #icebergTableListing}). Only reads use it: a writer refreshes and commits through its table, so it loads
-     * one of its own ({@link #loadIcebergTable}).
-     */
-    public Table pinIcebergTable(String table)
-    {
-        Table icebergTable = loadIcebergTable(table);
-        lastPinned.put(table, icebergTable);
-        return icebergTable;
     }
 
     /**
@@ -164,22 +185,19 @@ public final class MeterstoreTables
     public HotTier hotTier(String table)
     {
         // the step only matters for creating partitions; reading enumerates whatever partitions exist
-        return new HotTier(schema(), new PartitionNaming(table, PartitionNaming.DEFAULT_STEP), Duration.ofMillis(config.getLockTimeout().toMillis()));
+        return hotTier(table, PartitionNaming.DEFAULT_STEP);
     }
 
+    /** The hot tier of {@code table} with partitions of {@code step}, which names the partitions a write creates. */
+    public HotTier hotTier(String table, Duration step)
+    {
+        return config.hotTier(table, step);
+    }
+
+    /** A pooled connection to the hot tier; closing it gives it back. */
     public Connection connectPostgres()
     {
-        Properties properties = new Properties();
-        properties.setProperty("user", config.getPostgresqlUser());
-        config.getPostgresqlPassword().ifPresent(password -> properties.setProperty("password", password));
-        properties.setProperty("ApplicationName", "trino-meterstore");
-        try {
-            return DriverManager.getConnection(config.getPostgresqlUrl(), properties);
-        }
-        catch (SQLException e) {
-            throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot connect to PostgreSQL at '%s' as '%s': %s; check meterstore.postgresql.* and that the server is reachable"
-                    .formatted(config.getPostgresqlUrl(), config.getPostgresqlUser(), e.getMessage()), e);
-        }
+        return postgres.connection();
     }
 
 }

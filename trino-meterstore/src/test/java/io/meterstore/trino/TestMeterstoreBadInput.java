@@ -1,28 +1,62 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableMap;
+import io.meterstore.archiver.cycle.ArchivalCycle;
+import io.meterstore.archiver.cycle.ArchivalSettings;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.LocalFileIo;
+import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.ReadingsSchema;
+import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.trino.testing.AbstractTestQueryFramework;
 import io.trino.testing.DistributedQueryRunner;
+import io.trino.testing.MaterializedResult;
 import io.trino.testing.QueryRunner;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.Test;
 
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.time.LocalDate;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_UNSUPPORTED_TABLE_LAYOUT;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_WATERMARK_MISSING;
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
+import static io.trino.spi.StandardErrorCode.TABLE_NOT_FOUND;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Every refusal names what is wrong and what to do, with a MeterStore error code. */
 final class TestMeterstoreBadInput
@@ -30,6 +64,8 @@ final class TestMeterstoreBadInput
 {
     // nothing listens on port 1
     private static final String UNREACHABLE_POSTGRES = "jdbc:postgresql://localhost:1/metering?connectTimeout=2";
+
+    private Table damagedTable;
 
     @Override
     protected QueryRunner createQueryRunner()
@@ -48,10 +84,30 @@ final class TestMeterstoreBadInput
                 .withPartitionSpec(IcebergTableSpec.partitionSpec(schema))
                 .withProperty("format-version", "3")
                 .create();
+        // a table altered by another tool: a column dropped
+        IcebergTableSpec.createIfMissing(catalog, TableIdentifier.of(SCHEMA, "dropped"))
+                .updateSchema().deleteColumn("provenance").commit();
+        // and one replaced by a format v1 table
+        catalog.buildTable(TableIdentifier.of(SCHEMA, "downgraded"), schema)
+                .withPartitionSpec(IcebergTableSpec.partitionSpec(schema))
+                .withProperty("format-version", "1")
+                .create();
+        // a table with archived days, whose data files the tests damage by hand and restore
+        HotTier damaged = new HotTier(SCHEMA, new PartitionNaming("damaged", PartitionNaming.DEFAULT_STEP), Duration.ofSeconds(5));
+        try (Connection connection = warehouse.database().connect()) {
+            damaged.createParent(connection);
+            new ReadingsLoader(damaged).load(connection, ReadingsGenerator.builder().seed(51).meters(3).startDay(LocalDate.of(2026, 1, 12)).days(2).build());
+        }
+        IcebergTableSpec.createIfMissing(catalog, TableIdentifier.of(SCHEMA, "damaged"));
+        ArchivalCycle archival = new ArchivalCycle(catalog, TableIdentifier.of(SCHEMA, "damaged"), damaged, () -> warehouse.database().connect(), ArchivalSettings.DEFAULTS, InstantSource.fixed(TestingArchival.LATER));
+        while (archival.archiveOnce().kind() == ArchiveOutcome.Kind.ARCHIVED) {
+            // every closed day into Iceberg
+        }
+        damagedTable = catalog.loadTable(TableIdentifier.of(SCHEMA, "damaged"));
 
         DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)
                 .withoutIceberg()
-                .withCatalogOverrides(ImmutableMap.of("meterstore.tables", "readings,foreign,future,absent"))
+                .withCatalogOverrides(ImmutableMap.of("meterstore.tables", "readings,foreign,future,absent,dropped,downgraded,damaged"))
                 .build();
 
         Map<String, String> postgresDown = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
@@ -66,13 +122,70 @@ final class TestMeterstoreBadInput
     }
 
     @Test
-    void testUnknownTable()
+    void testUnknownTableIsMissingAsOnEveryCatalog()
+            throws Exception
     {
         assertThat(query("SELECT count(*) FROM readings_nope"))
                 .failure()
-                .hasErrorCode(METERSTORE_TABLE_NOT_FOUND)
-                .hasMessageContaining("Table 'metering.readings_nope' does not exist")
-                .hasMessageContaining("meterstore.tables");
+                .hasErrorCode(TABLE_NOT_FOUND)
+                .hasMessage("line 1:22: Table 'meterstore.metering.readings_nope' does not exist");
+
+        // through the real JDBC driver, as a BI tool sees the catalog
+        try (Connection connection = DriverManager.getConnection("jdbc:trino://%s/meterstore/metering".formatted(getDistributedQueryRunner().getCoordinator().getAddress()), "bi", null);
+                Statement statement = connection.createStatement()) {
+            DatabaseMetaData metaData = connection.getMetaData();
+            assertThat(columnNames(metaData.getColumns("meterstore", "metering", "readings_nope", null))).isEmpty();
+            assertThat(columnNames(metaData.getColumns("meterstore", "metering", "readings_versions", null))).containsExactlyElementsOf(
+                    Stream.of(ReadingsColumn.values()).map(ReadingsColumn::columnName).toList());
+            // every served table lists its columns, even one whose Iceberg table is missing: listing reads no catalogue
+            List<String> tables = new ArrayList<>();
+            try (ResultSet columns = metaData.getColumns("meterstore", "metering", null, "malo_id")) {
+                while (columns.next()) {
+                    tables.add(columns.getString("TABLE_NAME"));
+                }
+            }
+            assertThat(tables).containsExactlyInAnyOrder(
+                    "readings", "readings_versions", "foreign", "foreign_versions", "future", "future_versions", "absent", "absent_versions",
+                    "dropped", "dropped_versions", "downgraded", "downgraded_versions", "damaged", "damaged_versions");
+
+            assertThat(longValue(statement, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'metering' AND table_name = 'readings_nope'")).isZero();
+            assertThat(longValue(statement, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'metering' AND table_name = 'readings'")).isEqualTo(ReadingsColumn.values().length);
+            assertThat(longValue(statement, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'metering' AND table_name = 'readings_nope'")).isZero();
+
+            // IF EXISTS is a no-op; SHOW CREATE TABLE and DESCRIBE report the name missing, as Trino does
+            assertThat(statement.execute("DROP TABLE IF EXISTS readings_nope")).isFalse();
+            for (String sql : List.of("SHOW CREATE TABLE readings_nope", "DESCRIBE readings_nope", "SHOW COLUMNS FROM readings_nope")) {
+                assertThatThrownBy(() -> statement.execute(sql))
+                        .as(sql)
+                        .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getErrorCode()).isEqualTo(TABLE_NOT_FOUND.toErrorCode().getCode()))
+                        .hasMessageContaining("Table 'meterstore.metering.readings_nope' does not exist");
+            }
+            try (ResultSet created = statement.executeQuery("SHOW CREATE TABLE readings_versions")) {
+                assertThat(created.next()).isTrue();
+                assertThat(created.getString(1)).startsWith("CREATE TABLE meterstore.metering.readings_versions (").contains("malo_id varchar NOT NULL");
+            }
+        }
+    }
+
+    private static List<String> columnNames(ResultSet columns)
+            throws SQLException
+    {
+        try (columns) {
+            List<String> names = new ArrayList<>();
+            while (columns.next()) {
+                names.add(columns.getString("COLUMN_NAME"));
+            }
+            return names;
+        }
+    }
+
+    private static long longValue(Statement statement, String sql)
+            throws SQLException
+    {
+        try (ResultSet result = statement.executeQuery(sql)) {
+            assertThat(result.next()).isTrue();
+            return result.getLong(1);
+        }
     }
 
     @Test
@@ -103,6 +216,60 @@ final class TestMeterstoreBadInput
                 .hasErrorCode(METERSTORE_UNSUPPORTED_TABLE_LAYOUT)
                 .hasMessageContaining("format version 3")
                 .hasMessageContaining("format version 2 only");
+    }
+
+    @Test
+    void testTableAlteredByAnotherTool()
+    {
+        // at planning, naming the table and what changed
+        assertThat(query("SELECT count(*) FROM dropped_versions"))
+                .failure()
+                .hasErrorCode(METERSTORE_UNSUPPORTED_TABLE_LAYOUT)
+                .hasMessageContaining("Iceberg table 'meterstore.metering.dropped' is not a readings table: column 'provenance' (field id 13, string) was dropped; it was altered outside MeterStore");
+        assertThat(query("SELECT count(*) FROM downgraded"))
+                .failure()
+                .hasErrorCode(METERSTORE_UNSUPPORTED_TABLE_LAYOUT)
+                .hasMessageContaining("Iceberg table 'meterstore.metering.downgraded' has format version 1: MeterStore reads and writes format version 2 only");
+    }
+
+    @Test
+    void testColdDataFileDeletedOrTruncatedByHand()
+            throws Exception
+    {
+        MaterializedResult expected = computeActual("SELECT count(*), sum(value) FROM damaged_versions");
+        assertThat((long) expected.getMaterializedRows().getFirst().getField(0)).isPositive();
+        DataFile file;
+        try (CloseableIterable<FileScanTask> tasks = damagedTable.newScan().planFiles()) {
+            file = tasks.iterator().next().file();
+        }
+        Path path = LocalFileIo.path(file.location());
+        Path backup = Files.createTempFile("meterstore-damaged-", ".parquet");
+        Files.copy(path, backup, StandardCopyOption.REPLACE_EXISTING);
+        try {
+            // deleted: an error naming the file, never an answer without its rows, in either view
+            Files.delete(path);
+            for (String table : List.of("damaged_versions", "damaged")) {
+                assertThat(query("SELECT count(*), sum(value) FROM " + table))
+                        .failure()
+                        .hasErrorCode(METERSTORE_COLD_READ_FAILED)
+                        .hasMessageContaining("Data file '%s' of the pinned snapshot does not exist".formatted(file.location()))
+                        .hasMessageContaining("restore the file from a backup");
+            }
+
+            // truncated: its length against the snapshot's says what happened
+            Files.copy(backup, path);
+            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.WRITE)) {
+                channel.truncate(file.fileSizeInBytes() / 2);
+            }
+            assertThat(query("SELECT count(*), sum(value) FROM damaged_versions"))
+                    .failure()
+                    .hasErrorCode(METERSTORE_COLD_READ_FAILED)
+                    .hasMessageContaining("Data file '%s' is %s bytes long, but the snapshot records %s bytes: it was truncated or overwritten".formatted(file.location(), file.fileSizeInBytes() / 2, file.fileSizeInBytes()));
+        }
+        finally {
+            Files.move(backup, path, StandardCopyOption.REPLACE_EXISTING);
+        }
+        assertThat(computeActual("SELECT count(*), sum(value) FROM damaged_versions")).isEqualTo(expected);
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.util.Map;
 import static io.airlift.configuration.testing.ConfigAssertions.assertFullMapping;
 import static io.airlift.configuration.testing.ConfigAssertions.assertRecordedDefaults;
 import static io.airlift.configuration.testing.ConfigAssertions.recordDefaults;
+import static java.util.concurrent.TimeUnit.MINUTES;
 import static java.util.concurrent.TimeUnit.SECONDS;
 
 final class TestMeterstoreConfig
@@ -17,41 +18,20 @@ final class TestMeterstoreConfig
     void testDefaults()
     {
         assertRecordedDefaults(recordDefaults(MeterstoreConfig.class)
-                .setPostgresqlUrl(null)
-                .setPostgresqlUser("postgres")
-                .setPostgresqlPassword(null)
-                .setSchema("metering")
-                .setTables("readings")
-                .setIcebergCatalogName("meterstore")
-                .setIcebergJdbcUrl(null)
-                .setIcebergWarehouse(null)
-                .setLockTimeout(new Duration(5, SECONDS)));
+                .setMaxClockSkew(new Duration(1, MINUTES))
+                .setPostgresqlMaxConnections(10));
     }
 
     @Test
     void testExplicitPropertyMappings()
     {
         Map<String, String> properties = ImmutableMap.<String, String>builder()
-                .put("meterstore.postgresql.url", "jdbc:postgresql://db:5432/metering")
-                .put("meterstore.postgresql.user", "meterstore")
-                .put("meterstore.postgresql.password", "secret")
-                .put("meterstore.schema", "tenant_a")
-                .put("meterstore.tables", "readings, gas_readings")
-                .put("meterstore.iceberg.catalog-name", "archive")
-                .put("meterstore.iceberg.jdbc-url", "jdbc:postgresql://catalog:5432/iceberg")
-                .put("meterstore.iceberg.warehouse", "file:///var/lib/meterstore/warehouse")
-                .put("meterstore.postgresql.lock-timeout", "2s")
+                .put("meterstore.max-clock-skew", "10s")
+                .put("meterstore.postgresql.max-connections", "4")
                 .buildOrThrow();
         MeterstoreConfig expected = new MeterstoreConfig()
-                .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
-                .setPostgresqlUser("meterstore")
-                .setPostgresqlPassword("secret")
-                .setSchema("tenant_a")
-                .setTables("readings,gas_readings")
-                .setIcebergCatalogName("archive")
-                .setIcebergJdbcUrl("jdbc:postgresql://catalog:5432/iceberg")
-                .setIcebergWarehouse("file:///var/lib/meterstore/warehouse")
-                .setLockTimeout(new Duration(2, SECONDS));
+                .setMaxClockSkew(new Duration(10, SECONDS))
+                .setPostgresqlMaxConnections(4);
         assertFullMapping(properties, expected);
     }
 }

@@ -9,7 +9,12 @@ import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
+import io.trino.jdbc.TrinoStatement;
+import io.trino.plugin.base.metrics.LongCount;
+import io.trino.spi.QueryId;
+import io.trino.spi.metrics.Metric;
 import io.trino.testing.AbstractTestQueryFramework;
+import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
 import io.trino.testing.QueryRunner;
 import org.apache.iceberg.Table;
@@ -17,11 +22,19 @@ import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
 import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.Statement;
+import java.sql.ResultSet;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZonedDateTime;
+import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CONFLICTING_REDELIVERY;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_INVALID_READING;
@@ -67,7 +80,11 @@ final class TestMeterstoreInsert
         TestingArchival.archiveWindows(warehouse, ARCHIVED_WINDOWS);
         table.refresh();
         watermark = WatermarkReader.current(table).watermark();
-        return MeterstoreQueryRunner.builder(warehouse).build();
+        DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse).build();
+        Map<String, String> shortLock = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
+        shortLock.put("meterstore.postgresql.lock-timeout", "700ms");
+        queryRunner.createCatalog("short_lock", "meterstore", shortLock);
+        return queryRunner;
     }
 
     /** A quarter-hour {@code days} after the watermark's day (negative: before it) and {@code quarters} into it. */
@@ -87,6 +104,24 @@ final class TestMeterstoreInsert
         try (Connection connection = warehouse.database().connect()) {
             return hotRows(connection, reading);
         }
+    }
+
+    /** Fails unless the staging tables of finished statements are gone, succeeded or failed; Trino cleans a failed query up just after its client saw the failure. */
+    private void assertNoStagingTables()
+            throws Exception
+    {
+        long staging = -1;
+        for (int attempt = 0; attempt < 100 && staging != 0; attempt++) {
+            if (attempt > 0) {
+                Thread.sleep(100);
+            }
+            try (Connection connection = warehouse.database().connect();
+                    ResultSet result = connection.createStatement().executeQuery("SELECT count(*) FROM pg_class WHERE relname LIKE 'meterstore\\_insert\\_%'")) {
+                result.next();
+                staging = result.getLong(1);
+            }
+        }
+        assertThat(staging).as("staging tables left behind").isZero();
     }
 
     private long snapshots()
@@ -189,6 +224,35 @@ final class TestMeterstoreInsert
         assertThat(snapshots()).isEqualTo(snapshotsBefore);
         assertThat(hot(good)).isZero();
         assertThat(icebergRows(goodCold)).isZero();
+        assertNoStagingTables();
+    }
+
+    @Test
+    void testRecordedAtInTheFutureIsRefused()
+            throws Exception
+    {
+        Reading hot = correction(6, interval(1, 60), 1, "1");
+        Reading cold = correction(6, interval(-1, 60), 1, "1");
+        long rowsBefore = versionsRows();
+        long snapshotsBefore = snapshots();
+        // a sender whose clock runs ahead, or a typo: "as known at" would not know the version until 2099
+        String future = TestingInserts.values(hot).replace(", NULL, NULL)", ", TIMESTAMP '2099-01-01 00:00:00 UTC', NULL)");
+        assertThat(query("INSERT INTO readings_versions VALUES %s, %s".formatted(TestingInserts.values(cold), future)))
+                .failure()
+                .hasErrorCode(METERSTORE_INVALID_READING)
+                .hasMessageContaining("(malo_id '%s'".formatted(hot.maloId()))
+                .hasMessageContaining("recorded_at 2099-01-01T00:00:00Z lies after the statement's start")
+                .hasMessageContaining("plus the tolerated clock skew of 1.00m ('meterstore.max-clock-skew')")
+                .hasMessageContaining("nothing was written");
+        assertThat(versionsRows()).isEqualTo(rowsBefore);
+        assertThat(snapshots()).isEqualTo(snapshotsBefore);
+        assertThat(hot(hot)).isZero();
+        assertThat(icebergRows(cold)).isZero();
+
+        // a clock a few seconds ahead is within the tolerated skew, and the value is kept as given
+        Instant ahead = Instant.now().plusSeconds(5).truncatedTo(ChronoUnit.MICROS);
+        assertUpdate(insert(hot).replace(", NULL, NULL)", ", %s, NULL)".formatted(TestingInserts.timestamp(ahead))), 1);
+        assertThat(((ZonedDateTime) computeActual("SELECT recorded_at FROM readings_versions WHERE " + keyPredicate(hot)).getOnlyValue()).toInstant()).isEqualTo(ahead);
     }
 
     @Test
@@ -197,17 +261,41 @@ final class TestMeterstoreInsert
     {
         Reading hot = correction(3, interval(1, 20), 1, "4.5");
         Reading cold = correction(3, interval(-2, 20), 1, "4.5");
-        assertUpdate(insert(hot, cold), 2);
+        // through the JDBC driver: the update count is every row the statement carried, the metrics what it wrote
+        assertThat(insertThroughJdbc(insert(hot, cold))).isEqualTo(new InsertReport(2, 1, 1, 0));
         long snapshotsAfterFirst = snapshots();
         long rowsAfterFirst = versionsRows();
 
         // the same versions again, also twice within one statement, with another recorded_at: nothing changes
-        assertUpdate(insert(hot, cold, hot), 3);
-        assertUpdate(insert(hot, cold).replace(", NULL, NULL)", ", TIMESTAMP '2030-01-01 00:00:00 UTC', NULL)"), 2);
+        assertThat(insertThroughJdbc(insert(hot, cold, hot))).isEqualTo(new InsertReport(3, 0, 0, 3));
+        assertThat(insertThroughJdbc(insert(hot, cold).replace(", NULL, NULL)", ", TIMESTAMP '2026-04-01 00:00:00 UTC', NULL)"))).isEqualTo(new InsertReport(2, 0, 0, 2));
         assertThat(hot(hot)).isEqualTo(1);
         assertThat(icebergRows(cold)).isEqualTo(1);
         assertThat(versionsRows()).isEqualTo(rowsAfterFirst);
         assertThat(snapshots()).isEqualTo(snapshotsAfterFirst);
+    }
+
+    /** Trino's update count, and the connector's metrics of the statement: rows written to each tier, redelivered rows skipped. */
+    private record InsertReport(long updateCount, long hotRowsWritten, long coldRowsWritten, long redeliveredRowsSkipped) {}
+
+    private InsertReport insertThroughJdbc(String sql)
+            throws Exception
+    {
+        DistributedQueryRunner queryRunner = getDistributedQueryRunner();
+        try (Connection connection = DriverManager.getConnection("jdbc:trino://%s/meterstore/metering".formatted(queryRunner.getCoordinator().getAddress()), "writer", null);
+                Statement statement = connection.createStatement()) {
+            AtomicReference<String> id = new AtomicReference<>();
+            statement.unwrap(TrinoStatement.class).setProgressMonitor(stats -> id.set(stats.getQueryId()));
+            long updateCount = statement.executeLargeUpdate(sql);
+            QueryId queryId = new QueryId(id.get());
+            Map<String, Metric<?>> metrics = queryRunner.getCoordinator().getQueryManager().getFullQueryInfo(queryId)
+                    .getQueryStats().getCatalogMetadataMetrics().get(MeterstoreQueryRunner.CATALOG).getMetrics();
+            return new InsertReport(
+                    updateCount,
+                    ((LongCount) metrics.get(MeterstoreMetrics.HOT_ROWS_WRITTEN)).getTotal(),
+                    ((LongCount) metrics.get(MeterstoreMetrics.COLD_ROWS_WRITTEN)).getTotal(),
+                    ((LongCount) metrics.get(MeterstoreMetrics.REDELIVERED_ROWS_SKIPPED)).getTotal());
+        }
     }
 
     @Test
@@ -239,6 +327,7 @@ final class TestMeterstoreInsert
         assertThat(snapshots()).isEqualTo(snapshotsBefore);
         assertThat(hot(fresh)).isZero();
         assertThat(icebergRows(freshCold)).isZero();
+        assertNoStagingTables();
     }
 
     @Test
@@ -262,6 +351,7 @@ final class TestMeterstoreInsert
         assertThat(icebergRows(cold)).isEqualTo(1);
         assertThat(hot(hot)).isZero();
         assertThat(hot(cold)).isZero();
+        assertNoStagingTables();
 
         assertUpdate(sql, 2);
         assertThat(icebergRows(cold)).isEqualTo(1);
@@ -269,6 +359,32 @@ final class TestMeterstoreInsert
         assertThat(icebergRows(hot)).isZero();
         assertThat(computeActual("SELECT count(*), sum(value) FROM readings_versions WHERE malo_id = '%s' AND version = 1".formatted(hot.maloId())).getMaterializedRows().getFirst().getFields())
                 .containsExactly(2L, new BigDecimal("19.500000"));
+    }
+
+    @Test
+    void testPartitionCreationWaitsTheConfiguredLockTimeout()
+            throws Exception
+    {
+        // a day without a partition yet: the INSERT creates it, under the catalog's lock timeout
+        Reading reading = correction(7, interval(4, 5), 1, "3.5");
+        String sql = insert(reading).replace("INTO readings_versions", "INTO short_lock.metering.readings_versions");
+        try (Connection blocker = warehouse.database().connect()) {
+            blocker.setAutoCommit(false);
+            // another creator of the table's partitions holds the DDL lock
+            try (PreparedStatement lock = blocker.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))")) {
+                lock.setString(1, "meterstore.ddl:%s.readings".formatted(MeterstoreQueryRunner.SCHEMA));
+                lock.execute();
+            }
+            assertThat(query(sql))
+                    .failure()
+                    .hasErrorCode(METERSTORE_WRITE_FAILED)
+                    .hasMessageContaining("another session held a conflicting lock for longer than 'meterstore.postgresql.lock-timeout' (700ms)")
+                    .hasMessageContaining("run it again");
+            blocker.rollback();
+        }
+        assertThat(hot(reading)).isZero();
+        assertUpdate(sql, 1);
+        assertThat(hot(reading)).isEqualTo(1);
     }
 
     @Test

@@ -1,7 +1,9 @@
 package io.meterstore.trino;
 
 import io.meterstore.archiver.cycle.ArchivalCycle;
+import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.core.HotTier;
 import io.meterstore.core.Reading;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
@@ -15,6 +17,7 @@ import io.meterstore.trino.write.InsertWriter;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
@@ -199,6 +202,88 @@ final class TestMeterstoreInsertArchivalRace
                     assertThat(result.getLong(1)).isZero();
                 }
             }
+        }
+    }
+
+    @Test
+    void testContinuousWritersNeverKeepTheArchiverFromItsLease()
+            throws Exception
+    {
+        TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("insert_fairness"));
+        Table table = TestingMeterstoreTables.createTables(warehouse);
+        ReadingsGenerator generator = ReadingsGenerator.builder().seed(17).meters(3).startDay(LocalDate.of(2026, 7, 10)).days(8).build();
+        try (Connection connection = warehouse.database().connect()) {
+            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
+        }
+        TestingArchival.archiveWindows(warehouse, 1);
+        int writers = 4;
+        int cycles = 4;
+        Queue<Reading> inserted = new ConcurrentLinkedQueue<>();
+        Queue<String> failures = new ConcurrentLinkedQueue<>();
+        try (DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse).build()) {
+            AtomicBoolean writing = new AtomicBoolean(true);
+            ExecutorService executor = Executors.newFixedThreadPool(writers);
+            List<Future<?>> futures = new ArrayList<>();
+            for (int writer = 0; writer < writers; writer++) {
+                int id = writer;
+                futures.add(executor.submit(() -> {
+                    Random random = new Random(100 + id);
+                    // INSERTs one after another, each holding the archival fence while it writes: some writer nearly always does
+                    for (int statement = 0; writing.get(); statement++) {
+                        List<Reading> rows = new ArrayList<>();
+                        for (int row = 0; row < 4; row++) {
+                            Instant from = generator.start().plus(Duration.ofMinutes(15L * random.nextInt(8 * 96)));
+                            rows.add(correction(random.nextInt(3), from, 1 + id * 100_000L + statement * 10L + row, "%d.%03d".formatted(random.nextInt(100), random.nextInt(1000))));
+                        }
+                        try {
+                            queryRunner.execute(insert(rows));
+                            inserted.addAll(rows);
+                        }
+                        catch (RuntimeException e) {
+                            failures.add(e.getMessage());
+                        }
+                    }
+                    return null;
+                }));
+            }
+            while (inserted.size() < writers * 4 && failures.isEmpty()) {
+                Thread.sleep(10);
+            }
+
+            // the archiver asks for its lease and waits: the INSERTs in flight finish, the next ones queue behind it
+            ArchivalCycle archival = new ArchivalCycle(
+                    warehouse.catalog(),
+                    TableIdentifier.of(SCHEMA, TestingMeterstoreTables.TABLE),
+                    // a bound no single small INSERT reaches, even on a loaded machine
+                    new HotTier(SCHEMA, TestingMeterstoreTables.hotTier().naming(), Duration.ofMinutes(1)),
+                    () -> warehouse.database().connect(),
+                    ArchivalSettings.DEFAULTS,
+                    InstantSource.fixed(TestingArchival.LATER));
+            table.refresh();
+            TieringWatermark previous = WatermarkReader.current(table).watermark();
+            for (int cycle = 0; cycle < cycles; cycle++) {
+                ArchiveOutcome outcome = archival.archiveOnce();
+                // every cycle gets the lease and moves W, while the writers keep writing
+                assertThat(outcome.kind()).as(outcome.describe()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);
+                assertThat(outcome.watermark().instant()).isAfter(previous.instant());
+                previous = outcome.watermark();
+            }
+            long insertedWhileArchiving = inserted.size();
+            writing.set(false);
+            for (Future<?> future : futures) {
+                future.get();
+            }
+            executor.shutdownNow();
+            assertThat(failures).isEmpty();
+            assertThat(insertedWhileArchiving).isGreaterThan(writers * 4L);
+
+            // every version exactly once, with its value
+            ReadingsOracle.Summary expected = ReadingsOracle.of(Stream.concat(generator.stream(), inserted.stream()).iterator()).summary(View.VERSIONS, ReadingsOracle.all());
+            MaterializedRow total = queryRunner.execute("SELECT count(*), sum(value) FROM readings_versions").getMaterializedRows().getFirst();
+            assertThat(total.getField(0)).isEqualTo(expected.count());
+            assertThat((BigDecimal) total.getField(1)).isEqualByComparingTo(expected.sum());
+            MaterializedRow corrections = queryRunner.execute("SELECT count(*), count(DISTINCT (malo_id, \"from\", version)) FROM readings_versions WHERE version < 1000000").getMaterializedRows().getFirst();
+            assertThat(corrections.getFields()).containsExactly((long) inserted.size(), (long) inserted.size());
         }
     }
 

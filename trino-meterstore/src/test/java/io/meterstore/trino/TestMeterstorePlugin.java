@@ -20,6 +20,7 @@ final class TestMeterstorePlugin
                         "test",
                         ImmutableMap.of(
                                 "meterstore.postgresql.url", "jdbc:postgresql://localhost:1/none",
+                                "meterstore.postgresql.user", "meterstore",
                                 "meterstore.iceberg.warehouse", "file:///tmp/none",
                                 "bootstrap.quiet", "true"),
                         new TestingConnectorContext())

@@ -132,7 +132,7 @@ final class TestMeterstoreReaderGrace
         assertThatThrownBy(() -> count(handle, splits))
                 .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(METERSTORE_PARTITION_MISSING.toErrorCode()))
                 .hasMessageContaining("'%s.%s'".formatted(SCHEMA, archived))
-                .hasMessageContaining("reader grace");
+                .hasMessageContaining("raise the archiver's 'meterstore.reader-grace' above the longest query");
     }
 
     private MeterstoreTableHandle tableHandle()

@@ -1,13 +1,17 @@
 package io.meterstore.trino;
 
+import io.meterstore.core.TiersConfig;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.trino.filesystem.local.LocalFileSystem;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
+import java.util.List;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static io.meterstore.trino.TestingMeterstoreTables.TABLE;
@@ -21,18 +25,29 @@ final class TestMeterstoreTables
     {
         TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("tables"));
         TestingMeterstoreTables.createTables(warehouse);
-        MeterstoreTables tables = new MeterstoreTables(new MeterstoreConfig()
+        TiersConfig config = new TiersConfig()
                 .setPostgresqlUrl(warehouse.database().jdbcUrl())
                 .setPostgresqlUser(warehouse.database().user())
                 .setSchema(SCHEMA)
-                .setTables(TABLE)
+                .setTables(List.of(TABLE))
                 .setIcebergCatalogName(warehouse.catalogName())
-                .setIcebergWarehouse(warehouse.location()), identity -> new LocalFileSystem(Path.of("/")));
+                .setIcebergWarehouse(warehouse.location());
+        try (PostgresConnectionPool postgres = new PostgresConnectionPool(config, new MeterstoreConfig())) {
+            testPlanningReusesTheLoadedTable(warehouse, new MeterstoreTables(config, postgres, identity -> new LocalFileSystem(Path.of("/"))));
+        }
+    }
+
+    private static void testPlanningReusesTheLoadedTable(TestingWarehouse warehouse, MeterstoreTables tables)
+    {
 
         // another process (the archiver) commits through a catalogue of its own
         long first = commitSnapshot(warehouse);
         Table pinned = tables.pinIcebergTable(TABLE);
         assertThat(pinned.currentSnapshot().snapshotId()).isEqualTo(first);
+        // the next query finds the catalogue's pointer where it was: the same table, its metadata file not read again
+        assertThat(tables.pinIcebergTable(TABLE)).isSameAs(pinned);
+        // and Iceberg keeps the manifests planning reads in memory: they never change once written
+        assertThat(((HasTableOperations) pinned).operations().io().properties()).containsEntry(CatalogProperties.IO_MANIFEST_CACHE_ENABLED, "true");
         // statistics and splits of that query plan with the table it pinned from, without reading the catalogue again
         assertThat(tables.icebergTableListing(TABLE, first)).isSameAs(pinned);
 

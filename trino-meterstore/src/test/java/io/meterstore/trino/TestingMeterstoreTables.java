@@ -1,5 +1,6 @@
 package io.meterstore.trino;
 
+import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.PartitionNaming;
@@ -31,6 +32,10 @@ final class TestingMeterstoreTables
         try (Connection connection = warehouse.database().connect()) {
             hotTier().createParent(connection);
         }
-        return IcebergTableSpec.createIfMissing(warehouse.catalog(), TableIdentifier.of(SCHEMA, TABLE));
+        Table table = IcebergTableSpec.createIfMissing(warehouse.catalog(), TableIdentifier.of(SCHEMA, TABLE));
+        if (ArchivalHistory.recordedStep(table).isEmpty()) {
+            ArchivalHistory.recordStep(table, hotTier().naming().step());
+        }
+        return table;
     }
 }

@@ -7,9 +7,12 @@ import io.meterstore.archiver.ArchiverMain;
 import io.meterstore.archiver.ArchiverModule;
 import io.meterstore.archiver.ArchiverTables;
 import io.meterstore.archiver.Failures;
+import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.service.ShutdownAction;
+import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
+import org.apache.iceberg.Table;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -17,6 +20,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Arrays;
 import java.util.Optional;
@@ -122,7 +126,7 @@ public final class ArchiverCli
         if (command.get() == Command.RUN) {
             return serve(configuration);
         }
-        try (ArchiverTables tables = new ArchiverTables(configuration.archiver())) {
+        try (ArchiverTables tables = new ArchiverTables(configuration.tiers(), configuration.archiver())) {
             return switch (command.get()) {
                 case CREATE -> forEachTable(tables, this::create);
                 case CHECK -> new ConfigurationCheck(configuration.archiver(), tables, out, err).run() ? EXIT_OK : EXIT_FAILED;
@@ -165,7 +169,18 @@ public final class ArchiverCli
         try (Connection connection = tables.connect()) {
             hotTier.createParent(connection);
         }
-        IcebergTableSpec.createIfMissing(tables.catalog(), tables.identifier(table));
+        Table icebergTable = IcebergTableSpec.createIfMissing(tables.catalog(), tables.identifier(table));
+        // writers name and size the partitions they create by the recorded step, so it is recorded before any is created
+        Duration step = tables.step();
+        Optional<Duration> recorded = ArchivalHistory.recordedStep(icebergTable);
+        if (recorded.isEmpty()) {
+            ArchivalHistory.recordStep(icebergTable, step);
+        }
+        else if (!recorded.get().equals(step)) {
+            throw new ArchivalException(ArchivalException.Reason.STEP_MISMATCH,
+                    "Table '%s' is archived with a step of %s seconds, but meterstore.archival-step is %s seconds: set meterstore.archival-step to %ss"
+                            .formatted(tables.identifier(table), recorded.get().toSeconds(), step.toSeconds(), recorded.get().toSeconds()));
+        }
         out.println("%s: created (PostgreSQL table %s, Iceberg table '%s')".formatted(tables.qualifiedName(table), hotTier.qualifiedParent(), tables.identifier(table)));
     }
 

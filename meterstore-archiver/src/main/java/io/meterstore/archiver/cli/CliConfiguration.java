@@ -13,6 +13,7 @@ import io.meterstore.archiver.ArchiverConfig;
 import io.meterstore.archiver.ArchiverMain;
 import io.meterstore.archiver.ArchiverModule;
 import io.meterstore.archiver.service.SchedulerConfig;
+import io.meterstore.core.TiersConfig;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -29,12 +30,13 @@ import static java.util.Objects.requireNonNull;
  * the service knows is accepted, a misspelt one is refused with a suggestion, and {@code ${ENV:NAME}} is resolved
  * exactly as {@code run} resolves it.
  */
-record CliConfiguration(Path file, Map<String, String> properties, ArchiverConfig archiver, SchedulerConfig scheduler)
+record CliConfiguration(Path file, Map<String, String> properties, TiersConfig tiers, ArchiverConfig archiver, SchedulerConfig scheduler)
 {
     CliConfiguration
     {
         requireNonNull(file, "file is null");
         properties = ImmutableMap.copyOf(requireNonNull(properties, "properties is null"));
+        requireNonNull(tiers, "tiers is null");
         requireNonNull(archiver, "archiver is null");
         requireNonNull(scheduler, "scheduler is null");
     }
@@ -67,7 +69,7 @@ record CliConfiguration(Path file, Map<String, String> properties, ArchiverConfi
                 .quiet()
                 .configure();
         try (ConfigurationFactory factory = new ConfigurationFactory(resolved)) {
-            return new CliConfiguration(file, properties, factory.build(ArchiverConfig.class), factory.build(SchedulerConfig.class));
+            return new CliConfiguration(file, properties, factory.build(TiersConfig.class), factory.build(ArchiverConfig.class), factory.build(SchedulerConfig.class));
         }
     }
 }

@@ -3,10 +3,11 @@ package io.meterstore.archiver.cli;
 import io.meterstore.archiver.ArchiverConfig;
 import io.meterstore.archiver.ArchiverTables;
 import io.meterstore.archiver.Failures;
-import io.meterstore.archiver.cycle.ArchivalHistory;
+import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.TiersConfig;
 import io.meterstore.core.WatermarkReader;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -46,11 +47,12 @@ final class ConfigurationCheck
     /** Prints one line per check, failures to {@code err}; returns whether all passed. */
     boolean run()
     {
+        TiersConfig tiers = tables.tiers();
         out.println("configuration: ok, tables %s in schema '%s', archival step %s, settlement lag %s, reader grace %s".formatted(
-                config.getTables(), config.getSchema(), config.getArchivalStep(), config.getSettlementLag(), config.getReaderGrace()));
+                tiers.getTables(), tiers.getSchema(), config.getArchivalStep(), config.getSettlementLag(), config.getReaderGrace()));
         try (Connection connection = tables.connect()) {
             out.println("postgresql: ok, logged in to '%s' as '%s' (PostgreSQL %s)".formatted(
-                    config.getPostgresqlUrl(), config.getPostgresqlUser(), connection.getMetaData().getDatabaseProductVersion()));
+                    tiers.getPostgresqlUrl(), tiers.getPostgresqlUser(), connection.getMetaData().getDatabaseProductVersion()));
             Optional<Catalog> catalog = catalog();
             boolean passed = catalog.isPresent();
             for (String table : tables.tables()) {
@@ -59,14 +61,15 @@ final class ConfigurationCheck
             return passed;
         }
         catch (SQLException e) {
-            err.println("postgresql: " + cannotLogIn(config, config.getPostgresqlUrl(), e) + "; check meterstore.postgresql.url, meterstore.postgresql.user and meterstore.postgresql.password");
+            err.println("postgresql: " + cannotLogIn(tiers, tiers.getPostgresqlUrl(), e) + "; check meterstore.postgresql.url, meterstore.postgresql.user and meterstore.postgresql.password");
             return false;
         }
     }
 
     private Optional<Catalog> catalog()
     {
-        String url = config.effectiveIcebergJdbcUrl();
+        TiersConfig tiers = tables.tiers();
+        String url = tiers.catalogJdbcUrl();
         try {
             if (!catalogTablesExist(tables)) {
                 err.println("catalogue: the Iceberg JDBC catalogue has no tables in '%s': run the archiver's 'create' command, or check meterstore.iceberg.jdbc-url".formatted(url));
@@ -74,16 +77,16 @@ final class ConfigurationCheck
             }
         }
         catch (SQLException e) {
-            err.println("catalogue: " + cannotLogIn(config, url, e) + "; check meterstore.iceberg.jdbc-url and the credentials");
+            err.println("catalogue: " + cannotLogIn(tiers, url, e) + "; check meterstore.iceberg.jdbc-url and the credentials");
             return Optional.empty();
         }
         try {
             Catalog catalog = tables.catalog();
-            out.println("catalogue: ok, Iceberg JDBC catalogue '%s' in '%s', warehouse '%s'".formatted(config.getIcebergCatalogName(), url, config.getIcebergWarehouse()));
+            out.println("catalogue: ok, Iceberg JDBC catalogue '%s' in '%s', warehouse '%s'".formatted(tiers.getIcebergCatalogName(), url, tiers.getIcebergWarehouse()));
             return Optional.of(catalog);
         }
         catch (RuntimeException e) {
-            err.println("catalogue: cannot open the Iceberg catalogue '%s' in '%s': %s; check meterstore.iceberg.*".formatted(config.getIcebergCatalogName(), url, Failures.describe(e)));
+            err.println("catalogue: cannot open the Iceberg catalogue '%s' in '%s': %s; check meterstore.iceberg.*".formatted(tiers.getIcebergCatalogName(), url, Failures.describe(e)));
             return Optional.empty();
         }
     }
@@ -121,13 +124,8 @@ final class ConfigurationCheck
                         .formatted(name, recorded.get().toSeconds(), step.toSeconds(), recorded.get().toSeconds()));
                 return false;
             }
+            // partitions are archived by their catalogue bounds, on the step's grid or not
             List<HotPartition> partitions = hotTier.partitions(connection);
-            Optional<HotPartition> misaligned = partitions.stream().filter(partition -> !hotTier.naming().isAligned(partition.start())).findFirst();
-            if (misaligned.isPresent()) {
-                err.println("%s: partition '%s' does not start on the archival step %s: set meterstore.archival-step to the step the partitions were created with"
-                        .formatted(name, misaligned.get().name(), config.getArchivalStep()));
-                return false;
-            }
             out.println("%s: ok, PostgreSQL table %s with %s, Iceberg table '%s' at watermark %s"
                     .formatted(name, hotTier.qualifiedParent(), StatusReport.partitions(partitions.size()), name, WatermarkReader.current(icebergTable).watermark()));
             return true;
@@ -150,8 +148,8 @@ final class ConfigurationCheck
         }
     }
 
-    static String cannotLogIn(ArchiverConfig config, String url, SQLException e)
+    static String cannotLogIn(TiersConfig tiers, String url, SQLException e)
     {
-        return "cannot log in to '%s' as '%s': %s".formatted(url, config.getPostgresqlUser(), Failures.describe(e));
+        return "cannot log in to '%s' as '%s': %s".formatted(url, tiers.getPostgresqlUser(), Failures.describe(e));
     }
 }

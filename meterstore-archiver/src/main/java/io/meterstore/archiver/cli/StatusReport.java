@@ -3,6 +3,7 @@ package io.meterstore.archiver.cli;
 import io.meterstore.archiver.ArchiverConfig;
 import io.meterstore.archiver.ArchiverTables;
 import io.meterstore.archiver.Failures;
+import io.meterstore.archiver.invariant.ColdFileCheck;
 import io.meterstore.archiver.invariant.InvariantCheck;
 import io.meterstore.archiver.invariant.InvariantReport;
 import io.meterstore.core.HotPartition;
@@ -48,7 +49,7 @@ final class StatusReport
     {
         try (Connection connection = tables.connect()) {
             if (!ConfigurationCheck.catalogTablesExist(tables)) {
-                err.println("catalogue: the Iceberg JDBC catalogue has no tables in '%s': run the archiver's 'create' command, or check meterstore.iceberg.jdbc-url".formatted(config.effectiveIcebergJdbcUrl()));
+                err.println("catalogue: the Iceberg JDBC catalogue has no tables in '%s': run the archiver's 'create' command, or check meterstore.iceberg.jdbc-url".formatted(tables.tiers().catalogJdbcUrl()));
                 return false;
             }
             boolean healthy = true;
@@ -58,7 +59,7 @@ final class StatusReport
             return healthy;
         }
         catch (SQLException e) {
-            err.println("postgresql: " + ConfigurationCheck.cannotLogIn(config, config.getPostgresqlUrl(), e) + "; run the archiver's 'check' command");
+            err.println("postgresql: " + ConfigurationCheck.cannotLogIn(tables.tiers(), tables.tiers().getPostgresqlUrl(), e) + "; run the archiver's 'check' command");
             return false;
         }
     }
@@ -68,6 +69,7 @@ final class StatusReport
         String name = tables.qualifiedName(table);
         HotTier hotTier = tables.hotTier(table);
         InvariantReport report;
+        List<String> damagedFiles;
         try {
             if (!hotTier.parentExists(connection)) {
                 err.println("%s: unhealthy: PostgreSQL table %s does not exist: fix meterstore.tables, or run the archiver's 'create' command".formatted(name, hotTier.qualifiedParent()));
@@ -75,6 +77,7 @@ final class StatusReport
             }
             Table icebergTable = tables.catalog().loadTable(tables.identifier(table));
             report = InvariantCheck.check(icebergTable, hotTier, connection);
+            damagedFiles = ColdFileCheck.damagedFiles(icebergTable);
         }
         catch (SQLException | RuntimeException e) {
             err.println("%s: unhealthy: %s".formatted(name, Failures.describe(e)));
@@ -84,7 +87,7 @@ final class StatusReport
         Duration lag = Duration.between(report.watermark().instant(), clock.instant());
         Duration tolerated = config.getSettlementLag().toJavaTime().plus(config.getArchivalStep().toJavaTime().multipliedBy(2));
         boolean behind = lag.compareTo(tolerated) > 0;
-        boolean healthy = report.holds() && !behind;
+        boolean healthy = report.holds() && !behind && damagedFiles.isEmpty();
 
         out.println("%s: %s".formatted(name, healthy ? "healthy" : "unhealthy"));
         out.println("  watermark      %s, lag %s%s".formatted(
@@ -94,10 +97,14 @@ final class StatusReport
         List<HotPartition> attached = report.attachedPartitions();
         out.println("  hot            %s".formatted(attached.isEmpty()
                 ? "no partition attached"
-                : "%s attached, %s to %s".formatted(partitions(attached.size()), formatInstant(attached.getFirst().start()), formatInstant(attached.getLast().start().plus(hotTier.naming().step())))));
+                : "%s attached, %s to %s".formatted(partitions(attached.size()), formatInstant(attached.getFirst().start()), formatInstant(attached.getLast().end()))));
         out.println("  awaiting drop  %s".formatted(names(report.partitionsAwaitingDrop(), "detached below the watermark, dropped once the reader grace has passed")));
         if (!report.partitionsAwaitingArchival().isEmpty()) {
             out.println("  interrupted    %s".formatted(names(report.partitionsAwaitingArchival(), "detached at or above the watermark by an interrupted cycle; the next cycle archives them")));
+        }
+        if (!damagedFiles.isEmpty()) {
+            out.println("  cold files     %s damaged: queries that read them fail; restore them from a backup".formatted(damagedFiles.size()));
+            damagedFiles.forEach(damaged -> out.println("    " + damaged));
         }
         if (report.holds()) {
             out.println("  invariant      holds");

@@ -2,6 +2,8 @@ package io.meterstore.archiver.cycle;
 
 import com.google.common.collect.ImmutableMap;
 import io.airlift.log.Logger;
+import io.meterstore.core.CommitOutcome;
+import io.meterstore.core.HotPartition;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import org.apache.iceberg.AppendFiles;
@@ -22,6 +24,7 @@ import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.archiver.cycle.ArchivalException.Reason.COMMIT_FAILED;
 import static io.meterstore.core.TieringWatermark.ARCHIVAL_STEP_KEY;
 import static io.meterstore.core.TieringWatermark.ARCHIVED_AT_KEY;
+import static io.meterstore.core.TieringWatermark.ARCHIVED_PARTITION_KEY;
 import static io.meterstore.core.TieringWatermark.ARCHIVED_RANGE_KEY;
 import static io.meterstore.core.TieringWatermark.ROW_COUNT_KEY;
 import static io.meterstore.core.TieringWatermark.WATERMARK_KEY;
@@ -86,7 +89,7 @@ public final class ArchivalCommitter
             summary(window, rows).forEach(append::set);
             append.validateWith(new WatermarkUnchanged(expected, next));
             try {
-                append.commit();
+                CommitOutcome.commit(append);
                 Snapshot snapshot = table.currentSnapshot();
                 return new CommitResult.Committed(snapshot.snapshotId(), next);
             }
@@ -115,6 +118,8 @@ public final class ArchivalCommitter
                 .put(ARCHIVED_RANGE_KEY, window.toProperty())
                 .put(ARCHIVAL_STEP_KEY, String.valueOf(step.toSeconds()))
                 .put(ARCHIVED_AT_KEY, TieringWatermark.formatInstant(clock.instant()))
+                // empty for a stretch without partitions; the drop sums the rows of the commits naming a partition
+                .put(ARCHIVED_PARTITION_KEY, window.partition().map(HotPartition::name).orElse(""))
                 .buildOrThrow();
     }
 

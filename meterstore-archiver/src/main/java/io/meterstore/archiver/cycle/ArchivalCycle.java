@@ -3,10 +3,11 @@ package io.meterstore.archiver.cycle;
 import com.google.common.collect.ImmutableList;
 import io.airlift.log.Logger;
 import io.meterstore.archiver.cycle.ArchivalCommitter.CommitResult;
-import io.meterstore.archiver.cycle.ArchivalHistory.ArchivalCommit;
 import io.meterstore.archiver.cycle.ArchiveOutcome.Kind;
 import io.meterstore.archiver.cycle.Failpoints.Failpoint;
 import io.meterstore.archiver.lease.ArchiverLease;
+import io.meterstore.core.ArchivalHistory;
+import io.meterstore.core.ArchivalHistory.ArchivalCommit;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
@@ -93,7 +94,7 @@ public final class ArchivalCycle
             throws SQLException, IOException
     {
         // the lease first: the detach window is only safe while one process owns it
-        Optional<ArchiverLease> lease = ArchiverLease.tryAcquire(connections.open(), hotTier.schema(), hotTier.naming().table());
+        Optional<ArchiverLease> lease = ArchiverLease.tryAcquire(connections.open(), hotTier.schema(), hotTier.naming().table(), hotTier.lockTimeout());
         if (lease.isEmpty()) {
             TieringWatermark watermark = WatermarkReader.current(loadTable()).watermark();
             log.debug("Another archiver holds the lease of table '%s'; this cycle changes nothing", tableName());
@@ -185,8 +186,11 @@ public final class ArchivalCycle
     }
 
     /**
-     * Streams the window's partition into data files, one query per month of "from": the winning versions into winners
-     * files and the versions they supersede into superseded files (the resolved layout, {@link ResolvedMonthWriter}).
+     * Streams the window's partition into data files, one query per month of "from": its rows from W (or its start) to
+     * its catalogue end, which is the window's end, the winning versions into winners files and the versions they
+     * supersede into superseded files (the resolved layout, {@link ResolvedMonthWriter}). The last query reads to the
+     * partition's end and fails on a row at or after the window's end, so a window never commits while its partition
+     * holds a row W would pass over.
      */
     private List<DataFile> write(Connection connection, Table table, ArchivalWindow window)
             throws SQLException, IOException
@@ -199,7 +203,7 @@ public final class ArchivalCycle
         HotPartitionReader reader = new HotPartitionReader(hotTier, settings.chunkRows());
         long targetFileSize = PropertyUtil.propertyAsLong(table.properties(), TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, IcebergTableSpec.TARGET_FILE_SIZE_BYTES);
         String namePrefix = partition.name() + "-" + UUID.randomUUID();
-        Instant to = min(window.end(), partition.start().plus(step));
+        Instant to = window.end();
         List<DataFile> files = new ArrayList<>();
         Instant monthStart = max(window.start(), partition.start());
         ArchivalProgress progress = ArchivalProgress.start(tableName(), window);
@@ -207,9 +211,10 @@ public final class ArchivalCycle
             while (monthStart.isBefore(to)) {
                 YearMonth month = YearMonth.from(monthStart.atOffset(ZoneOffset.UTC));
                 Instant monthEnd = min(to, month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC));
+                Optional<Instant> readTo = monthEnd.isBefore(to) ? Optional.of(monthEnd) : Optional.empty();
                 ResolvedMonthWriter writer = new ResolvedMonthWriter(table, MonthFileWriter.monthPartition(table, month), namePrefix + "-" + month, targetFileSize);
                 try {
-                    reader.read(connection, partition.name(), monthStart, monthEnd, page -> {
+                    reader.read(connection, partition.name(), monthStart, readTo, to, page -> {
                         writer.write(page);
                         progress.rowsWritten(page.getPositionCount());
                         // a crash mid-stream leaves an incomplete file nobody references, and the partition detached at or above W
@@ -232,9 +237,9 @@ public final class ArchivalCycle
     }
 
     /**
-     * Drops every detached partition entirely below W whose archival commit is older than the reader grace: a query
-     * planned before that commit still reads the partition by name. Detached partitions at or above W are orphans of an
-     * interrupted run, archived by a coming cycle, and never dropped here.
+     * Drops every detached partition entirely below W whose archival commits hold all its rows and are older than the
+     * reader grace: a query planned before the newest of them still reads the partition by name. Detached partitions
+     * reaching above W are orphans of an interrupted run, archived by a coming cycle, and never dropped here.
      */
     private List<String> dropArchivedPartitions(Connection connection, Table table, TieringWatermark watermark)
             throws SQLException
@@ -243,30 +248,35 @@ public final class ArchivalCycle
         Optional<List<ArchivalCommit>> commits = Optional.empty();
         ImmutableList.Builder<String> dropped = ImmutableList.builder();
         for (HotPartition partition : hotTier.partitions(connection)) {
-            Instant end = partition.start().plus(step);
-            if (partition.attached() || end.isAfter(watermark.instant())) {
+            if (partition.attached() || !partition.isBelow(watermark)) {
                 continue;
             }
             if (commits.isEmpty()) {
                 commits = Optional.of(ArchivalHistory.archivalCommits(table));
             }
-            Optional<ArchivalCommit> commit = ArchivalHistory.covering(commits.get(), partition.start(), end);
-            if (commit.isEmpty() || commit.get().archivedAt().isEmpty()) {
+            Optional<ArchivalHistory.Archived> archived = ArchivalHistory.archived(commits.get(), partition);
+            if (archived.isEmpty()) {
                 // without the commit's time there is no telling whether a query still needs the partition
-                log.warn("Detached partition '%s' of table '%s' lies below the watermark %s, but no archival commit in the snapshot history records when it was archived: left in place; drop it by hand once no query can need it",
+                log.warn("Detached partition '%s' of table '%s' lies below the watermark %s, but no archival commit in the snapshot history records archiving it and when: left in place; drop it by hand once no query can need it and its rows are in Iceberg",
                         partition.name(), tableName(), watermark);
                 continue;
             }
-            Instant archivedAt = commit.get().archivedAt().get();
-            if (archivedAt.plus(settings.readerGrace()).isAfter(now)) {
+            if (archived.get().newestArchivedAt().plus(settings.readerGrace()).isAfter(now)) {
+                continue;
+            }
+            // a cheap count against the commits: a partition wider than the windows streamed from it keeps rows no tier reads
+            long rows = hotTier.rowCount(connection, partition.name());
+            if (rows != archived.get().rows()) {
+                log.error("Detached partition '%s' of table '%s' holds %s rows, but the archival commits that streamed it hold %s: its rows below the watermark %s are not all in Iceberg; left in place. INSERT its rows through MeterStore (rows below the watermark go to Iceberg), then drop it by hand",
+                        partition.name(), tableName(), rows, archived.get().rows(), watermark);
                 continue;
             }
             try {
-                // only below W and past the grace: a crash before or after the drop loses nothing, the rows are committed cold
+                // only below W, covered and past the grace: a crash before or after the drop loses nothing, the rows are committed cold
                 Failpoints.hit(Failpoint.BEFORE_DROP);
                 hotTier.drop(connection, partition.name());
                 dropped.add(partition.name());
-                log.info("Dropped partition '%s' of table '%s', archived at %s", partition.name(), tableName(), archivedAt);
+                log.info("Dropped partition '%s' of table '%s', archived at %s", partition.name(), tableName(), archived.get().newestArchivedAt());
             }
             catch (HotTier.LockTimeoutException e) {
                 log.info("Dropping partition '%s' of table '%s' timed out waiting for its lock; a later cycle drops it", partition.name(), tableName());

@@ -31,10 +31,10 @@ public class ArchivalException
         INVARIANT_VIOLATED,
         /** The configured step differs from the step the table was archived with. */
         STEP_MISMATCH,
-        /** A partition whose start is not on the configured step's grid. */
-        PARTITION_MISALIGNED,
-        /** A MeterStore snapshot summary property that does not parse. */
-        SUMMARY_MALFORMED,
+        /** Two partitions reaching above the watermark whose catalogue bounds overlap. */
+        PARTITION_OVERLAP,
+        /** A partition holding rows outside the window being archived from it, or rows its archival commits lack. */
+        PARTITION_NOT_COVERED,
         /** The Iceberg commit kept failing against a base whose watermark did not move. */
         COMMIT_FAILED,
     }

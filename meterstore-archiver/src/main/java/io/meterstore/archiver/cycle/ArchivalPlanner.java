@@ -9,12 +9,14 @@ import java.util.List;
 import java.util.Optional;
 
 import static io.meterstore.archiver.cycle.ArchivalException.Reason.INVARIANT_VIOLATED;
-import static io.meterstore.archiver.cycle.ArchivalException.Reason.PARTITION_MISALIGNED;
+import static io.meterstore.archiver.cycle.ArchivalException.Reason.PARTITION_OVERLAP;
+import static io.meterstore.core.TieringWatermark.formatInstant;
 
 /**
- * Chooses the next window to archive from the watermark, the hot partitions and the horizon (now minus the settlement
- * lag). The window starts at the watermark and ends with the first partition at or above it, so a stretch without
- * partitions (a first run from the epoch, an idle meter park, a holiday) is one commit, not one per step.
+ * Chooses the next window to archive from the watermark, the hot partitions with their catalogue bounds and the
+ * horizon (now minus the settlement lag). The window starts at the watermark and ends where the first partition
+ * reaching above it ends, so it holds that partition's every row at or above W, however wide the partition is; a
+ * stretch without partitions (a first run from the epoch, an idle meter park, a holiday) is one commit, not one per step.
  */
 public final class ArchivalPlanner
 {
@@ -25,32 +27,35 @@ public final class ArchivalPlanner
     {
         Instant lower = watermark.instant();
         for (HotPartition partition : partitions) {
-            if (partition.attached() && partition.start().isBefore(lower)) {
+            if (partition.attached() && partition.isBelow(watermark)) {
                 // its rows are below W, where no query reads PostgreSQL, and not in Iceberg: refuse rather than bury them
                 throw new ArchivalException(INVARIANT_VIOLATED,
-                        "Partition '%s' of table '%s' is attached but starts at %s, below the watermark %s: its rows are read by neither tier; move its rows to Iceberg (INSERT them through MeterStore) and drop it, then archive again"
-                                .formatted(partition.name(), table, TieringWatermark.formatInstant(partition.start()), watermark));
+                        "Partition '%s' of table '%s' is attached but lies below the watermark %s (it ends at %s): its rows are read by neither tier; move its rows to Iceberg (INSERT them through MeterStore) and drop it, then archive again"
+                                .formatted(partition.name(), table, watermark, formatInstant(partition.end())));
             }
         }
-        Optional<HotPartition> next = partitions.stream()
-                .filter(partition -> !partition.start().isBefore(lower))
-                .findFirst();
-        if (next.isPresent()) {
-            HotPartition partition = next.get();
-            if (!naming.isAligned(partition.start())) {
-                throw new ArchivalException(PARTITION_MISALIGNED,
-                        "Partition '%s' of table '%s' does not start on the archival step %s: configure the step the partitions were created with"
-                                .formatted(partition.name(), table, naming.step()));
+        // the partitions reaching above W, in order of their start
+        List<HotPartition> above = partitions.stream()
+                .filter(partition -> !partition.isBelow(watermark))
+                .toList();
+        if (!above.isEmpty()) {
+            HotPartition next = above.getFirst();
+            if (above.size() > 1 && above.get(1).start().isBefore(next.end())) {
+                // attached partitions cannot overlap; a detached one can meet one created after it: archiving either would
+                // move W over rows of the other
+                HotPartition other = above.get(1);
+                throw new ArchivalException(PARTITION_OVERLAP,
+                        "Partitions '%s' [%s, %s) and '%s' [%s, %s) of table '%s' overlap: archiving either would move the watermark over rows of the other; move the rows of one into the other and drop it"
+                                .formatted(next.name(), formatInstant(next.start()), formatInstant(next.end()), other.name(), formatInstant(other.start()), formatInstant(other.end()), table));
             }
-            Instant end = partition.start().plus(naming.step());
-            if (!end.isAfter(horizon)) {
-                return Optional.of(new ArchivalWindow(lower, end, Optional.of(partition)));
+            if (!next.end().isAfter(horizon)) {
+                return Optional.of(new ArchivalWindow(lower, next.end(), Optional.of(next)));
             }
         }
         // no closed partition: advance over the empty stretch up to the horizon, stopping short of the next partition
         Instant end = naming.alignDown(horizon);
-        if (next.isPresent() && next.get().start().isBefore(end)) {
-            end = next.get().start();
+        if (!above.isEmpty() && above.getFirst().start().isBefore(end)) {
+            end = above.getFirst().start();
         }
         if (end.isAfter(lower)) {
             return Optional.of(new ArchivalWindow(lower, end, Optional.empty()));

@@ -10,8 +10,8 @@ import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 /**
- * The range [start, end) one archival commit moves below the watermark, and the one hot partition holding its rows;
- * none for a stretch without partitions, which is committed with no data.
+ * The range [start, end) one archival commit moves below the watermark, and the one hot partition holding its rows,
+ * which ends where the window ends; none for a stretch without partitions, which is committed with no data.
  */
 public record ArchivalWindow(Instant start, Instant end, Optional<HotPartition> partition)
 {
@@ -21,8 +21,8 @@ public record ArchivalWindow(Instant start, Instant end, Optional<HotPartition> 
         requireNonNull(end, "end is null");
         requireNonNull(partition, "partition is null");
         checkArgument(end.isAfter(start), "Window end %s is not after its start %s", end, start);
-        partition.ifPresent(hot -> checkArgument(!hot.start().isBefore(start) && hot.start().isBefore(end),
-                "Partition '%s' starting at %s lies outside the window [%s, %s)", hot.name(), hot.start(), start, end));
+        partition.ifPresent(hot -> checkArgument(hot.end().equals(end) && hot.start().isBefore(end),
+                "Partition '%s' [%s, %s) does not end with the window [%s, %s)", hot.name(), hot.start(), hot.end(), start, end));
     }
 
     /** {@code <from>/<to>}, both RFC 3339, as the snapshot summary records it. */

@@ -18,6 +18,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Collectors;
 
 import static com.google.common.base.Preconditions.checkArgument;
@@ -56,10 +57,16 @@ final class HotPartitionReader
                 throws IOException;
     }
 
-    /** Streams the rows of {@code partition} with "from" in [from, to) into {@code sink}; returns how many there were. */
-    long read(Connection connection, String partition, Instant from, Instant to, PageSink sink)
+    /**
+     * Streams the rows of {@code partition} with "from" at or above {@code from} and below {@code to} (to its end when
+     * empty) into {@code sink}; returns how many there were. A row at or after {@code windowEnd} fails the stream: the
+     * window would move the watermark below it, and the partition would then be dropped with it.
+     */
+    long read(Connection connection, String partition, Instant from, Optional<Instant> to, Instant windowEnd, PageSink sink)
             throws SQLException, IOException
     {
+        long windowEndMicros = Math.addExact(Math.multiplyExact(windowEnd.getEpochSecond(), 1_000_000), windowEnd.getNano() / 1_000);
+        int fromChannel = ReadingsParquetSchema.COLUMNS.indexOf(ReadingsColumn.FROM);
         boolean autoCommit = connection.getAutoCommit();
         // the COPY's parameters are settings of this transaction
         connection.setAutoCommit(false);
@@ -67,12 +74,17 @@ final class HotPartitionReader
         try {
             // the sort key is the partition's primary key: rows stream from the first message, where sorting a whole
             // day first would spill it to temporary files on the server
-            copy = PgBinaryCopy.startInIndexOrder(connection, query(partition), List.of(from.toString(), to.toString()));
+            copy = PgBinaryCopy.startInIndexOrder(connection, query(partition), List.of(from.toString(), to.map(Instant::toString).orElse("infinity")));
             PgBinaryCopyReader row = copy.rows();
             long rows = 0;
             BlockBuilder[] builders = newBuilders();
             int pageSize = 0;
             while (nextRow(row)) {
+                if (row.timestampMicros(fromChannel) >= windowEndMicros) {
+                    throw new ArchivalException(ArchivalException.Reason.PARTITION_NOT_COVERED,
+                            "Partition '%s' of table '%s' holds a row from %s, at or after the end %s of the window archived from it: the partition reaches beyond its catalogue bound; nothing was committed, move the row into the partition holding it"
+                                    .formatted(partition, hotTier.qualifiedParent(), micros(row.timestampMicros(fromChannel)), windowEnd));
+                }
                 append(row, builders);
                 pageSize++;
                 rows++;
@@ -89,13 +101,21 @@ final class HotPartitionReader
         }
         finally {
             if (copy != null && copy.isActive()) {
-                // the sink failed mid-stream: stop the server's COPY so the transaction can end
-                copy.copy().cancelCopy();
+                // failed mid-stream (the sink, or a row past the window): closing the connection ends the COPY on the
+                // server too, where cancelling it leaves the driver's protocol state behind; the cycle fails with it
+                connection.close();
             }
-            // the read changed nothing: end the transaction and hand the connection back as it came
-            connection.rollback();
-            connection.setAutoCommit(autoCommit);
+            else {
+                // the read changed nothing: end the transaction and hand the connection back as it came
+                connection.rollback();
+                connection.setAutoCommit(autoCommit);
+            }
         }
+    }
+
+    private static Instant micros(long micros)
+    {
+        return Instant.ofEpochSecond(floorDiv(micros, 1_000_000), floorMod(micros, 1_000_000) * 1_000L);
     }
 
     private static boolean nextRow(PgBinaryCopyReader row)

@@ -1,6 +1,8 @@
 package io.meterstore.archiver.invariant;
 
 import com.google.common.collect.ImmutableList;
+import io.meterstore.core.ArchivalHistory;
+import io.meterstore.core.ArchivalHistory.ArchivalCommit;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.ReadingsColumn;
@@ -28,14 +30,15 @@ import java.util.Optional;
 import static io.meterstore.core.TieringWatermark.formatInstant;
 
 /**
- * Checks the tiering invariant of one table from metadata alone, cheap enough to run after every cycle: no attached
- * hot partition starts below W (its rows could lie below W, where no query reads PostgreSQL), and no data file of the
- * snapshot carrying W has an upper bound of "from" at or above W (its rows would be read twice). Detached partitions
- * below W are not violations: they await their drop and no query planned after the commit reads them.
+ * Checks the tiering invariant of one table, cheap enough to run after every cycle: no attached hot partition reaches
+ * below W (its rows there are read by neither tier), no data file of the snapshot carrying W has an upper bound of
+ * "from" at or above W (its rows would be read twice), every detached partition reaching above W will be archived
+ * (none overlaps another partition), and every detached partition below W holds no row its archival commits lack.
  * <p>
- * No row is scanned. The cold side plans the snapshot's files with the filter {@code "from" >= W}, so manifests and
- * files whose statistics put them below W are pruned by Iceberg itself and only suspects are looked at. A file without
- * an upper bound for "from" cannot be shown to lie below W and is reported as well.
+ * The cold side scans no row: it plans the snapshot's files with the filter {@code "from" >= W}, so manifests and files
+ * whose statistics put them below W are pruned by Iceberg itself and only suspects are looked at. A file without an
+ * upper bound for "from" cannot be shown to lie below W and is reported as well. The hot side counts the rows of each
+ * detached partition below W (one awaits its drop in the ordinary run) against the commits that streamed it.
  */
 public final class InvariantCheck
 {
@@ -53,15 +56,51 @@ public final class InvariantCheck
 
         ImmutableList.Builder<String> violations = ImmutableList.builder();
         for (HotPartition partition : partitions) {
-            if (partition.attached() && !watermark.isHot(partition.start())) {
+            if (!partition.attached() || watermark.isHot(partition.start())) {
+                continue;
+            }
+            // a partition reaching across W is legitimate while it holds no row below W (INSERT routes those to Iceberg)
+            if (partition.isBelow(watermark) || hotTier.rowCountBelow(connection, partition.name(), watermark.instant()) > 0) {
                 violations.add("Partition '%s' of table '%s' is attached but starts at %s, below the watermark %s: its rows below the watermark are read by neither tier"
                         .formatted(partition.name(), name, formatInstant(partition.start()), watermark));
             }
         }
+        violations.addAll(detachedViolations(table, hotTier, connection, name, watermark, partitions));
         if (pinned.snapshotId().isPresent()) {
             violations.addAll(filesAtOrAboveWatermark(table, name, pinned.snapshotId().get(), watermark));
         }
         return new InvariantReport(name, watermark, pinned.snapshotId(), partitions, violations.build());
+    }
+
+    private static List<String> detachedViolations(Table table, HotTier hotTier, Connection connection, String name, TieringWatermark watermark, List<HotPartition> partitions)
+            throws SQLException
+    {
+        ImmutableList.Builder<String> violations = ImmutableList.builder();
+        List<HotPartition> above = partitions.stream().filter(partition -> !partition.isBelow(watermark)).toList();
+        for (int index = 0; index + 1 < above.size(); index++) {
+            HotPartition partition = above.get(index);
+            HotPartition next = above.get(index + 1);
+            if (next.start().isBefore(partition.end()) && (!partition.attached() || !next.attached())) {
+                HotPartition detached = partition.attached() ? next : partition;
+                HotPartition other = detached == partition ? next : partition;
+                violations.add("Detached partition '%s' of table '%s' [%s, %s) overlaps partition '%s' [%s, %s): no cycle will archive its rows at or above the watermark %s; move its rows into '%s' and drop it"
+                        .formatted(detached.name(), name, formatInstant(detached.start()), formatInstant(detached.end()), other.name(), formatInstant(other.start()), formatInstant(other.end()), watermark, other.name()));
+            }
+        }
+        List<HotPartition> detachedBelow = partitions.stream().filter(partition -> !partition.attached() && partition.isBelow(watermark)).toList();
+        if (detachedBelow.isEmpty()) {
+            return violations.build();
+        }
+        List<ArchivalCommit> commits = ArchivalHistory.archivalCommits(table);
+        for (HotPartition partition : detachedBelow) {
+            long rows = hotTier.rowCount(connection, partition.name());
+            long archived = ArchivalHistory.archived(commits, partition).map(ArchivalHistory.Archived::rows).orElse(0L);
+            if (rows != archived) {
+                violations.add("Detached partition '%s' of table '%s' lies below the watermark %s and holds %s rows, but the archival commits that streamed it hold %s: the cold tier lacks its rows, and it is not dropped; INSERT its rows through MeterStore (rows below the watermark go to Iceberg), then drop it by hand"
+                        .formatted(partition.name(), name, watermark, rows, archived));
+            }
+        }
+        return violations.build();
     }
 
     private static List<String> filesAtOrAboveWatermark(Table table, String name, long snapshotId, TieringWatermark watermark)

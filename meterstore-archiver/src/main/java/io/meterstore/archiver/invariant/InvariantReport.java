@@ -39,7 +39,7 @@ public record InvariantReport(String table, TieringWatermark watermark, Optional
     public List<HotPartition> partitionsAwaitingDrop()
     {
         return partitions.stream()
-                .filter(partition -> !partition.attached() && !watermark.isHot(partition.start()))
+                .filter(partition -> !partition.attached() && partition.isBelow(watermark))
                 .toList();
     }
 
@@ -47,7 +47,7 @@ public record InvariantReport(String table, TieringWatermark watermark, Optional
     public List<HotPartition> partitionsAwaitingArchival()
     {
         return partitions.stream()
-                .filter(partition -> !partition.attached() && watermark.isHot(partition.start()))
+                .filter(partition -> !partition.attached() && !partition.isBelow(watermark))
                 .toList();
     }
 }

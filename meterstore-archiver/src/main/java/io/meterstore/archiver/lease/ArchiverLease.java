@@ -8,8 +8,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Optional;
 
+import static com.google.common.base.Preconditions.checkArgument;
 import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
@@ -21,8 +23,8 @@ import static java.util.Objects.requireNonNull;
  * idle pooled session would keep it after the cycle. When the process dies, PostgreSQL ends the session and releases
  * the lock with it, so a lease never outlives its owner.
  * <p>
- * Every replica can run the same schedule: one acquires, the others get no lease, report "lease contended" and change
- * nothing. Advisory locks are per database, so every archiver of a table must connect to the hot tier's database.
+ * Every replica can run the same schedule: one acquires, the others wait a bounded time, get no lease, report "lease
+ * contended" and change nothing. Advisory locks are per database, so every archiver of a table must connect to the hot tier's database.
  */
 public final class ArchiverLease
         implements AutoCloseable
@@ -48,13 +50,23 @@ public final class ArchiverLease
     }
 
     /**
-     * Takes the lease of {@code schema.table} on {@code connection} without waiting. The lease owns the connection from
-     * here on: it is closed when the lease is, or right away when another session holds the lease (or this call fails).
+     * Takes the lease of {@code schema.table} on {@code connection}, waiting at most {@code wait} for it (zero: not at all).
+     * The lease owns the connection from here on: it is closed when the lease is, or right away when another session
+     * holds the lease for longer than {@code wait} (or this call fails).
+     * <p>
+     * The wait is what makes the handshake with INSERTs fair. They hold the lease lock in shared mode while they write
+     * ({@link HotTier#fenceArchival}), and PostgreSQL queues a lock request behind a waiting request it conflicts with:
+     * once the archiver asks, new INSERTs wait behind it while the ones in flight finish, so it gets the lease within
+     * the longest of those, however many writers keep INSERTing. An archiver that only tried would find some INSERT
+     * holding the fence again and again. When {@code wait} passes first, the request leaves the queue and the INSERTs
+     * waiting behind it proceed: a writer is never delayed by more than {@code wait} by an archiver that did not get in.
      */
-    public static Optional<ArchiverLease> tryAcquire(Connection connection, String schema, String table)
+    public static Optional<ArchiverLease> tryAcquire(Connection connection, String schema, String table, Duration wait)
             throws SQLException
     {
         requireNonNull(connection, "connection is null");
+        requireNonNull(wait, "wait is null");
+        checkArgument(!wait.isNegative(), "wait is negative");
         String name = qualifiedName(schema, table);
         try {
             connection.setAutoCommit(true);
@@ -62,25 +74,54 @@ public final class ArchiverLease
                 // the session idles while the cycle works on other connections: a server-wide idle timeout must not end it
                 statement.execute("SET idle_session_timeout = 0");
             }
-            long key;
-            boolean acquired;
-            try (PreparedStatement statement = connection.prepareStatement("SELECT key, pg_try_advisory_lock(key) FROM (SELECT hashtextextended(?, 0) AS key) lease")) {
-                statement.setString(1, HotTier.archiverLeaseName(schema, table));
-                try (ResultSet result = statement.executeQuery()) {
-                    result.next();
-                    key = result.getLong(1);
-                    acquired = result.getBoolean(2);
-                }
-            }
-            if (!acquired) {
+            Optional<Long> key = wait.isZero() ? tryLock(connection, schema, table) : lock(connection, schema, table, wait);
+            if (key.isEmpty()) {
                 connection.close();
                 return Optional.empty();
             }
-            return Optional.of(new ArchiverLease(connection, name, key));
+            return Optional.of(new ArchiverLease(connection, name, key.get()));
         }
         catch (SQLException | RuntimeException e) {
             closeQuietly(connection, e);
             throw e;
+        }
+    }
+
+    private static Optional<Long> tryLock(Connection connection, String schema, String table)
+            throws SQLException
+    {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT key, pg_try_advisory_lock(key) FROM (SELECT hashtextextended(?, 0) AS key) lease")) {
+            statement.setString(1, HotTier.archiverLeaseName(schema, table));
+            try (ResultSet result = statement.executeQuery()) {
+                result.next();
+                return result.getBoolean(2) ? Optional.of(result.getLong(1)) : Optional.empty();
+            }
+        }
+    }
+
+    private static Optional<Long> lock(Connection connection, String schema, String table, Duration wait)
+            throws SQLException
+    {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("SET lock_timeout = '%dms'".formatted(Math.max(1, wait.toMillis())));
+        }
+        try (PreparedStatement statement = connection.prepareStatement("SELECT key, pg_advisory_lock(key) FROM (SELECT hashtextextended(?, 0) AS key) lease")) {
+            statement.setString(1, HotTier.archiverLeaseName(schema, table));
+            try (ResultSet result = statement.executeQuery()) {
+                result.next();
+                return Optional.of(result.getLong(1));
+            }
+        }
+        catch (SQLException e) {
+            if (HotTier.isLockTimeout(e)) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+        finally {
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("RESET lock_timeout");
+            }
         }
     }
 

@@ -3,18 +3,25 @@ package io.meterstore.archiver.cli;
 import io.meterstore.archiver.cycle.TestingClock;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
+import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.LocalFileIo;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Reading;
+import io.meterstore.core.ReadingsSchema;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingDatabase;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,8 +30,10 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -125,6 +134,27 @@ final class TestArchiverCli
             assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
             assertThat(run.err()).as(command).contains("meterstore.settlement-lag must be at least meterstore.archival-step");
         }
+    }
+
+    @Test
+    void testWarehouseTheArchiverCannotWriteIsRefused()
+            throws IOException
+    {
+        // the connector reads S3; the archiver would take the URI for a relative local path and archive where no reader looks
+        Path s3 = write("s3.properties", """
+                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
+                meterstore.postgresql.user=archiver
+                meterstore.iceberg.warehouse=s3://meterstore/warehouse
+                """);
+        for (String command : List.of("create", "check", "status", "archive-once", "run")) {
+            Run run = run(new String[] {command, "--config", s3.toString()});
+            assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
+            assertThat(run.err()).as(command).isEqualTo("""
+                    Invalid configuration in '%s':
+                      'meterstore.iceberg.warehouse' = 's3://meterstore/warehouse' is on 's3' storage, which the archiver cannot write yet: it writes local directories only; use a file:/// directory that Trino reads at the same path
+                    """.formatted(s3));
+        }
+        assertThat(Path.of("s3:")).doesNotExist();
     }
 
     @Test
@@ -268,6 +298,38 @@ final class TestArchiverCli
     }
 
     @Test
+    void testCreateRecordsTheStep()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_create_step")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            TestingClock clock = new TestingClock(MARCH_5.plus(Duration.ofDays(8)));
+            Path hours = write("hours.properties", properties(database, warehouse) + "meterstore.archival-step=1h\n");
+            assertThat(run(new String[] {"create", "--config", hours.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            // recorded before any partition or archival exists, so writers create partitions of the archiver's step
+            Catalog catalog = warehouse.catalog();
+            try {
+                Table table = catalog.loadTable(TableIdentifier.of(Namespace.of("metering"), "readings"));
+                assertThat(table.properties()).containsEntry("meterstore.archival_step", "3600");
+                assertThat(table.currentSnapshot()).isNull();
+            }
+            finally {
+                ((Closeable) catalog).close();
+            }
+
+            // another step is refused by create and by check, before anything was archived with either
+            Path days = write("days.properties", properties(database, warehouse));
+            Run run = run(new String[] {"create", "--config", days.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.err()).isEqualTo("metering.readings: failed: Table 'metering.readings' is archived with a step of 3600 seconds, but meterstore.archival-step is 86400 seconds: set meterstore.archival-step to 3600s%n".formatted());
+            run = run(new String[] {"check", "--config", days.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.err()).isEqualTo("metering.readings: archived with a step of 3600 seconds, but meterstore.archival-step is 86400 seconds: set meterstore.archival-step to 3600s%n".formatted());
+            assertThat(run(new String[] {"create", "--config", hours.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+        }
+    }
+
+    @Test
     void testCheckUnreachablePostgresql()
             throws Exception
     {
@@ -356,8 +418,18 @@ final class TestArchiverCli
                       invariant      violated
                         Partition 'readings_2024_03_04_0000' of table 'metering.readings' is attached but starts at 2024-03-04T00:00:00Z, below the watermark 2024-03-06T00:00:00Z: its rows below the watermark are read by neither tier
                     """);
+            // detached, it still holds rows no tier reads: the cold tier lacks them, so it is reported and never dropped
             try (Connection connection = database.connect()) {
                 HOT_TIER.detach(connection, "readings_2024_03_04_0000");
+            }
+            run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.out()).contains("""
+                      invariant      violated
+                        Detached partition 'readings_2024_03_04_0000' of table 'metering.readings' lies below the watermark 2024-03-06T00:00:00Z and holds %s rows, but the archival commits that streamed it hold 0: the cold tier lacks its rows, and it is not dropped; INSERT its rows through MeterStore (rows below the watermark go to Iceberg), then drop it by hand
+                    """.formatted(utcDay(MARCH_5.minus(Duration.ofDays(1))).size()));
+            try (Connection connection = database.connect()) {
+                HOT_TIER.drop(connection, "readings_2024_03_04_0000");
             }
 
             // nobody archived for a while: the watermark trails by more than the settlement lag and two steps
@@ -369,6 +441,92 @@ final class TestArchiverCli
                       watermark      2024-03-06T00:00:00Z, lag 10.00d (behind: more than the settlement lag plus two steps, 9.00d; is the archiver running?)
                     """);
             assertThat(run.out()).contains("  invariant      holds");
+        }
+    }
+
+    @Test
+    void testStatusNamesDamagedColdFiles()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_damaged")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Path config = write("archiver.properties", properties(database, warehouse));
+            TestingClock clock = new TestingClock(MARCH_5.plus(Duration.ofDays(8)));
+            assertThat(run(new String[] {"create", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            try (Connection connection = database.connect()) {
+                new ReadingsLoader(HOT_TIER).load(connection, utcDay(MARCH_5));
+                new ReadingsLoader(HOT_TIER).load(connection, utcDay(MARCH_5.plus(Duration.ofDays(1))));
+            }
+            assertThat(run(new String[] {"archive-once", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            clock.advance(Duration.ofDays(1));
+            assertThat(run(new String[] {"archive-once", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            List<DataFile> files = new ArrayList<>();
+            Catalog catalog = warehouse.catalog();
+            try (CloseableIterable<FileScanTask> tasks = catalog.loadTable(TableIdentifier.of(Namespace.of("metering"), "readings")).newScan().planFiles()) {
+                tasks.forEach(task -> files.add(task.file()));
+            }
+            finally {
+                ((Closeable) catalog).close();
+            }
+            assertThat(files).hasSize(2);
+
+            // one data file deleted by hand, the other cut short
+            Path deleted = LocalFileIo.path(files.get(0).location());
+            Path truncated = LocalFileIo.path(files.get(1).location());
+            byte[] deletedContent = Files.readAllBytes(deleted);
+            byte[] truncatedContent = Files.readAllBytes(truncated);
+            Files.delete(deleted);
+            try (FileChannel channel = FileChannel.open(truncated, StandardOpenOption.WRITE)) {
+                channel.truncate(100);
+            }
+            Run run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.out()).startsWith("metering.readings: unhealthy\n");
+            assertThat(run.out()).contains(
+                    "  cold files     2 damaged: queries that read them fail; restore them from a backup\n",
+                    "    '%s' does not exist\n".formatted(files.get(0).location()),
+                    "    '%s' is 100 bytes long, the snapshot records %s bytes: truncated or overwritten\n".formatted(files.get(1).location(), files.get(1).fileSizeInBytes()),
+                    "  invariant      holds");
+
+            // restored from a backup: healthy again
+            Files.write(deleted, deletedContent);
+            Files.write(truncated, truncatedContent);
+            run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run.out()).doesNotContain("cold files");
+        }
+    }
+
+    @Test
+    void testCheckTableAlteredByAnotherTool()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_altered")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Path config = write("archiver.properties", properties(database, warehouse));
+            TestingClock clock = new TestingClock(MARCH_5);
+            assertThat(run(new String[] {"create", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            TableIdentifier identifier = TableIdentifier.of(Namespace.of("metering"), "readings");
+            Catalog catalog = warehouse.catalog();
+            try {
+                // another engine drops a column
+                catalog.loadTable(identifier).updateSchema().deleteColumn("provenance").commit();
+                Run run = run(new String[] {"check", "--config", config.toString()}, clock);
+                assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+                assertThat(run.err()).isEqualTo(("metering.readings: Iceberg table 'meterstore.metering.readings' is not a readings table: column 'provenance' (field id 13, string) was dropped; "
+                        + "it was altered outside MeterStore, which reads and writes exactly the readings columns: undo the change (point the catalogue at the table's metadata file from before it)%n").formatted());
+
+                // and replaces the table by one in format v1
+                catalog.dropTable(identifier, false);
+                Schema schema = ReadingsSchema.icebergSchema();
+                catalog.buildTable(identifier, schema).withPartitionSpec(IcebergTableSpec.partitionSpec(schema)).withProperty("format-version", "1").create();
+                run = run(new String[] {"check", "--config", config.toString()}, clock);
+                assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+                assertThat(run.err()).isEqualTo("metering.readings: Iceberg table 'meterstore.metering.readings' has format version 1: MeterStore reads and writes format version 2 only; recreate the table with format-version=2%n".formatted());
+            }
+            finally {
+                ((Closeable) catalog).close();
+            }
         }
     }
 

@@ -4,13 +4,17 @@ import io.meterstore.archiver.cycle.ArchiveOutcome.Kind;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergCatalogs;
 import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
+import io.meterstore.core.LocalFileIo;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.testing.TestingWarehouse;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.io.OutputFile;
 
 import java.io.BufferedReader;
 import java.io.Closeable;
+import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.sql.DriverManager;
 import java.time.Duration;
 import java.time.Instant;
@@ -18,6 +22,7 @@ import java.time.InstantSource;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
@@ -26,10 +31,12 @@ import static java.nio.charset.StandardCharsets.UTF_8;
  * on a fixed clock, once or in a tight loop until a cycle is idle, and prints every outcome as one line
  * {@code OUTCOME <KIND> <description>} to stdout ({@code FAILED <message>} and exit 1 on an exception). With
  * {@code barrier=true} it prints {@code READY} once connected and waits for a line on stdin before the first cycle, so
- * two processes start racing at the same moment.
+ * two processes start racing at the same moment. With {@code pause=before-commit} it prints {@code PAUSED before-commit}
+ * when its first commit has loaded its base and is about to write the new metadata, and waits for a line on stdin, so
+ * that another writer can commit in between.
  * <p>
  * Arguments, as {@code key=value}: {@code url}, {@code user}, {@code warehouse}, {@code clock} (RFC 3339),
- * {@code grace} (ISO-8601 duration), {@code mode} ({@code once} or {@code until-idle}), {@code barrier}.
+ * {@code grace} (ISO-8601 duration), {@code mode} ({@code once} or {@code until-idle}), {@code barrier}, {@code pause}.
  */
 public final class ArchiverProcess
 {
@@ -54,13 +61,35 @@ public final class ArchiverProcess
         ArchivalSettings settings = new ArchivalSettings(ArchivalSettings.DEFAULT_SETTLEMENT_LAG, Duration.parse(arguments.get("grace")), ArchivalSettings.DEFAULT_CHUNK_ROWS);
         boolean untilIdle = arguments.get("mode").equals("until-idle");
 
-        Catalog catalog = IcebergCatalogs.jdbc(new JdbcCatalogSpec(TestingWarehouse.CATALOG_NAME, url, user, Optional.empty(), arguments.get("warehouse")));
+        BufferedReader input = new BufferedReader(new InputStreamReader(System.in, UTF_8));
+        boolean pauseBeforeCommit = arguments.getOrDefault("pause", "").equals("before-commit");
+        AtomicBoolean paused = new AtomicBoolean();
+        LocalFileIo fileIo = new LocalFileIo()
+        {
+            @Override
+            public OutputFile newOutputFile(String location)
+            {
+                // a commit writes its new metadata file after it refreshed its base and before it swaps the pointer
+                if (pauseBeforeCommit && location.endsWith(".metadata.json") && paused.compareAndSet(false, true)) {
+                    System.out.println("PAUSED before-commit");
+                    System.out.flush();
+                    try {
+                        input.readLine();
+                    }
+                    catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }
+                return super.newOutputFile(location);
+            }
+        };
+        Catalog catalog = IcebergCatalogs.jdbc(new JdbcCatalogSpec(TestingWarehouse.CATALOG_NAME, url, user, Optional.empty(), arguments.get("warehouse")), properties -> fileIo);
         HotTier hotTier = new HotTier(TestingArchiverTable.SCHEMA, new PartitionNaming(TestingArchiverTable.TABLE, Duration.ofDays(1)), Duration.ofSeconds(5));
         ArchivalCycle cycle = new ArchivalCycle(catalog, TestingArchiverTable.identifier(), hotTier, () -> DriverManager.getConnection(url, user, null), settings, clock);
         if (Boolean.parseBoolean(arguments.getOrDefault("barrier", "false"))) {
             System.out.println("READY");
             System.out.flush();
-            new BufferedReader(new InputStreamReader(System.in, UTF_8)).readLine();
+            input.readLine();
         }
         int exitCode = 0;
         try {

@@ -270,7 +270,7 @@ final class TestArchivalCycle
             tables.clock().advance(Duration.ofDays(2));
             assertThatThrownBy(cycle::archiveOnce)
                     .isInstanceOfSatisfying(ArchivalException.class, exception -> assertThat(exception.reason()).isEqualTo(ArchivalException.Reason.INVARIANT_VIOLATED))
-                    .hasMessageContaining("Partition 'readings_2024_03_04_0000' of table 'metering.readings' is attached but starts at 2024-03-04T00:00:00Z, below the watermark 2024-03-06T00:00:00Z");
+                    .hasMessageContaining("Partition 'readings_2024_03_04_0000' of table 'metering.readings' is attached but lies below the watermark 2024-03-06T00:00:00Z (it ends at 2024-03-05T00:00:00Z)");
             assertThat(tables.table().currentSnapshot().snapshotId()).isEqualTo(snapshot);
             // nothing detached, nothing dropped, although the archived partition is past its grace
             assertThat(tables.partitions()).isEqualTo(partitions);

@@ -8,7 +8,6 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -81,16 +80,46 @@ final class TestArchivalPlanner
         List<HotPartition> partitions = partitions(attached("2024-03-04"), attached("2024-03-05"));
         assertThatThrownBy(() -> plan(watermark("2024-03-05"), partitions, "2024-03-10T00:00:00Z"))
                 .isInstanceOfSatisfying(ArchivalException.class, exception -> assertThat(exception.reason()).isEqualTo(ArchivalException.Reason.INVARIANT_VIOLATED))
-                .hasMessageStartingWith("Partition 'readings_2024_03_04_0000' of table 'metering.readings' is attached but starts at 2024-03-04T00:00:00Z, below the watermark 2024-03-05T00:00:00Z");
+                .hasMessageStartingWith("Partition 'readings_2024_03_04_0000' of table 'metering.readings' is attached but lies below the watermark 2024-03-05T00:00:00Z (it ends at 2024-03-05T00:00:00Z)");
     }
 
     @Test
-    void testPartitionOffTheStepIsRefused()
+    void testPartitionWiderThanTheStepIsArchivedWhole()
     {
-        HotPartition partition = new HotPartition("readings_2024_03_05_1200", Instant.parse("2024-03-05T12:00:00Z"), Optional.empty(), true);
-        assertThatThrownBy(() -> plan(watermark("2024-03-05"), List.of(partition), "2024-03-10T00:00:00Z"))
-                .isInstanceOfSatisfying(ArchivalException.class, exception -> assertThat(exception.reason()).isEqualTo(ArchivalException.Reason.PARTITION_MISALIGNED))
-                .hasMessage("Partition 'readings_2024_03_05_1200' of table 'metering.readings' does not start on the archival step PT24H: configure the step the partitions were created with");
+        // archived by the hour, but the day's partition was created a day wide: the window ends where the partition ends
+        PartitionNaming hourly = new PartitionNaming("readings", Duration.ofHours(1));
+        HotPartition day = new HotPartition("readings_2024_03_05_0000", instant("2024-03-05"), instant("2024-03-06"), true);
+        assertThat(ArchivalPlanner.plan("metering.readings", watermark("2024-03-05"), List.of(day), Instant.parse("2024-03-06T00:00:00Z"), hourly))
+                .contains(new ArchivalWindow(instant("2024-03-05"), instant("2024-03-06"), Optional.of(day)));
+        // not closed before its end passes the horizon, however many steps of it have
+        assertThat(ArchivalPlanner.plan("metering.readings", watermark("2024-03-05"), List.of(day), Instant.parse("2024-03-05T23:00:00Z"), hourly)).isEmpty();
+    }
+
+    @Test
+    void testPartitionOffTheStepIsArchivedByItsBounds()
+    {
+        HotPartition partition = new HotPartition("readings_2024_03_05_1200", Instant.parse("2024-03-05T12:00:00Z"), Instant.parse("2024-03-07T00:00:00Z"), true);
+        assertThat(plan(watermark("2024-03-05"), List.of(partition), "2024-03-10T00:00:00Z"))
+                .contains(new ArchivalWindow(instant("2024-03-05"), instant("2024-03-07"), Optional.of(partition)));
+    }
+
+    @Test
+    void testPartitionReachingAcrossTheWatermarkIsArchivedFromIt()
+    {
+        // a wide partition of which an earlier run archived the first hours only: the rest is the next window
+        HotPartition day = new HotPartition("readings_2024_03_05_0000", instant("2024-03-05"), instant("2024-03-06"), false);
+        assertThat(plan(TieringWatermark.of(Instant.parse("2024-03-05T01:00:00Z")), List.of(day), "2024-03-10T00:00:00Z"))
+                .contains(new ArchivalWindow(Instant.parse("2024-03-05T01:00:00Z"), instant("2024-03-06"), Optional.of(day)));
+    }
+
+    @Test
+    void testOverlappingPartitionsAreRefused()
+    {
+        HotPartition detached = new HotPartition("readings_2024_03_05_0000", instant("2024-03-05"), instant("2024-03-06"), false);
+        HotPartition attached = new HotPartition("readings_2024_03_05_1200", Instant.parse("2024-03-05T12:00:00Z"), instant("2024-03-06"), true);
+        assertThatThrownBy(() -> plan(watermark("2024-03-05"), List.of(detached, attached), "2024-03-10T00:00:00Z"))
+                .isInstanceOfSatisfying(ArchivalException.class, exception -> assertThat(exception.reason()).isEqualTo(ArchivalException.Reason.PARTITION_OVERLAP))
+                .hasMessageStartingWith("Partitions 'readings_2024_03_05_0000' [2024-03-05T00:00:00Z, 2024-03-06T00:00:00Z) and 'readings_2024_03_05_1200' [2024-03-05T12:00:00Z, 2024-03-06T00:00:00Z) of table 'metering.readings' overlap");
     }
 
     private static Optional<ArchivalWindow> plan(TieringWatermark watermark, List<HotPartition> partitions, String horizon)
@@ -110,15 +139,12 @@ final class TestArchivalPlanner
         return new Found(instant(day), false);
     }
 
-    /** Partitions as HotTier reports them: ordered by start, each bounded by the next one's start. */
+    /** Partitions as HotTier reports them: ordered by start, each one step of the catalogue. */
     private static List<HotPartition> partitions(Found... found)
     {
-        List<Found> ordered = Arrays.asList(found);
         List<HotPartition> partitions = new ArrayList<>();
-        for (int index = 0; index < ordered.size(); index++) {
-            Optional<Instant> upper = index + 1 < ordered.size() ? Optional.of(ordered.get(index + 1).start()) : Optional.empty();
-            Found partition = ordered.get(index);
-            partitions.add(new HotPartition(NAMING.partitionName(partition.start()), partition.start(), upper, partition.attached()));
+        for (Found partition : found) {
+            partitions.add(new HotPartition(NAMING.partitionName(partition.start()), partition.start(), partition.start().plus(NAMING.step()), partition.attached()));
         }
         return List.copyOf(partitions);
     }

@@ -47,6 +47,13 @@ final class TestingArchiverProcess
     static TestingArchiverProcess start(String name, TestingArchiverTable tables, Path directory, Instant clock, Duration readerGrace, boolean untilIdle, Optional<Failpoint> failpoint, boolean barrier)
             throws IOException
     {
+        return start(name, tables, directory, clock, readerGrace, untilIdle, failpoint, barrier, false);
+    }
+
+    /** As above; {@code pauseBeforeCommit} stops the first commit between its base and its pointer swap, until {@link #resume()}. */
+    static TestingArchiverProcess start(String name, TestingArchiverTable tables, Path directory, Instant clock, Duration readerGrace, boolean untilIdle, Optional<Failpoint> failpoint, boolean barrier, boolean pauseBeforeCommit)
+            throws IOException
+    {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Xmx256m");
@@ -68,6 +75,9 @@ final class TestingArchiverProcess
         command.add("grace=" + readerGrace);
         command.add("mode=" + (untilIdle ? "until-idle" : "once"));
         command.add("barrier=" + barrier);
+        if (pauseBeforeCommit) {
+            command.add("pause=before-commit");
+        }
         Path errors = directory.resolve(name + ".err");
         Process process = new ProcessBuilder(command)
                 .redirectError(errors.toFile())
@@ -124,6 +134,15 @@ final class TestingArchiverProcess
     {
         OutputStream input = process.getOutputStream();
         input.write("go\n".getBytes(UTF_8));
+        input.flush();
+    }
+
+    /** Lets a process paused before its commit go on. */
+    void resume()
+            throws IOException
+    {
+        OutputStream input = process.getOutputStream();
+        input.write("resume\n".getBytes(UTF_8));
         input.flush();
     }
 

@@ -21,9 +21,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -55,7 +53,14 @@ public final class TestingArchiverTable
     public static TestingArchiverTable create(String hint, Duration step, Duration lockTimeout)
             throws SQLException
     {
-        TestingDatabase database = TestingPostgresServer.shared().createDatabase(hint);
+        return create(TestingPostgresServer.shared(), hint, step, lockTimeout);
+    }
+
+    /** On {@code server}: a test that restarts PostgreSQL brings a server of its own. */
+    public static TestingArchiverTable create(TestingPostgresServer server, String hint, Duration step, Duration lockTimeout)
+            throws SQLException
+    {
+        TestingDatabase database = server.createDatabase(hint);
         TestingWarehouse warehouse = TestingWarehouse.create(database);
         Catalog catalog = warehouse.catalog();
         HotTier hotTier = new HotTier(SCHEMA, new PartitionNaming(TABLE, step), lockTimeout);
@@ -137,15 +142,14 @@ public final class TestingArchiverTable
             throws SQLException
     {
         long rows = 0;
-        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+        try (Connection connection = connect()) {
             for (HotPartition partition : hotTier.partitions(connection)) {
-                if (partition.start().isBefore(watermark.instant())) {
+                if (partition.isBelow(watermark)) {
                     continue;
                 }
-                try (ResultSet result = statement.executeQuery("SELECT count(*) FROM " + hotTier.qualifiedPartition(partition.name()))) {
-                    result.next();
-                    rows += result.getLong(1);
-                }
+                rows += partition.start().isBefore(watermark.instant())
+                        ? hotTier.rowCount(connection, partition.name()) - hotTier.rowCountBelow(connection, partition.name(), watermark.instant())
+                        : hotTier.rowCount(connection, partition.name());
             }
         }
         return rows;

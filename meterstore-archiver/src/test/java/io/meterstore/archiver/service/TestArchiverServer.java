@@ -125,7 +125,7 @@ final class TestArchiverServer
             // the days up to 2024-03-06 are closed, the partition of 2024-03-06 is not
             table.clock().set(Instant.parse("2024-03-13T00:00:00Z"));
             CompletableFuture<Void> shutdown = new CompletableFuture<>();
-            Injector injector = start(table, shutdown, ImmutableMap.of("meterstore.lock-timeout", "1m"));
+            Injector injector = start(table, shutdown, ImmutableMap.of("meterstore.postgresql.lock-timeout", "1m"));
             try {
                 URI server = injector.getInstance(HttpServerInfo.class).getHttpUri();
                 TableArchiverStats stats = injector.getInstance(ArchiverStats.class).table("readings");

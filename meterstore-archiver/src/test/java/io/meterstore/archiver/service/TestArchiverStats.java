@@ -83,9 +83,9 @@ final class TestArchiverStats
         TestingClock clock = new TestingClock(MARCH_6.plus(Duration.ofDays(7)));
         ArchiverStats stats = stats(clock);
         List<HotPartition> partitions = List.of(
-                new HotPartition("readings_2024_03_04_0000", Instant.parse("2024-03-04T00:00:00Z"), Optional.of(Instant.parse("2024-03-05T00:00:00Z")), true),
-                new HotPartition("readings_2024_03_05_0000", Instant.parse("2024-03-05T00:00:00Z"), Optional.of(MARCH_6), false),
-                new HotPartition("readings_2024_03_06_0000", MARCH_6, Optional.empty(), true));
+                new HotPartition("readings_2024_03_04_0000", Instant.parse("2024-03-04T00:00:00Z"), Instant.parse("2024-03-05T00:00:00Z"), true),
+                new HotPartition("readings_2024_03_05_0000", Instant.parse("2024-03-05T00:00:00Z"), MARCH_6, false),
+                new HotPartition("readings_2024_03_06_0000", MARCH_6, MARCH_6.plus(Duration.ofDays(1)), true));
         stats.invariantChecked("readings", new InvariantReport("metering.readings", TieringWatermark.of(MARCH_6), Optional.of(1L), partitions, List.of("Partition 'readings_2024_03_04_0000' is attached below the watermark")));
 
         TableArchiverStats readings = stats.table("readings");

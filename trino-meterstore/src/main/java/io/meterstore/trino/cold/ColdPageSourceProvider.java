@@ -159,7 +159,7 @@ public final class ColdPageSourceProvider
             catch (IOException closeException) {
                 e.addSuppressed(closeException);
             }
-            throw openFailure(split, e);
+            throw openFailure(session, split, e);
         }
     }
 
@@ -170,7 +170,7 @@ public final class ColdPageSourceProvider
             return new ColdParquetDataSource(inputFile, split.fileSize(), options);
         }
         catch (IOException | RuntimeException e) {
-            throw openFailure(split, e);
+            throw openFailure(session, split, e);
         }
     }
 
@@ -260,15 +260,22 @@ public final class ColdPageSourceProvider
         return new ColdPageSource(parquetReader, columns.stream().map(MeterstoreColumnHandle::type).toList(), channels, rowGroupsInSplit, rowGroups.size(), deletes, readOptions.rowPositions(), readOptions.resolving());
     }
 
-    private static TrinoException openFailure(ColdSplit split, Exception failure)
+    private TrinoException openFailure(ConnectorSession session, ColdSplit split, Exception failure)
     {
         if (failure instanceof TrinoException trinoException) {
             return trinoException;
         }
         if (failure instanceof FileNotFoundException) {
             return new TrinoException(METERSTORE_COLD_READ_FAILED,
-                    "Data file '%s' of the pinned snapshot does not exist: it was removed after the query planned (snapshot expiry or orphan-file cleanup); run the query again".formatted(split.path()),
+                    ("Data file '%s' of the pinned snapshot does not exist: it was removed after the query planned (snapshot expiry or orphan-file cleanup), or by hand; "
+                            + "run the query again, and if it fails again restore the file from a backup (the archiver's 'status' lists every missing data file)").formatted(split.path()),
                     failure);
+        }
+        // a file cut short or overwritten fails as one that is not Parquet: its length against the snapshot's says which
+        Optional<String> damage = lengthMismatch(session, split);
+        if (damage.isPresent()) {
+            return new TrinoException(METERSTORE_COLD_READ_FAILED, "Data file '%s' %s: restore it from a backup (the archiver's 'status' lists every damaged data file); %s"
+                    .formatted(split.path(), damage.get(), failure.getMessage()), failure);
         }
         if (failure instanceof ParquetCorruptionException) {
             return new TrinoException(METERSTORE_COLD_READ_FAILED, "Data file '%s' is not valid Parquet: %s".formatted(split.path(), failure.getMessage()), failure);
@@ -276,6 +283,20 @@ public final class ColdPageSourceProvider
         return new TrinoException(METERSTORE_COLD_READ_FAILED,
                 "Failed to open data file '%s' at offset %s, length %s: %s".formatted(split.path(), split.start(), split.length(), failure.getMessage()),
                 failure);
+    }
+
+    private Optional<String> lengthMismatch(ConnectorSession session, ColdSplit split)
+    {
+        try {
+            long length = fileSystemFactory.create(session).newInputFile(Location.of(split.path())).length();
+            if (length != split.fileSize()) {
+                return Optional.of("is %s bytes long, but the snapshot records %s bytes: it was truncated or overwritten".formatted(length, split.fileSize()));
+            }
+        }
+        catch (IOException | RuntimeException ignored) {
+            // the failure being reported says more than this one
+        }
+        return Optional.empty();
     }
 
     /** The file's top-level columns by Iceberg field id; a file written without field ids is matched by name. */

@@ -1,5 +1,6 @@
 package io.meterstore.trino.cold;
 
+import com.google.common.collect.ImmutableMap;
 import io.trino.filesystem.Location;
 import io.trino.filesystem.TrinoFileSystem;
 import org.apache.iceberg.io.FileIO;
@@ -8,6 +9,7 @@ import org.apache.iceberg.io.OutputFile;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.Map;
 
 import static java.util.Objects.requireNonNull;
 
@@ -19,10 +21,26 @@ public class ForwardingFileIo
         implements FileIO
 {
     private final TrinoFileSystem fileSystem;
+    private final Map<String, String> properties;
 
     public ForwardingFileIo(TrinoFileSystem fileSystem)
     {
+        this(fileSystem, ImmutableMap.of());
+    }
+
+    /**
+     * @param properties the FileIO's properties, e.g. {@code io.manifest.cache-enabled}, which Iceberg reads from here
+     */
+    public ForwardingFileIo(TrinoFileSystem fileSystem, Map<String, String> properties)
+    {
         this.fileSystem = requireNonNull(fileSystem, "fileSystem is null");
+        this.properties = ImmutableMap.copyOf(requireNonNull(properties, "properties is null"));
+    }
+
+    @Override
+    public Map<String, String> properties()
+    {
+        return properties;
     }
 
     @Override

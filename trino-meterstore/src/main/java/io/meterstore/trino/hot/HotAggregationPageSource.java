@@ -2,6 +2,7 @@ package io.meterstore.trino.hot;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
+import io.meterstore.core.HotTier;
 import io.meterstore.core.Sql;
 import io.meterstore.trino.MeterstoreColumnHandle;
 import io.meterstore.trino.MeterstoreMetrics;
@@ -39,7 +40,6 @@ import java.util.Set;
 
 import static io.airlift.slice.Slices.utf8Slice;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_PARTITION_MISSING;
 import static io.trino.spi.StandardErrorCode.NUMERIC_VALUE_OUT_OF_RANGE;
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.DateType.DATE;
@@ -55,8 +55,6 @@ import static java.util.Objects.requireNonNull;
 public final class HotAggregationPageSource
         implements ConnectorPageSource
 {
-    private static final String UNDEFINED_TABLE = "42P01";
-
     private final HotAggregationSplit split;
     private final List<ColumnHandle> columns;
     private final List<Type> types;
@@ -252,9 +250,8 @@ public final class HotAggregationPageSource
 
     private TrinoException translate(SQLException e)
     {
-        if (UNDEFINED_TABLE.equals(e.getSQLState())) {
-            return new TrinoException(METERSTORE_PARTITION_MISSING, "A hot partition of %s was planned for this query but no longer exists: it was dropped after its archival, because the query ran longer than the archiver's reader grace; run the query again, or raise reader_grace above the longest query: %s"
-                    .formatted(split.partitions(), e.getMessage()), e);
+        if (HotTier.isUndefinedTable(e)) {
+            return HotPageSource.partitionMissing("A hot partition of %s (%s)".formatted(split.partitions(), e.getMessage()), e);
         }
         return new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot aggregate hot partitions %s: %s".formatted(split.partitions(), e.getMessage()), e);
     }

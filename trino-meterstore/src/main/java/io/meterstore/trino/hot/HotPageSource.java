@@ -4,12 +4,14 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
+import io.meterstore.core.HotTier;
 import io.meterstore.core.PgBinaryCopy;
 import io.meterstore.core.PgBinaryCopyReader;
 import io.meterstore.core.Sql;
 import io.meterstore.trino.MeterstoreColumnHandle;
 import io.meterstore.trino.MeterstoreMetrics;
 import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.PostgresConnectionPool;
 import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.Page;
 import io.trino.spi.PageBuilder;
@@ -45,13 +47,12 @@ public final class HotPageSource
         implements ConnectorPageSource
 {
     private static final int MAX_PAGE_ROWS = 8_192;
-    // SQLSTATE undefined_table
-    private static final String UNDEFINED_TABLE = "42P01";
 
     private final HotSplit split;
     private final List<MeterstoreColumnHandle> columns;
     private final TupleDomain<MeterstoreColumnHandle> predicate;
     private final VersionResolution resolution;
+    private final PostgresConnectionPool pool;
     private final Connection connection;
     private final PgBinaryCopy copy;
     private final PgBinaryCopyReader rows;
@@ -61,12 +62,14 @@ public final class HotPageSource
     private boolean finished;
 
     /**
+     * @param connection a connection of {@code pool}, given back when the page source closes
      * @param predicate the split's pushed constraint, possibly narrowed by a dynamic filter
      * @param resolution a resolving read gets its rows sorted by merge key and version; AS OF drops later versions here
      */
-    public HotPageSource(Connection connection, HotSplit split, List<MeterstoreColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> predicate, VersionResolution resolution)
+    public HotPageSource(PostgresConnectionPool pool, Connection connection, HotSplit split, List<MeterstoreColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> predicate, VersionResolution resolution)
     {
         this.resolution = requireNonNull(resolution, "resolution is null");
+        this.pool = requireNonNull(pool, "pool is null");
         this.connection = requireNonNull(connection, "connection is null");
         this.split = requireNonNull(split, "split is null");
         this.predicate = requireNonNull(predicate, "predicate is null");
@@ -221,11 +224,17 @@ public final class HotPageSource
 
     private TrinoException translate(SQLException e)
     {
-        if (UNDEFINED_TABLE.equals(e.getSQLState())) {
-            return new TrinoException(METERSTORE_PARTITION_MISSING, "Hot partition '%s.%s' was planned for this query but no longer exists: it was dropped after its archival, because the query ran longer than the archiver's reader grace; run the query again, or raise reader_grace above the longest query"
-                    .formatted(split.schema(), split.partition()), e);
+        if (HotTier.isUndefinedTable(e)) {
+            return partitionMissing("Hot partition '%s.%s'".formatted(split.schema(), split.partition()), e);
         }
         return new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot read hot partition '%s.%s': %s".formatted(split.schema(), split.partition(), e.getMessage()), e);
+    }
+
+    /** {@code partitions} was planned but dropped before its split ran: the archiver's reader grace is too short. */
+    static TrinoException partitionMissing(String partitions, SQLException e)
+    {
+        return new TrinoException(METERSTORE_PARTITION_MISSING, ("%s was planned for this query but no longer exists: it was dropped after its archival, because the query ran longer than the archiver's reader grace; "
+                + "run the query again, or raise the archiver's 'meterstore.reader-grace' above the longest query").formatted(partitions), e);
     }
 
     @Override
@@ -276,8 +285,9 @@ public final class HotPageSource
     private void closeQuietly()
     {
         if (copy != null && copy.isActive()) {
-            // closed before the end (a LIMIT, a failure): closing the connection ends the COPY on the server too
-            closeConnection();
+            // closed before the end (a LIMIT, a failure): closing the connection ends the COPY on the server too,
+            // where giving it back would hand the next borrower a connection in the middle of a COPY
+            pool.discard(connection);
             return;
         }
         try {

@@ -27,11 +27,6 @@ public final class HotSplitPlanner
         this.tables = requireNonNull(tables, "tables is null");
     }
 
-    public List<HotSplit> planSplits(String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros)
-    {
-        return plan(storageTable, hotRange, watermarkEpochMicros, OptionalLong.empty()).splits();
-    }
-
     /**
      * @param limit a pushed LIMIT, carried by every split
      */
@@ -41,12 +36,13 @@ public final class HotSplitPlanner
         List<HotPartition> partitions;
         HotPartitionSizes sizes;
         try (Connection connection = tables.connectPostgres()) {
-            if (!hotTier.parentExists(connection)) {
+            // attached and detached alike, in one catalogue read: two reads could miss a partition detached between them
+            partitions = hotTier.partitions(connection);
+            // only a table without partitions may have no parent either: ask only then, not on every query
+            if (partitions.isEmpty() && !hotTier.parentExists(connection)) {
                 throw new TrinoException(METERSTORE_TABLE_NOT_FOUND, "PostgreSQL table %s of MeterStore table '%s' does not exist: create it with 'meterstore-archiver create'"
                         .formatted(hotTier.qualifiedParent(), storageTable));
             }
-            // attached and detached alike, in one catalogue read: two reads could miss a partition detached between them
-            partitions = hotTier.partitions(connection);
             // estimates for the splits' weights; a partition missing here only gets the standard weight
             sizes = HotPartitionSizes.read(connection, hotTier);
         }

@@ -8,6 +8,7 @@ import io.trino.spi.connector.SchemaTableName;
 import java.util.List;
 import java.util.Optional;
 
+import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -17,7 +18,9 @@ import static java.util.Objects.requireNonNull;
  * @param snapshotId the Iceberg snapshot current at beginInsert; empty for a table without snapshots
  * @param watermarkEpochMicros the watermark that snapshot carries; the write re-reads it under the archival fence
  * @param statementStartEpochMicros the statement's start: the recorded_at of every row that leaves it NULL
+ * @param latestRecordedAtEpochMicros the latest recorded_at a row may carry: the statement's start plus the tolerated clock skew
  * @param columns the columns of the pages the page sinks receive, in channel order
+ * @param staging where the page sinks stage the validated rows for finishInsert
  */
 public record MeterstoreInsertTableHandle(
         SchemaTableName schemaTableName,
@@ -25,7 +28,9 @@ public record MeterstoreInsertTableHandle(
         Optional<Long> snapshotId,
         long watermarkEpochMicros,
         long statementStartEpochMicros,
-        List<MeterstoreColumnHandle> columns)
+        long latestRecordedAtEpochMicros,
+        List<MeterstoreColumnHandle> columns,
+        InsertStaging staging)
         implements ConnectorInsertTableHandle
 {
     public MeterstoreInsertTableHandle
@@ -33,6 +38,8 @@ public record MeterstoreInsertTableHandle(
         requireNonNull(schemaTableName, "schemaTableName is null");
         requireNonNull(storageTable, "storageTable is null");
         requireNonNull(snapshotId, "snapshotId is null");
+        checkArgument(latestRecordedAtEpochMicros >= statementStartEpochMicros, "latestRecordedAtEpochMicros is before the statement's start");
         columns = ImmutableList.copyOf(requireNonNull(columns, "columns is null"));
+        requireNonNull(staging, "staging is null");
     }
 }

@@ -1,5 +1,7 @@
 package io.meterstore.trino.write;
 
+import com.google.inject.Inject;
+import io.meterstore.trino.PostgresConnectionPool;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.ConnectorOutputTableHandle;
@@ -13,10 +15,19 @@ import io.trino.spi.connector.ConnectorTransactionHandle;
 import java.util.Optional;
 
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
+import static java.util.Objects.requireNonNull;
 
 public final class MeterstorePageSinkProvider
         implements ConnectorPageSinkProvider
 {
+    private final PostgresConnectionPool postgres;
+
+    @Inject
+    public MeterstorePageSinkProvider(PostgresConnectionPool postgres)
+    {
+        this.postgres = requireNonNull(postgres, "postgres is null");
+    }
+
     @Override
     public ConnectorPageSink createPageSink(ConnectorTransactionHandle transactionHandle, ConnectorSession session, ConnectorOutputTableHandle outputTableHandle, Optional<ConnectorTableCredentials> tableCredentials, ConnectorPageSinkId pageSinkId)
     {
@@ -26,6 +37,6 @@ public final class MeterstorePageSinkProvider
     @Override
     public ConnectorPageSink createPageSink(ConnectorTransactionHandle transactionHandle, ConnectorSession session, ConnectorInsertTableHandle insertTableHandle, Optional<ConnectorTableCredentials> tableCredentials, ConnectorPageSinkId pageSinkId)
     {
-        return new MeterstorePageSink((MeterstoreInsertTableHandle) insertTableHandle);
+        return new MeterstorePageSink((MeterstoreInsertTableHandle) insertTableHandle, postgres);
     }
 }

@@ -220,7 +220,8 @@ final class TestColdPageSource
         String missing = file.location().replace(".parquet", "-missing.parquet");
         assertThatThrownBy(() -> provider.createPageSource(SESSION, new ColdSplit(missing, 0, 100, 100, 1), ALL_COLUMNS, TupleDomain.all()))
                 .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(METERSTORE_COLD_READ_FAILED.toErrorCode()))
-                .hasMessage("Data file '%s' of the pinned snapshot does not exist: it was removed after the query planned (snapshot expiry or orphan-file cleanup); run the query again", missing);
+                .hasMessage(("Data file '%s' of the pinned snapshot does not exist: it was removed after the query planned (snapshot expiry or orphan-file cleanup), or by hand; "
+                        + "run the query again, and if it fails again restore the file from a backup (the archiver's 'status' lists every missing data file)").formatted(missing));
     }
 
     private List<Reading> readAll(List<ColdSplit> splits)

@@ -1,0 +1,399 @@
+package io.meterstore.benchmark;
+
+import com.google.common.collect.ImmutableList;
+import io.airlift.log.Logger;
+import io.meterstore.archiver.cycle.ArchivalCycle;
+import io.meterstore.archiver.cycle.ArchivalSettings;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.benchmark.BenchmarkResult.Comparison;
+import io.meterstore.benchmark.BenchmarkResult.Target;
+import io.meterstore.benchmark.BenchmarkResult.Unit;
+import io.meterstore.core.HotPartition;
+import io.meterstore.core.MeteringCalendar;
+import io.meterstore.core.Sql;
+import io.meterstore.testing.TestingWarehouse;
+import org.apache.iceberg.ExpireSnapshots;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.util.SnapshotUtil;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Queue;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import static com.google.common.base.Preconditions.checkState;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * D1 (issue 11): dashboards over JDBC. 1, 4 and 8 clients, each on a connection of its own, run a mix of four
+ * dashboard queries over {@code readings} for {@code benchmark.d1.seconds} each, while correction INSERTs arrive and
+ * one archival cycle moves W. Every answer is checked against the one a different path gives: ROW_NUMBER over
+ * {@code readings_versions}, computed before the clients start. The corrections repeat each winner's value under a
+ * higher version, so every right answer stays the same while they land and while W moves. Afterwards the dataset is
+ * put back as it was (the Iceberg table rolled back to its snapshot before D1 and D1's snapshots expired, the
+ * partitions D1 archived attached again, the corrections deleted), so later runs measure the same data.
+ */
+final class DashboardBenchmark
+{
+    static final List<Integer> CLIENTS = List.of(1, 4, 8);
+    private static final Logger log = Logger.get(DashboardBenchmark.class);
+    private static final String SOURCE_KIND = "D1_CORRECTION";
+    private static final DateTimeFormatter LITERAL = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
+    private static final int METERS = 8;
+    private static final double MAX_P95_RATIO = 3.0;
+
+    /** The queries of a metering dashboard; each filters by "from" the way a user would, so both tiers prune. */
+    enum Kind
+    {
+        TODAY_TOTAL("today's total"),
+        METER_LAST_WEEK("one meter's last 7 days"),
+        MONTH_BY_DAY("this month's totals per day"),
+        METER_YEAR("one meter over a year");
+
+        private final String title;
+
+        Kind(String title)
+        {
+            this.title = title;
+        }
+    }
+
+    /** One query of the mix: its kind, its SQL over {@code readings}, and the answer ROW_NUMBER over every version gives. */
+    private record DashboardQuery(Kind kind, String sql, List<List<String>> expected) {}
+
+    private record Sample(Kind kind, long nanos, boolean wrong, Optional<String> error) {}
+
+    private record Phase(int clients, double seconds, List<Sample> samples, long corrections, String archival) {}
+
+    private final BenchmarkSettings settings;
+    private final BenchmarkDataset dataset;
+    private final Supplier<Connection> trinoConnections;
+    private final Connection trino;
+
+    /**
+     * @param trinoConnections opens a JDBC connection to the engine, one per client
+     * @param trino a connection of the benchmark's own, for the expected answers and the corrections
+     */
+    DashboardBenchmark(BenchmarkSettings settings, BenchmarkDataset dataset, Supplier<Connection> trinoConnections, Connection trino)
+    {
+        this.settings = requireNonNull(settings, "settings is null");
+        this.dataset = requireNonNull(dataset, "dataset is null");
+        this.trinoConnections = requireNonNull(trinoConnections, "trinoConnections is null");
+        this.trino = requireNonNull(trino, "trino is null");
+    }
+
+    BenchmarkResult run()
+    {
+        String title = "dashboards: p95 at 8 clients against 1 client";
+        Target target = new Target(MAX_P95_RATIO, "<= 3.00, no error, no wrong answer");
+        TestingWarehouse warehouse = dataset.warehouse();
+        Table table = warehouse.catalog().loadTable(TableIdentifier.of(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE));
+        long snapshotBefore = table.currentSnapshot().snapshotId();
+        List<String> attachedBefore;
+        try (Connection connection = dataset.database().connect()) {
+            attachedBefore = BenchmarkDataset.HOT_TIER.partitions(connection).stream().filter(HotPartition::attached).map(HotPartition::name).toList();
+        }
+        catch (SQLException e) {
+            return BenchmarkResult.failed("D1", title, "8 clients", "1 client", Unit.SECONDS, target, e);
+        }
+        try {
+            List<DashboardQuery> queries = queries();
+            List<Phase> phases = new ArrayList<>();
+            AtomicLong version = new AtomicLong();
+            for (int clients : CLIENTS) {
+                phases.add(phase(clients, queries, version));
+            }
+            return result(title, target, queries, phases);
+        }
+        catch (Exception e) {
+            log.error(e, "D1 failed");
+            return BenchmarkResult.failed("D1", title, "8 clients", "1 client", Unit.SECONDS, target, e);
+        }
+        finally {
+            restore(table, snapshotBefore, attachedBefore);
+        }
+    }
+
+    /** The mix, with the answers of another path: ROW_NUMBER over every version picks the same winners as readings must. */
+    private List<DashboardQuery> queries()
+            throws SQLException
+    {
+        LocalDate lastDay = BenchmarkSettings.START_DAY.plusDays(settings.days() - 1);
+        Instant today = MeteringCalendar.startOfLocalDay(lastDay);
+        Instant tomorrow = MeteringCalendar.startOfLocalDay(lastDay.plusDays(1));
+        Instant weekAgo = MeteringCalendar.startOfLocalDay(lastDay.minusDays(6));
+        Instant monthStart = MeteringCalendar.startOfLocalDay(lastDay.withDayOfMonth(1));
+        Instant yearAgo = MeteringCalendar.startOfLocalDay(lastDay.minusDays(364));
+        List<String> maloIds = dataset.generator().maloIds();
+        List<String> meters = IntStream.range(0, METERS).mapToObj(index -> maloIds.get(index * maloIds.size() / METERS)).toList();
+
+        List<DashboardQuery> queries = new ArrayList<>();
+        queries.add(query(Kind.TODAY_TOTAL, "count(*), sum(value)", "\"from\" >= %s AND \"from\" < %s".formatted(literal(today), literal(tomorrow)), ""));
+        queries.add(query(Kind.MONTH_BY_DAY, "balancing_day, count(*), sum(value)", "\"from\" >= %s".formatted(literal(monthStart)), " GROUP BY balancing_day ORDER BY balancing_day"));
+        for (String meter : meters) {
+            queries.add(query(Kind.METER_LAST_WEEK, "\"from\", value", "malo_id = '%s' AND \"from\" >= %s".formatted(meter, literal(weekAgo)), " ORDER BY \"from\""));
+            queries.add(query(Kind.METER_YEAR, "date_trunc('month', balancing_day), count(*), sum(value)", "malo_id = '%s' AND \"from\" >= %s".formatted(meter, literal(yearAgo)), " GROUP BY 1 ORDER BY 1"));
+        }
+        return ImmutableList.copyOf(queries);
+    }
+
+    private DashboardQuery query(Kind kind, String select, String filter, String tail)
+            throws SQLException
+    {
+        String sql = "SELECT %s FROM meterstore.metering.readings WHERE %s%s".formatted(select, filter, tail);
+        String winners = """
+                SELECT %s FROM (
+                    SELECT *, row_number() OVER (PARTITION BY malo_id, obis_code, "from", version_scope ORDER BY version DESC, recorded_at DESC) AS winner
+                    FROM meterstore.metering.readings_versions WHERE %s)
+                WHERE winner = 1%s""".formatted(select, filter, tail);
+        List<List<String>> expected = new TimedQuery("meterstore", trino, winners).execute().rows();
+        checkState(!expected.isEmpty(), "D1 query %s has no answer on this dataset", sql);
+        // the warm-up: one round of each query before any is timed
+        checkState(new TimedQuery("meterstore", trino, sql).execute().rows().equals(expected), "D1 query %s disagrees with ROW_NUMBER before any load: %s", sql, winners);
+        return new DashboardQuery(kind, sql, expected);
+    }
+
+    /** {@code clients} clients running the mix for the phase's time, corrections arriving, and one archival cycle a quarter in. */
+    private Phase phase(int clients, List<DashboardQuery> queries, AtomicLong version)
+            throws Exception
+    {
+        log.info("D1: %s clients for %s s", clients, settings.d1Seconds());
+        long deadline = System.nanoTime() + Duration.ofSeconds(settings.d1Seconds()).toNanos();
+        Queue<Sample> samples = new ConcurrentLinkedQueue<>();
+        AtomicLong corrections = new AtomicLong();
+        ExecutorService executor = Executors.newFixedThreadPool(clients + 2, Thread.ofPlatform().name("d1-", 0).daemon().factory());
+        try {
+            List<Future<?>> clientRuns = new ArrayList<>();
+            for (int client = 0; client < clients; client++) {
+                int seed = client;
+                clientRuns.add(executor.submit(() -> {
+                    runClient(seed, queries, deadline, samples);
+                    return null;
+                }));
+            }
+            Future<?> correcting = executor.submit(() -> {
+                correct(deadline, version, corrections);
+                return null;
+            });
+            Future<String> archiving = executor.submit(() -> {
+                Thread.sleep(Duration.ofSeconds(settings.d1Seconds()).toMillis() / 4);
+                return archiveOnce();
+            });
+            for (Future<?> clientRun : clientRuns) {
+                clientRun.get();
+            }
+            correcting.get();
+            String archival = archiving.get();
+            long start = deadline - Duration.ofSeconds(settings.d1Seconds()).toNanos();
+            return new Phase(clients, (System.nanoTime() - start) / 1e9, List.copyOf(samples), corrections.get(), archival);
+        }
+        finally {
+            executor.shutdownNow();
+        }
+    }
+
+    private void runClient(int seed, List<DashboardQuery> queries, long deadline, Queue<Sample> samples)
+            throws SQLException
+    {
+        Random random = new Random(seed);
+        try (Connection connection = trinoConnections.get()) {
+            Map<Kind, List<DashboardQuery>> byKind = queries.stream().collect(Collectors.groupingBy(DashboardQuery::kind, () -> new EnumMap<>(Kind.class), Collectors.toList()));
+            while (System.nanoTime() < deadline) {
+                // each kind as often as the others, whatever the number of meters
+                List<DashboardQuery> ofKind = byKind.get(Kind.values()[random.nextInt(Kind.values().length)]);
+                DashboardQuery query = ofKind.get(random.nextInt(ofKind.size()));
+                long start = System.nanoTime();
+                try {
+                    TimedQuery.Execution execution = new TimedQuery("meterstore", connection, query.sql()).execute();
+                    samples.add(new Sample(query.kind(), execution.nanos(), !execution.rows().equals(query.expected()), Optional.empty()));
+                }
+                catch (SQLException | RuntimeException e) {
+                    samples.add(new Sample(query.kind(), System.nanoTime() - start, false, Optional.of(Optional.ofNullable(e.getMessage()).orElse(e.toString()))));
+                }
+            }
+        }
+    }
+
+    /**
+     * Correction INSERTs through Trino, one every few seconds: a whole day of one meter again, each winner's value under
+     * a higher version, in the last hot days (which stay hot through every phase's archival cycle).
+     */
+    private void correct(long deadline, AtomicLong version, AtomicLong corrections)
+            throws Exception
+    {
+        Random random = new Random(version.get());
+        List<String> maloIds = dataset.generator().maloIds();
+        LocalDate lastDay = BenchmarkSettings.START_DAY.plusDays(settings.days() - 1);
+        long pause = Math.max(1_000, Duration.ofSeconds(settings.d1Seconds()).toMillis() / 40);
+        try (Connection connection = trinoConnections.get(); Statement statement = connection.createStatement()) {
+            while (System.nanoTime() < deadline) {
+                LocalDate day = lastDay.minusDays(random.nextInt(Math.max(1, settings.hotDays() - CLIENTS.size() - 1)));
+                String meter = maloIds.get(random.nextInt(maloIds.size()));
+                statement.executeUpdate("""
+                        INSERT INTO meterstore.metering.readings_versions
+                        SELECT malo_id, melo_id, obis_code, sparte, "from", "to", value, unit, quality, resolution, '%s', source_detail, provenance,
+                               version + %s, version_scope, NULL, balancing_day
+                        FROM meterstore.metering.readings WHERE malo_id = '%s' AND "from" >= %s AND "from" < %s"""
+                        .formatted(SOURCE_KIND, version.incrementAndGet(), meter, literal(MeteringCalendar.startOfLocalDay(day)), literal(MeteringCalendar.startOfLocalDay(day.plusDays(1)))));
+                corrections.incrementAndGet();
+                Thread.sleep(pause);
+            }
+        }
+    }
+
+    private String archiveOnce()
+            throws Exception
+    {
+        ArchivalCycle cycle = new ArchivalCycle(
+                dataset.warehouse().catalog(),
+                TableIdentifier.of(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE),
+                BenchmarkDataset.HOT_TIER,
+                () -> dataset.database().connect(),
+                ArchivalSettings.DEFAULTS,
+                InstantSource.fixed(BenchmarkDataset.LATER));
+        ArchiveOutcome outcome = cycle.archiveOnce();
+        log.info("D1: %s", outcome.describe());
+        return outcome.describe();
+    }
+
+    private BenchmarkResult result(String title, Target target, List<DashboardQuery> queries, List<Phase> phases)
+    {
+        Phase one = phases.getFirst();
+        Phase eight = phases.getLast();
+        // the kind whose p95 grew most decides: a mix's p95 could hide one kind's collapse
+        Kind worst = Kind.TODAY_TOTAL;
+        double worstRatio = 0;
+        for (Kind kind : Kind.values()) {
+            double ratio = percentile(eight, kind, 0.95) / percentile(one, kind, 0.95);
+            if (ratio > worstRatio) {
+                worstRatio = ratio;
+                worst = kind;
+            }
+        }
+        long errors = phases.stream().flatMap(phase -> phase.samples().stream()).filter(sample -> sample.error().isPresent()).count();
+        long wrong = phases.stream().flatMap(phase -> phase.samples().stream()).filter(Sample::wrong).count();
+        Optional<String> error = phases.stream().flatMap(phase -> phase.samples().stream())
+                .flatMap(sample -> sample.error().stream())
+                .findFirst()
+                .map(first -> "%s errors, the first: %s".formatted(errors, first));
+        List<String> details = new ArrayList<>();
+        details.add("""
+                %s clients one after another, each on its own JDBC connection for %s s, picking a query kind of the mix below at random, each as often (the meter-based ones for one of %s meters) and running the next as soon as one is fetched. \
+                Meanwhile a writer INSERTs corrections through Trino (a day of one meter again, each winner's value under a higher version) and one archival cycle moves W a quarter into each phase. \
+                Every answer is compared with the one ROW_NUMBER over `readings_versions` gave before the clients started: the corrections leave every right answer as it was. \
+                Headline: the query kind whose p95 grew most from 1 to 8 clients (%s). After D1 the dataset is restored: the Iceberg table rolled back to its snapshot before D1, the partitions D1 archived attached again, the corrections deleted."""
+                .formatted(CLIENTS.stream().map(String::valueOf).collect(Collectors.joining(", ")), settings.d1Seconds(), METERS, worst.title));
+        StringBuilder table = new StringBuilder("| clients | query | queries | queries/s | p50 | p95 | errors | wrong answers |\n|--:|---|--:|--:|--:|--:|--:|--:|\n");
+        for (Phase phase : phases) {
+            for (Kind kind : Kind.values()) {
+                List<Sample> ofKind = phase.samples().stream().filter(sample -> sample.kind() == kind).toList();
+                table.append("| %s | %s | %s | %s | %s | %s | %s | %s |\n".formatted(
+                        phase.clients(),
+                        kind.title,
+                        ofKind.size(),
+                        String.format(Locale.ROOT, "%.2f", ofKind.size() / phase.seconds()),
+                        BenchmarkReport.figure(percentile(phase, kind, 0.50), Unit.SECONDS),
+                        BenchmarkReport.figure(percentile(phase, kind, 0.95), Unit.SECONDS),
+                        ofKind.stream().filter(sample -> sample.error().isPresent()).count(),
+                        ofKind.stream().filter(Sample::wrong).count()));
+            }
+            table.append("| %s | all | %s | %s | | | | |\n".formatted(phase.clients(), phase.samples().size(), String.format(Locale.ROOT, "%.2f", phase.samples().size() / phase.seconds())));
+        }
+        details.add(table.toString().strip());
+        details.add(phases.stream()
+                .map(phase -> "%s clients: %s correction INSERTs; archival: %s".formatted(phase.clients(), phase.corrections(), phase.archival()))
+                .collect(Collectors.joining("; ")) + ".");
+        Map<Kind, String> examples = new EnumMap<>(Kind.class);
+        queries.forEach(query -> examples.putIfAbsent(query.kind(), query.sql()));
+        examples.forEach((kind, sql) -> details.add("%s:\n\n```sql\n%s\n```".formatted(kind.title, sql)));
+        return new BenchmarkResult("D1", title, "8 clients", "1 client", Unit.SECONDS,
+                percentile(eight, worst, 0.95), percentile(one, worst, 0.95), target,
+                wrong > 0 ? Comparison.MISMATCH : Comparison.SAME_RESULT, error, details);
+    }
+
+    /** The {@code quantile} of the phase's times of one kind, in seconds (nearest rank). */
+    private static double percentile(Phase phase, Kind kind, double quantile)
+    {
+        List<Long> nanos = new ArrayList<>(phase.samples().stream().filter(sample -> sample.kind() == kind && sample.error().isEmpty()).map(Sample::nanos).toList());
+        if (nanos.isEmpty()) {
+            return Double.NaN;
+        }
+        Collections.sort(nanos);
+        int rank = (int) Math.ceil(quantile * nanos.size());
+        return Medians.seconds(nanos.get(Math.max(0, rank - 1)));
+    }
+
+    /** Puts the dataset back as it was before D1, so that later runs measure the same data. */
+    private void restore(Table table, long snapshotBefore, List<String> attachedBefore)
+    {
+        try {
+            table.refresh();
+            List<Long> added = new ArrayList<>();
+            for (Snapshot snapshot : SnapshotUtil.ancestorsOf(table.currentSnapshot().snapshotId(), table::snapshot)) {
+                if (snapshot.snapshotId() == snapshotBefore) {
+                    break;
+                }
+                added.add(snapshot.snapshotId());
+            }
+            if (!added.isEmpty()) {
+                table.manageSnapshots().rollbackTo(snapshotBefore).commit();
+                // their files go with them: the correction and archival files D1 wrote
+                ExpireSnapshots expire = table.expireSnapshots();
+                added.forEach(expire::expireSnapshotId);
+                expire.commit();
+            }
+            try (Connection connection = dataset.database().connect(); Statement statement = connection.createStatement()) {
+                for (HotPartition partition : BenchmarkDataset.HOT_TIER.partitions(connection)) {
+                    if (!partition.attached() && attachedBefore.contains(partition.name())) {
+                        String name = BenchmarkDataset.HOT_TIER.qualifiedPartition(partition.name());
+                        try (PreparedStatement delete = connection.prepareStatement("DELETE FROM %s WHERE source_kind = ?".formatted(name))) {
+                            delete.setString(1, SOURCE_KIND);
+                            delete.executeUpdate();
+                        }
+                        Instant end = partition.start().plus(BenchmarkDataset.HOT_TIER.naming().step());
+                        statement.execute("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM ('%s') TO ('%s')".formatted(
+                                BenchmarkDataset.HOT_TIER.qualifiedParent(), name, partition.start(), end));
+                    }
+                }
+                try (PreparedStatement delete = connection.prepareStatement("DELETE FROM %s WHERE source_kind = ?".formatted(BenchmarkDataset.HOT_TIER.qualifiedParent()))) {
+                    delete.setString(1, SOURCE_KIND);
+                    log.info("D1: restored the dataset; %s corrections deleted from PostgreSQL", delete.executeUpdate());
+                }
+                statement.execute("VACUUM (ANALYZE) " + Sql.qualified(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE));
+            }
+        }
+        catch (SQLException | RuntimeException e) {
+            log.error(e, "D1 could not restore the dataset: delete %s to make it anew", settings.directory());
+        }
+    }
+
+    private static String literal(Instant instant)
+    {
+        return "TIMESTAMP '%s UTC'".formatted(LITERAL.format(instant));
+    }
+}

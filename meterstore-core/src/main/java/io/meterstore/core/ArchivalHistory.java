@@ -1,0 +1,167 @@
+package io.meterstore.core;
+
+import com.google.common.collect.ImmutableList;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.util.SnapshotUtil;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static io.meterstore.core.MeterstoreException.Reason.SUMMARY_MALFORMED;
+import static io.meterstore.core.TieringWatermark.ARCHIVAL_STEP_KEY;
+import static io.meterstore.core.TieringWatermark.ARCHIVED_AT_KEY;
+import static io.meterstore.core.TieringWatermark.ARCHIVED_PARTITION_KEY;
+import static io.meterstore.core.TieringWatermark.ARCHIVED_RANGE_KEY;
+import static io.meterstore.core.TieringWatermark.ROW_COUNT_KEY;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The archival commits in the ancestry of a table's current snapshot, read from their summaries: the step the table is
+ * archived with, which commits moved a hot partition's rows below the watermark, how many, and when (on the archiver's
+ * clock).
+ */
+public final class ArchivalHistory
+{
+    private ArchivalHistory() {}
+
+    /**
+     * The step the table is archived with: the one the newest archival commit records, else the one `create` recorded
+     * as a table property (same key), else none.
+     */
+    public static Optional<Duration> recordedStep(Table table)
+    {
+        for (Snapshot snapshot : ancestry(table)) {
+            String step = summary(snapshot).get(ARCHIVAL_STEP_KEY);
+            if (step != null) {
+                return Optional.of(parseStep(step, "Snapshot %s of table '%s'".formatted(snapshot.snapshotId(), table.name()), "repair the snapshot summary"));
+            }
+        }
+        return Optional.ofNullable(table.properties().get(ARCHIVAL_STEP_KEY))
+                .map(step -> parseStep(step, "Table '%s'".formatted(table.name()), "set the table property to the step its partitions are created with"));
+    }
+
+    /**
+     * Records {@code step} as the table's archival step before its first archival, so that writers create partitions of
+     * the step the archiver will archive. A table that records a step already keeps it: the caller compares.
+     */
+    public static void recordStep(Table table, Duration step)
+    {
+        checkArgument(recordedStep(table).isEmpty(), "Table '%s' records an archival step already", table.name());
+        table.updateProperties().set(ARCHIVAL_STEP_KEY, String.valueOf(step.toSeconds())).commit();
+    }
+
+    /** Every archival commit in the current ancestry, newest first. */
+    public static List<ArchivalCommit> archivalCommits(Table table)
+    {
+        ImmutableList.Builder<ArchivalCommit> commits = ImmutableList.builder();
+        for (Snapshot snapshot : ancestry(table)) {
+            Map<String, String> summary = summary(snapshot);
+            String range = summary.get(ARCHIVED_RANGE_KEY);
+            if (range == null) {
+                continue;
+            }
+            int separator = range.indexOf('/');
+            if (separator < 0) {
+                throw malformed(table, snapshot, ARCHIVED_RANGE_KEY, range, "'<from>/<to>'");
+            }
+            Instant from = TieringWatermark.parseInstant(ARCHIVED_RANGE_KEY, range.substring(0, separator));
+            Instant to = TieringWatermark.parseInstant(ARCHIVED_RANGE_KEY, range.substring(separator + 1));
+            Optional<Instant> archivedAt = Optional.ofNullable(summary.get(ARCHIVED_AT_KEY))
+                    .map(value -> TieringWatermark.parseInstant(ARCHIVED_AT_KEY, value));
+            String rowCount = summary.getOrDefault(ROW_COUNT_KEY, "");
+            long rows;
+            try {
+                rows = Long.parseLong(rowCount);
+            }
+            catch (NumberFormatException e) {
+                throw malformed(table, snapshot, ROW_COUNT_KEY, rowCount, "a number of rows");
+            }
+            commits.add(new ArchivalCommit(snapshot.snapshotId(), from, to, archivedAt, rows, Optional.ofNullable(summary.get(ARCHIVED_PARTITION_KEY))));
+        }
+        return commits.build();
+    }
+
+    /**
+     * What the cold tier holds of a hot partition: the rows the archival commits streamed from it and when the newest of
+     * them was committed. Commits record the partition they streamed; a commit made before they did is taken to have
+     * streamed the partition if its range meets the partition's extent, as every archival window held one partition.
+     * Empty when no commit archived from it, or one of them does not record its time.
+     */
+    public static Optional<Archived> archived(List<ArchivalCommit> commits, HotPartition partition)
+    {
+        List<ArchivalCommit> streamed = commits.stream()
+                .filter(commit -> commit.partition()
+                        .map(partition.name()::equals)
+                        .orElseGet(() -> commit.from().isBefore(partition.end()) && commit.to().isAfter(partition.start())))
+                .toList();
+        if (streamed.isEmpty() || streamed.stream().anyMatch(commit -> commit.archivedAt().isEmpty())) {
+            return Optional.empty();
+        }
+        long rows = streamed.stream().mapToLong(ArchivalCommit::rows).sum();
+        Instant newest = streamed.stream().map(commit -> commit.archivedAt().orElseThrow()).max(Instant::compareTo).orElseThrow();
+        return Optional.of(new Archived(rows, newest));
+    }
+
+    private static Duration parseStep(String value, String where, String remedy)
+    {
+        try {
+            long seconds = Long.parseLong(value);
+            if (seconds > 0) {
+                return Duration.ofSeconds(seconds);
+            }
+        }
+        catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new MeterstoreException(SUMMARY_MALFORMED, "%s records '%s' = '%s', which is not a positive number of seconds: %s".formatted(where, ARCHIVAL_STEP_KEY, value, remedy));
+    }
+
+    private static MeterstoreException malformed(Table table, Snapshot snapshot, String key, String value, String expected)
+    {
+        return new MeterstoreException(SUMMARY_MALFORMED, "Snapshot %s of table '%s' records '%s' = '%s', which is not %s: repair the snapshot summary"
+                .formatted(snapshot.snapshotId(), table.name(), key, value, expected));
+    }
+
+    private static Iterable<Snapshot> ancestry(Table table)
+    {
+        Snapshot current = table.currentSnapshot();
+        if (current == null) {
+            return List.of();
+        }
+        return SnapshotUtil.ancestorsOf(current.snapshotId(), table::snapshot);
+    }
+
+    private static Map<String, String> summary(Snapshot snapshot)
+    {
+        return snapshot.summary() == null ? Map.of() : snapshot.summary();
+    }
+
+    /**
+     * @param partition the hot partition the window streamed; empty for a commit made before commits recorded it
+     */
+    public record ArchivalCommit(long snapshotId, Instant from, Instant to, Optional<Instant> archivedAt, long rows, Optional<String> partition)
+    {
+        public ArchivalCommit
+        {
+            requireNonNull(from, "from is null");
+            requireNonNull(to, "to is null");
+            requireNonNull(archivedAt, "archivedAt is null");
+            requireNonNull(partition, "partition is null");
+            checkArgument(rows >= 0, "rows is negative");
+        }
+    }
+
+    /** The rows archival commits streamed from one partition, and when the newest of those commits was made. */
+    public record Archived(long rows, Instant newestArchivedAt)
+    {
+        public Archived
+        {
+            requireNonNull(newestArchivedAt, "newestArchivedAt is null");
+        }
+    }
+}

@@ -1,0 +1,96 @@
+package io.meterstore.core;
+
+import com.google.common.collect.ImmutableMap;
+import io.airlift.units.Duration;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+
+import static io.airlift.configuration.testing.ConfigAssertions.assertDeprecatedEquivalence;
+import static io.airlift.configuration.testing.ConfigAssertions.assertFullMapping;
+import static io.airlift.configuration.testing.ConfigAssertions.assertRecordedDefaults;
+import static io.airlift.configuration.testing.ConfigAssertions.recordDefaults;
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+final class TestTiersConfig
+{
+    @Test
+    void testDefaults()
+    {
+        assertRecordedDefaults(recordDefaults(TiersConfig.class)
+                .setPostgresqlUrl(null)
+                .setPostgresqlUser(null)
+                .setPostgresqlPassword(null)
+                .setLockTimeout(new Duration(5, SECONDS))
+                .setSchema("metering")
+                .setTables(List.of("readings"))
+                .setIcebergCatalogName("meterstore")
+                .setIcebergJdbcUrl(null)
+                .setIcebergWarehouse(null));
+    }
+
+    @Test
+    void testExplicitPropertyMappings()
+    {
+        Map<String, String> properties = ImmutableMap.<String, String>builder()
+                .put("meterstore.postgresql.url", "jdbc:postgresql://db:5432/metering")
+                .put("meterstore.postgresql.user", "meterstore")
+                .put("meterstore.postgresql.password", "secret")
+                .put("meterstore.postgresql.lock-timeout", "2s")
+                .put("meterstore.schema", "netz")
+                .put("meterstore.tables", "readings, gas_readings")
+                .put("meterstore.iceberg.catalog-name", "lake")
+                .put("meterstore.iceberg.jdbc-url", "jdbc:postgresql://catalog:5432/iceberg")
+                .put("meterstore.iceberg.warehouse", "file:///var/lib/meterstore/warehouse")
+                .buildOrThrow();
+        TiersConfig expected = new TiersConfig()
+                .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
+                .setPostgresqlUser("meterstore")
+                .setPostgresqlPassword("secret")
+                .setLockTimeout(new Duration(2, SECONDS))
+                .setSchema("netz")
+                .setTables(List.of("readings", "gas_readings"))
+                .setIcebergCatalogName("lake")
+                .setIcebergJdbcUrl("jdbc:postgresql://catalog:5432/iceberg")
+                .setIcebergWarehouse("file:///var/lib/meterstore/warehouse");
+        assertFullMapping(properties, expected);
+    }
+
+    @Test
+    void testArchiverLockTimeoutNameStillWorks()
+    {
+        // etc/archiver.properties of earlier releases spelt it meterstore.lock-timeout
+        Map<String, String> required = ImmutableMap.of(
+                "meterstore.postgresql.url", "jdbc:postgresql://db:5432/metering",
+                "meterstore.postgresql.user", "meterstore",
+                "meterstore.iceberg.warehouse", "file:///warehouse");
+        assertDeprecatedEquivalence(
+                TiersConfig.class,
+                ImmutableMap.<String, String>builder().putAll(required).put("meterstore.postgresql.lock-timeout", "2s").buildOrThrow(),
+                ImmutableMap.<String, String>builder().putAll(required).put("meterstore.lock-timeout", "2s").buildOrThrow());
+    }
+
+    @Test
+    void testDerivedValues()
+    {
+        TiersConfig config = new TiersConfig()
+                .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
+                .setPostgresqlUser("meterstore")
+                .setIcebergWarehouse("file:///warehouse")
+                .setLockTimeout(new Duration(700, MILLISECONDS));
+        // the catalogue lives in the hot tier's database unless configured otherwise
+        assertThat(config.catalogSpec()).isEqualTo(new IcebergCatalogs.JdbcCatalogSpec("meterstore", "jdbc:postgresql://db:5432/metering", "meterstore", Optional.empty(), "file:///warehouse"));
+        config.setIcebergJdbcUrl("jdbc:postgresql://catalog:5432/iceberg");
+        assertThat(config.catalogJdbcUrl()).isEqualTo("jdbc:postgresql://catalog:5432/iceberg");
+
+        assertThat(config.hotTier("readings", java.time.Duration.ofHours(1)).lockTimeout()).isEqualTo(java.time.Duration.ofMillis(700));
+
+        Properties properties = config.setPostgresqlPassword("secret").connectionProperties("meterstore-test");
+        assertThat(properties).containsExactlyInAnyOrderEntriesOf(Map.of("user", "meterstore", "password", "secret", "ApplicationName", "meterstore-test"));
+    }
+}

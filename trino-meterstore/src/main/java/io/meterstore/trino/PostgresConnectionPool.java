@@ -1,0 +1,144 @@
+package io.meterstore.trino;
+
+import com.google.inject.Inject;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.meterstore.core.TiersConfig;
+import io.trino.spi.TrinoException;
+import jakarta.annotation.PreDestroy;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.function.Function;
+
+import static io.airlift.concurrent.Threads.daemonThreadsNamed;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
+import static java.util.Objects.requireNonNull;
+import static java.util.concurrent.TimeUnit.MINUTES;
+import static java.util.concurrent.TimeUnit.SECONDS;
+
+/**
+ * The hot tier's connections on this node: a bounded HikariCP pool for planning, statistics, hot splits and the
+ * coordinator's INSERT commit, at most {@code meterstore.postgresql.max-connections} at once. Opening a connection
+ * costs about 14 ms; a pooled one is handed out in microseconds.
+ * <p>
+ * Page sources take theirs with {@link #connectionAsync}: a driver waiting for a connection yields its thread instead
+ * of blocking it, because the splits that hold the pool's connections need those threads to finish and give them back.
+ * Nothing that keeps a connection beyond its statement's end may use the pool: a session advisory lock (the archiver's
+ * lease) would move to whoever borrows the connection next.
+ */
+public final class PostgresConnectionPool
+        implements AutoCloseable
+{
+    // how long a borrower waits for a free connection
+    private static final long CONNECTION_WAIT_SECONDS = 30;
+    // one wait of the pool: a connection it fails to open within it means PostgreSQL is unreachable, and a query fails that soon
+    private static final long ATTEMPT_SECONDS = 2;
+    static final String APPLICATION_NAME = "trino-meterstore";
+
+    private final HikariDataSource dataSource;
+    private final ThreadPoolExecutor waiters;
+    private final int maxConnections;
+
+    @Inject
+    public PostgresConnectionPool(TiersConfig config, MeterstoreConfig connectorConfig)
+    {
+        requireNonNull(config, "config is null");
+        this.maxConnections = connectorConfig.getPostgresqlMaxConnections();
+        HikariConfig hikari = new HikariConfig();
+        hikari.setPoolName("meterstore-postgresql");
+        hikari.setJdbcUrl(config.getPostgresqlUrl());
+        hikari.setUsername(config.getPostgresqlUser());
+        config.getPostgresqlPassword().ifPresent(hikari::setPassword);
+        hikari.addDataSourceProperty("ApplicationName", APPLICATION_NAME);
+        hikari.setMaximumPoolSize(maxConnections);
+        // connections are opened on demand and kept while in use: an idle catalog holds none after the idle timeout
+        hikari.setMinimumIdle(0);
+        // a database that is down fails the query that needs it, not the server start
+        hikari.setInitializationFailTimeout(-1);
+        hikari.setConnectionTimeout(SECONDS.toMillis(ATTEMPT_SECONDS));
+        this.dataSource = new HikariDataSource(hikari);
+        this.waiters = new ThreadPoolExecutor(maxConnections, maxConnections, 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-%s"));
+        waiters.allowCoreThreadTimeOut(true);
+    }
+
+    public int maxConnections()
+    {
+        return maxConnections;
+    }
+
+    /** A connection of the pool, waiting for one to be free; closing it gives it back. */
+    public Connection connection()
+    {
+        long deadline = System.nanoTime() + SECONDS.toNanos(CONNECTION_WAIT_SECONDS);
+        while (true) {
+            try {
+                return dataSource.getConnection();
+            }
+            catch (SQLException e) {
+                // the pool names the failure to open a connection as the cause: the server is unreachable, waiting longer helps nobody
+                if (e.getCause() != null) {
+                    throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot connect to PostgreSQL at '%s' as '%s': %s; check meterstore.postgresql.* and that the server is reachable"
+                            .formatted(dataSource.getJdbcUrl(), dataSource.getUsername(), e.getCause().getMessage()), e);
+                }
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "All %s PostgreSQL connections of this node stayed busy for %ss: raise meterstore.postgresql.max-connections, or run fewer queries at once"
+                            .formatted(maxConnections, CONNECTION_WAIT_SECONDS), e);
+                }
+            }
+        }
+    }
+
+    /** {@link #connection()} without blocking the caller: the future completes once the pool hands one out. */
+    public CompletableFuture<Connection> connectionAsync()
+    {
+        return CompletableFuture.supplyAsync(this::connection, waiters);
+    }
+
+    /**
+     * Runs {@code work} with a connection of the pool on one of the pool's threads, and gives the connection back
+     * afterwards; the caller's thread does not wait.
+     */
+    public <T> CompletableFuture<T> withConnectionAsync(Function<Connection, T> work)
+    {
+        return CompletableFuture.supplyAsync(() -> {
+            Connection connection = connection();
+            try {
+                return work.apply(connection);
+            }
+            finally {
+                closeQuietly(connection);
+            }
+        }, waiters);
+    }
+
+    /**
+     * Closes a connection that is in a state its next borrower must not inherit (a COPY abandoned midway) instead of
+     * giving it back; the pool opens another when one is needed.
+     */
+    public void discard(Connection connection)
+    {
+        dataSource.evictConnection(connection);
+    }
+
+    private static void closeQuietly(Connection connection)
+    {
+        try {
+            connection.close();
+        }
+        catch (SQLException ignored) {
+            // the pool discards a connection it cannot reset
+        }
+    }
+
+    @PreDestroy
+    @Override
+    public void close()
+    {
+        waiters.shutdownNow();
+        dataSource.close();
+    }
+}

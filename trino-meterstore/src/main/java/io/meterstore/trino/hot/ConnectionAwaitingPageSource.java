@@ -1,0 +1,136 @@
+package io.meterstore.trino.hot;
+
+import io.trino.spi.TrinoException;
+import io.trino.spi.connector.ConnectorPageSource;
+import io.trino.spi.connector.SourcePage;
+import io.trino.spi.metrics.Metrics;
+
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Function;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A hot page source that starts once the connection pool hands it a connection. Until then it reports itself blocked,
+ * so the driver gives its thread back instead of holding it: the splits that hold the pool's connections need those
+ * threads to finish and return them, and a thread blocked in the pool could otherwise wait for itself.
+ */
+public final class ConnectionAwaitingPageSource
+        implements ConnectorPageSource
+{
+    private final CompletableFuture<Connection> connection;
+    private final Function<Connection, ConnectorPageSource> start;
+    private Optional<ConnectorPageSource> delegate = Optional.empty();
+    private boolean closed;
+
+    /**
+     * @param start creates the page source that reads with the connection and owns it from then on
+     */
+    public ConnectionAwaitingPageSource(CompletableFuture<Connection> connection, Function<Connection, ConnectorPageSource> start)
+    {
+        this.connection = requireNonNull(connection, "connection is null");
+        this.start = requireNonNull(start, "start is null");
+    }
+
+    @Override
+    public CompletableFuture<?> isBlocked()
+    {
+        if (!connection.isDone()) {
+            return connection;
+        }
+        return delegate.map(ConnectorPageSource::isBlocked).orElse(NOT_BLOCKED);
+    }
+
+    @Override
+    public SourcePage getNextSourcePage()
+    {
+        if (delegate.isEmpty()) {
+            if (!connection.isDone()) {
+                return null;
+            }
+            delegate = Optional.of(start.apply(connected()));
+        }
+        return delegate.get().getNextSourcePage();
+    }
+
+    private Connection connected()
+    {
+        try {
+            return connection.join();
+        }
+        catch (CompletionException e) {
+            if (e.getCause() instanceof TrinoException trinoException) {
+                throw trinoException;
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public boolean isFinished()
+    {
+        return closed || delegate.map(ConnectorPageSource::isFinished).orElse(false);
+    }
+
+    @Override
+    public long getCompletedBytes()
+    {
+        return delegate.map(ConnectorPageSource::getCompletedBytes).orElse(0L);
+    }
+
+    @Override
+    public OptionalLong getCompletedPositions()
+    {
+        return delegate.map(ConnectorPageSource::getCompletedPositions).orElse(OptionalLong.of(0));
+    }
+
+    @Override
+    public long getReadTimeNanos()
+    {
+        return delegate.map(ConnectorPageSource::getReadTimeNanos).orElse(0L);
+    }
+
+    @Override
+    public long getMemoryUsage()
+    {
+        return delegate.map(ConnectorPageSource::getMemoryUsage).orElse(0L);
+    }
+
+    @Override
+    public Metrics getMetrics()
+    {
+        return delegate.map(ConnectorPageSource::getMetrics).orElse(Metrics.EMPTY);
+    }
+
+    @Override
+    public void close()
+            throws IOException
+    {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (delegate.isPresent()) {
+            delegate.get().close();
+            return;
+        }
+        // never started: a connection handed out later goes straight back to the pool
+        connection.thenAccept(ConnectionAwaitingPageSource::closeQuietly);
+    }
+
+    private static void closeQuietly(Connection connection)
+    {
+        try {
+            connection.close();
+        }
+        catch (SQLException ignored) {
+            // nothing was read with it
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package io.meterstore.trino.write;
+
+import io.meterstore.core.ReadingsSchema;
+import io.meterstore.core.Sql;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Where the page sinks of one INSERT put its validated rows until finishInsert moves them into the tiers: an unlogged
+ * PostgreSQL table without indexes or constraints, created by beginInsert and dropped in the transaction that writes
+ * the hot rows (or, when the statement fails, when the query is cleaned up). Its name carries the query id, never a
+ * readings table's name, so partition listings never see it. A coordinator that dies mid-statement leaves one behind:
+ * {@code DROP TABLE <schema>.meterstore_insert_<query id>} removes it; it holds nothing any reader sees.
+ */
+public record InsertStaging(String schema, String table)
+{
+    private static final String PREFIX = "meterstore_insert_";
+
+    public InsertStaging
+    {
+        requireNonNull(schema, "schema is null");
+        requireNonNull(table, "table is null");
+        checkArgument(table.startsWith(PREFIX), "Staging table '%s' must start with '%s'", table, PREFIX);
+    }
+
+    /** The staging table of the query {@code queryId} (Trino's ids are lowercase letters, digits and underscores). */
+    public static InsertStaging of(String schema, String queryId)
+    {
+        return new InsertStaging(schema, PREFIX + queryId);
+    }
+
+    public String qualifiedName()
+    {
+        return Sql.qualified(schema, table);
+    }
+
+    /** Creates the table with the columns of {@code qualifiedParent}, without its constraints: rows are only ever copied in and read out. */
+    void create(Connection connection, String qualifiedParent)
+            throws SQLException
+    {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("CREATE UNLOGGED TABLE %s (LIKE %s)".formatted(qualifiedName(), qualifiedParent));
+        }
+    }
+
+    void drop(Connection connection)
+            throws SQLException
+    {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("DROP TABLE IF EXISTS " + qualifiedName());
+        }
+    }
+
+    /** The COPY a page sink stages a chunk with, every column in storage order (the layout of {@code PgBinaryCopyWriter}). */
+    String copySql()
+    {
+        return "COPY %s (%s) FROM STDIN (FORMAT binary)".formatted(qualifiedName(), ReadingsSchema.postgresColumnList());
+    }
+}

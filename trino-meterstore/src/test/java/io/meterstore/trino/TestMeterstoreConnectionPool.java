@@ -1,0 +1,94 @@
+package io.meterstore.trino;
+
+import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsLoader;
+import io.meterstore.testing.ReadingsOracle;
+import io.meterstore.testing.ReadingsOracle.View;
+import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingWarehouse;
+import io.trino.testing.DistributedQueryRunner;
+import io.trino.testing.MaterializedRow;
+import org.junit.jupiter.api.Test;
+
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.LocalDate;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The hot tier's connections come from a bounded pool: a scan of 100 partitions never holds more than the pool's size. */
+final class TestMeterstoreConnectionPool
+{
+    private static final int MAX_CONNECTIONS = 2;
+    private static final int PARTITIONS = 100;
+
+    @Test
+    void testScanOfManyPartitionsHoldsAtMostThePool()
+            throws Exception
+    {
+        TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("pool"));
+        TestingMeterstoreTables.createTables(warehouse);
+        ReadingsGenerator generator = ReadingsGenerator.builder().seed(11).meters(4).startDay(LocalDate.of(2026, 1, 1)).days(PARTITIONS).build();
+        try (Connection connection = warehouse.database().connect()) {
+            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
+        }
+        try (Connection connection = warehouse.database().connect()) {
+            assertThat(TestingMeterstoreTables.hotTier().partitions(connection)).hasSizeGreaterThanOrEqualTo(PARTITIONS);
+        }
+        ReadingsOracle.Summary expected = ReadingsOracle.of(generator.iterator()).summary(View.VERSIONS, ReadingsOracle.all());
+
+        // one node, so every connection seen is this catalog's one pool
+        try (DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)
+                .withoutIceberg()
+                .setWorkerCount(0)
+                .withCatalogOverrides(Map.of("meterstore.postgresql.max-connections", String.valueOf(MAX_CONNECTIONS)))
+                .build();
+                Connection monitor = warehouse.database().connect()) {
+            AtomicBoolean running = new AtomicBoolean(true);
+            AtomicInteger mostAtOnce = new AtomicInteger();
+            Set<Integer> backends = new HashSet<>();
+            Thread sampler = Thread.ofPlatform().start(() -> {
+                try (PreparedStatement statement = monitor.prepareStatement("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ?")) {
+                    statement.setString(1, PostgresConnectionPool.APPLICATION_NAME);
+                    while (running.get()) {
+                        int count = 0;
+                        try (ResultSet result = statement.executeQuery()) {
+                            while (result.next()) {
+                                count++;
+                                backends.add(result.getInt(1));
+                            }
+                        }
+                        mostAtOnce.accumulateAndGet(count, Math::max);
+                        Thread.sleep(1);
+                    }
+                }
+                catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            MaterializedRow row;
+            try {
+                row = queryRunner.execute("SELECT count(*), sum(value) FROM readings_versions").getMaterializedRows().getFirst();
+                // again: the pool's connections are reused, never one per split
+                assertThat(queryRunner.execute("SELECT count(*), sum(value) FROM readings_versions").getMaterializedRows().getFirst()).isEqualTo(row);
+            }
+            finally {
+                running.set(false);
+                sampler.join();
+            }
+
+            assertThat(row.getField(0)).isEqualTo(expected.count());
+            assertThat((BigDecimal) row.getField(1)).isEqualByComparingTo(expected.sum());
+            assertThat(mostAtOnce.get()).isBetween(1, MAX_CONNECTIONS);
+            // opened once and reused for planning and each of the 100 splits of both queries
+            assertThat(backends).hasSizeBetween(1, MAX_CONNECTIONS);
+        }
+    }
+}
