@@ -108,7 +108,7 @@ public record BenchmarkSettings(
     }
 
     // an unset Maven property arrives as its own ${...} text, which means "the default" too
-    private static String property(String name, String defaultValue)
+    static String property(String name, String defaultValue)
     {
         String value = System.getProperty(name);
         if (value == null || value.isBlank() || value.startsWith("${")) {
@@ -117,7 +117,7 @@ public record BenchmarkSettings(
         return value.trim();
     }
 
-    private static int integer(String name, int defaultValue)
+    static int integer(String name, int defaultValue)
     {
         String value = property(name, String.valueOf(defaultValue));
         try {

@@ -55,6 +55,19 @@ public final class ArchivalHistory
         table.updateProperties().set(ARCHIVAL_STEP_KEY, String.valueOf(step.toSeconds())).commit();
     }
 
+    /**
+     * Records the step the newest archival commit carries as the table property too, unless the property says so
+     * already: once snapshot expiry has removed every archival commit, the property is where the step is read from.
+     */
+    public static void keepStepRecorded(Table table)
+    {
+        Optional<Duration> step = recordedStep(table);
+        if (step.isEmpty() || String.valueOf(step.get().toSeconds()).equals(table.properties().get(ARCHIVAL_STEP_KEY))) {
+            return;
+        }
+        table.updateProperties().set(ARCHIVAL_STEP_KEY, String.valueOf(step.get().toSeconds())).commit();
+    }
+
     /** Every archival commit in the current ancestry, newest first. */
     public static List<ArchivalCommit> archivalCommits(Table table)
     {
@@ -94,17 +107,26 @@ public final class ArchivalHistory
      */
     public static Optional<Archived> archived(List<ArchivalCommit> commits, HotPartition partition)
     {
-        List<ArchivalCommit> streamed = commits.stream()
-                .filter(commit -> commit.partition()
-                        .map(partition.name()::equals)
-                        .orElseGet(() -> commit.from().isBefore(partition.end()) && commit.to().isAfter(partition.start())))
-                .toList();
+        List<ArchivalCommit> streamed = streamedFrom(commits, partition);
         if (streamed.isEmpty() || streamed.stream().anyMatch(commit -> commit.archivedAt().isEmpty())) {
             return Optional.empty();
         }
         long rows = streamed.stream().mapToLong(ArchivalCommit::rows).sum();
         Instant newest = streamed.stream().map(commit -> commit.archivedAt().orElseThrow()).max(Instant::compareTo).orElseThrow();
         return Optional.of(new Archived(rows, newest));
+    }
+
+    /**
+     * The commits that streamed {@code partition}: those naming it, and those made before commits named their partition
+     * whose range meets its extent. Its drop needs them all, so snapshot expiry keeps them while the partition exists.
+     */
+    public static List<ArchivalCommit> streamedFrom(List<ArchivalCommit> commits, HotPartition partition)
+    {
+        return commits.stream()
+                .filter(commit -> commit.partition()
+                        .map(partition.name()::equals)
+                        .orElseGet(() -> commit.from().isBefore(partition.end()) && commit.to().isAfter(partition.start())))
+                .toList();
     }
 
     private static Duration parseStep(String value, String where, String remedy)

@@ -6,7 +6,6 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.SnapshotAncestryValidator;
 import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.CommitFailedException;
@@ -181,32 +180,6 @@ public final class CorrectionCommitter
             }
         }
         return max.orElseThrow();
-    }
-
-    /** The base a correction lands on must stand for exactly the watermark its summary republishes: never an older one. */
-    private record WatermarkRepublished(TieringWatermark published)
-            implements SnapshotAncestryValidator
-    {
-        @Override
-        public boolean validate(Iterable<Snapshot> baseSnapshots)
-        {
-            // the newest watermark in the ancestry; the epoch for a table without snapshots
-            boolean any = false;
-            for (Snapshot snapshot : baseSnapshots) {
-                any = true;
-                Optional<TieringWatermark> watermark = TieringWatermark.fromSummary(snapshot.summary());
-                if (watermark.isPresent()) {
-                    return watermark.get().equals(published);
-                }
-            }
-            return !any && published.equals(TieringWatermark.EPOCH);
-        }
-
-        @Override
-        public String errorMessage()
-        {
-            return "the base no longer stands for watermark %s".formatted(published);
-        }
     }
 
     /** A correction that was not committed; the message says why and what to do. */

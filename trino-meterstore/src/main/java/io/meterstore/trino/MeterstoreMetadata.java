@@ -6,6 +6,7 @@ import com.google.common.collect.ImmutableSet;
 import com.google.inject.Inject;
 import io.airlift.slice.Slice;
 import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import io.meterstore.core.TierSplit;
@@ -126,8 +127,12 @@ public class MeterstoreMetadata
             if (endVersion.isPresent() && endVersion.get().getPointerType() == PointerType.TARGET_ID) {
                 long snapshotId = snapshotId(tableName, endVersion.get());
                 if (icebergTable.snapshot(snapshotId) == null) {
-                    throw new TrinoException(METERSTORE_SNAPSHOT_NOT_FOUND, "Table '%s' has no snapshot %s: use a snapshot id from iceberg.%s.\"%s$snapshots\""
-                            .formatted(tableName, snapshotId, tables.schema(), storageTable));
+                    // the id may never have existed, or the archiver expired it: the retention says which snapshots are kept
+                    String retention = SnapshotRetention.of(icebergTable.properties())
+                            .map(kept -> "the archiver expires %s".formatted(kept.describe()))
+                            .orElse("it does not exist or was expired");
+                    throw new TrinoException(METERSTORE_SNAPSHOT_NOT_FOUND, "Table '%s' has no snapshot %s (%s): use a snapshot id from iceberg.%s.\"%s$snapshots\""
+                            .formatted(tableName, snapshotId, retention, tables.schema(), storageTable));
                 }
                 // the cold tier exactly as that snapshot had it, split at the watermark it carried
                 PinnedWatermark pinned = new PinnedWatermark(Optional.of(snapshotId), WatermarkReader.ofSnapshot(icebergTable, snapshotId));

@@ -35,6 +35,8 @@ import static java.util.Objects.requireNonNull;
  * there as configured, and changes nothing;
  * <li>{@code status} prints each table's watermark, lag, partitions and invariant;
  * <li>{@code archive-once} runs one archival cycle per table and prints what it did;
+ * <li>{@code expire} expires the snapshots past the retention and removes orphan files of every table;
+ * <li>{@code compact} rewrites the manifests of every table one per month (month compaction does not exist yet);
  * <li>{@code run} starts the service.
  * </ul>
  * Exits 0 on success (idle, deferred, superseded and lease-contended cycles are not failures), 1 when a table failed,
@@ -53,6 +55,8 @@ public final class ArchiverCli
               check          check the configuration, the PostgreSQL login, the catalogue and both tiers of every table; changes nothing
               status         print each table's watermark, lag, partitions and invariant; exits 1 when a table is unhealthy
               archive-once   run one archival cycle for every configured table
+              expire         expire the snapshots past meterstore.snapshot-retention and remove the files no snapshot references
+              compact        rewrite the manifests of every table one per month of "from"; month compaction of data files is not yet available
               run            start the archiver service: scheduled cycles, /v1/info and /metrics over HTTP""";
 
     private final PrintStream out;
@@ -72,6 +76,8 @@ public final class ArchiverCli
         CHECK("check"),
         STATUS("status"),
         ARCHIVE_ONCE("archive-once"),
+        EXPIRE("expire"),
+        COMPACT("compact"),
         RUN("run"),
         /**/;
 
@@ -132,6 +138,8 @@ public final class ArchiverCli
                 case CHECK -> new ConfigurationCheck(configuration.archiver(), tables, out, err).run() ? EXIT_OK : EXIT_FAILED;
                 case STATUS -> new StatusReport(configuration.archiver(), tables, clock, out, err).run() ? EXIT_OK : EXIT_FAILED;
                 case ARCHIVE_ONCE -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.cycle(table, clock).archiveOnce().describe()));
+                case EXPIRE -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.maintenance(table, clock).expire().describe()));
+                case COMPACT -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.maintenance(table, clock).compact().describe()));
                 case RUN -> throw new IllegalStateException("'run' is served above");
             };
         }
@@ -170,6 +178,8 @@ public final class ArchiverCli
             hotTier.createParent(connection);
         }
         Table icebergTable = IcebergTableSpec.createIfMissing(tables.catalog(), tables.identifier(table));
+        // the retention as configured, for any engine that expires the table by its properties
+        IcebergTableSpec.restateMaintenanceProperties(icebergTable, tables.maintenanceSettings().retention());
         // writers name and size the partitions they create by the recorded step, so it is recorded before any is created
         Duration step = tables.step();
         Optional<Duration> recorded = ArchivalHistory.recordedStep(icebergTable);
