@@ -1,5 +1,6 @@
 package io.meterstore.trino.write;
 
+import io.airlift.log.Logger;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
@@ -52,6 +53,7 @@ import static java.util.Objects.requireNonNull;
  */
 final class ResolvedMonthCorrection
 {
+    private static final Logger log = Logger.get(ResolvedMonthCorrection.class);
     // rows decided at once: one bounded batch and its lookup; a batch ends only where a key ends
     private static final int BATCH_ROWS = 8192;
     private static final int PAGE_ROWS = 4096;
@@ -158,8 +160,8 @@ final class ResolvedMonthCorrection
                 try {
                     table.io().deleteFile(file.location());
                 }
-                catch (RuntimeException ignored) {
-                    // an orphan: nothing references it
+                catch (RuntimeException e) {
+                    log.warn(e, "Cannot delete uncommitted delete file '%s'; it is an orphan now", file.location());
                 }
             }
             deleteFiles.clear();
