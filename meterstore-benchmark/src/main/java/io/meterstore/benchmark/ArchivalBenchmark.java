@@ -162,7 +162,8 @@ final class ArchivalBenchmark
     BenchmarkResult storage(Optional<Long> postgresBytesPerDay, long mainColdRows)
     {
         String title = "bytes per row of the Parquet files";
-        Target target = Target.atMost(1.0);
+        // winners and the versions they supersede in separate files cost a second footer and dictionary per day
+        Target target = Target.atMost(1.05);
         try {
             Catalog catalog = warehouse.catalog();
             Table archived = catalog.loadTable(IDENTIFIER);
@@ -182,10 +183,10 @@ final class ArchivalBenchmark
                 postgres = "%.2f B/row over the dataset's %,d hot rows".formatted(result.getLong(1) / (double) result.getLong(2), result.getLong(2));
             }
             List<String> details = List.of(
-                    "The two days A1 archived (%,d rows; realistic values: Wh resolution, a load profile with noise, daily delivery batches, 2%% corrections): archiver %.2f B/row in %s files, Trino's Iceberg writer (CTAS) %.2f B/row in %s files, PostgreSQL %s."
+                    "The two days A1 archived (%,d rows; realistic values: Wh resolution, a load profile with noise, daily delivery batches, 2%% corrections): archiver %.2f B/row in %s files (the winners apart from the versions they supersede), Trino's Iceberg writer (CTAS) %.2f B/row in %s files, PostgreSQL %s."
                             .formatted(archiver.rows(), archiver.bytesPerRow(), archiver.files(), trinoWriter.bytesPerRow(), trinoWriter.files(),
                                     postgresBytesPerDay.map(bytes -> "%.2f B/row (pg_total_relation_size of the first day's partition: heap, TOAST, primary key)".formatted(bytes / (archiver.rows() / 2.0))).orElse("not measured")),
-                    "The whole dataset: the archiver's cold tier %.2f B/row over %,d rows in %s files (one file per archived day and month); PostgreSQL %s.".formatted(mainCold.bytesPerRow(), mainColdRows, mainCold.files(), postgres),
+                    "The whole dataset: the archiver's cold tier %.2f B/row over %,d rows in %s files (a winners and a superseded file per archived day and month); PostgreSQL %s.".formatted(mainCold.bytesPerRow(), mainColdRows, mainCold.files(), postgres),
                     "Trino:\n\n```sql\nCREATE TABLE %s %s AS SELECT * FROM iceberg.%s.%s\n```".formatted(TRINO_CTAS, TRINO_LAYOUT, SCHEMA, TABLE));
             return new BenchmarkResult("S1", title, "archiver", "Trino's Iceberg writer (CTAS)", Unit.BYTES_PER_ROW, archiver.bytesPerRow(), trinoWriter.bytesPerRow(), target,
                     Comparison.SAME_RESULT, Optional.empty(), details);

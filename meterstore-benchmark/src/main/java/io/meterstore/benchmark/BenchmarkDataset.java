@@ -112,6 +112,7 @@ public final class BenchmarkDataset
                 writeMarker(directory, key);
             }
             Table table = warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, TABLE));
+            LateCorrectionStream.rollBackLeftOver(table);
             TieringWatermark watermark = WatermarkReader.current(table).watermark();
             long coldRows = 0;
             try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {

@@ -10,6 +10,8 @@ import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.MeterstorePlugin;
 import io.trino.plugin.iceberg.IcebergPlugin;
 import io.trino.testing.DistributedQueryRunner;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
 
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
@@ -32,7 +34,7 @@ import java.util.Properties;
 import static io.trino.testing.TestingSession.testSessionBuilder;
 
 /**
- * The benchmark of issues 4 and 5: makes (or reuses) the dataset, starts one Trino engine with MeterStore and Trino's
+ * The benchmark of issues 4, 5 and 12: makes (or reuses) the dataset, starts one Trino engine with MeterStore and Trino's
  * own Iceberg connector over the same catalogue and files, runs each benchmark against its peer and writes
  * {@code docs/benchmarks.md} and {@code docs/benchmarks.svg}. Run by {@code bin/benchmark}; see BenchmarkSettings.
  */
@@ -55,9 +57,13 @@ public final class MeterstoreBenchmark
                     + "What would close a gap: planning the two tiers as two table scans pinned to the same snapshot and W, so that the engine pushes the hot scan's aggregation into PostgreSQL while the cold scan reads Parquet.")
             .put("Q6", "The 100-meter VALUES list is folded into an IN list, which reaches the PostgreSQL statement (`malo_id = ANY(...)`) and the Parquet row-group filters (statistics, bloom filters) of both tiers. "
                     + "The remaining gap is of the size of the round-to-round spread (see the rounds below) and was not profiled further in this run.")
-            .put("R1", "`readings` resolves versions inside the connector in one pass per split, so it reads malo_id, obis_code, \"from\", version, version_scope and recorded_at besides the query's two columns: from PostgreSQL in primary-key order (an index walk per partition), and from every archived file, since this dataset's versions are recorded_at instants and no file proves one version per key from its statistics. `readings_versions` reads the two columns, unordered. "
-                    + "Since COPY parameters became InitPlans, the unordered hot stream no longer parses the bound setting once per row and is about 2.5 times faster, while the ordered read (its bound was already an index condition, evaluated once) is unchanged: `readings` takes what it took before (18.0 s when this pair last met its target at 1.20), its peer less than half. "
-                    + "What would close it: archiving the superseded versions of a day into a file of their own, so the day's main file proves one version per key and is read without resolution and without the extra columns; AS OF reads would still read both.")
+            .put("R1", "R1 spans both tiers, and its two parts behave differently; R1c and R1h time them apart. "
+                    + "The cold part (R1c): the archiver writes each day's winners apart from the versions they supersede, so `readings` reads a resolved month's winners files alone, with only the query's two columns, as `readings_versions` reads every file; it reads fewer rows than its peer. "
+                    + "The hot part (R1h) is resolved as it is read, as before: a PostgreSQL partition holds every version of its days, so `readings` reads it in primary-key order (an index walk) with the six columns that decide a winner (malo_id, obis_code, \"from\", version, version_scope, recorded_at) besides the query's two, where `readings_versions` streams two columns unordered; PostgreSQL's output of those columns and the connector's decoding of them cost most of the difference. "
+                    + "With 10 hot days against 50 cold ones, the hot part is most of both sides' time, so R1 follows R1h. "
+                    + "What would close it: a hot read that neither orders nor ships the key columns of every row. Within a partition the primary key already orders a key's versions, so version and recorded_at need not be shipped at all (the last version of a scope wins); beyond that, PostgreSQL would have to name the superseded rows itself (2 % of the keys), which the measured plans for it (a hash semi join, a group over the primary key, DISTINCT ON with an incremental sort) each cost more than the ordered read they would replace.")
+            .put("R1h", "See R1: the hot tier is resolved as it is read, in primary-key order with the key columns of every row.")
+            .put("R1L", "As R1: the late corrections keep the cold months resolved (their superseded winners are position-deleted in the same commit, so the cold part reads winners files minus small delete files), and the hot part is resolved as it is read.")
             .put("R2", "The ROW_NUMBER peer holds every key of its range in memory before it aggregates (TopNRanking); over the whole 58 M rows it exceeds 5 GB and fails, so this pair reads the last 20 days. `readings` streams each split once in key order and holds only the key it is resolving.")
             .put("C1", "The peer is the report as the issue describes it in plain SQL: per reading and day the winners of `readings` grouped, a calendar of the month from `sequence` crossed with the readings, LEFT JOIN, GROUP BY. "
                     + "The readings listed in the calendar come from the same grouped read, and Trino evaluates a WITH query once per reference, so the peer reads `readings` twice (EXPLAIN ANALYZE shows two source fragments over the same rows). "
@@ -127,11 +133,16 @@ public final class MeterstoreBenchmark
         }
         List<BenchmarkResult> results = new ArrayList<>();
         Optional<EngineFloor> floor = Optional.empty();
+        Optional<LateCorrectionStream.Applied> stream = Optional.empty();
         try (DistributedQueryRunner queryRunner = queryRunner(dataset.warehouse());
                 Connection trino = trinoConnection(queryRunner);
+                Connection trinoUnpushed = trinoConnection(queryRunner);
                 Connection postgres = dataset.database().connect()) {
+            try (Statement statement = trinoUnpushed.createStatement()) {
+                statement.execute("SET SESSION meterstore.aggregation_pushdown_enabled = false");
+            }
             QueryBenchmark queries = new QueryBenchmark(settings.rounds());
-            for (QueryBenchmark.Pair pair : QueryBenchmark.pairs(trino, postgres, dataset.watermark().instant(), dataset.generator().maloIds())) {
+            for (QueryBenchmark.Pair pair : QueryBenchmark.pairs(trino, trinoUnpushed, postgres, dataset.watermark().instant(), dataset.generator().maloIds())) {
                 if (settings.runs(pair.id())) {
                     results.add(queries.run(pair));
                 }
@@ -139,6 +150,22 @@ public final class MeterstoreBenchmark
             if (!results.isEmpty()) {
                 // after the pairs, on a warm engine, as they were timed
                 floor = Optional.of(EngineFloor.measure(trino, postgres));
+            }
+            if (settings.runs("R1L") || settings.runs("R3L")) {
+                Table table = dataset.warehouse().catalog().loadTable(TableIdentifier.of(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE));
+                LateCorrectionStream.Applied applied = LateCorrectionStream.apply(trino, table, settings, dataset.watermark());
+                stream = Optional.of(applied);
+                try {
+                    for (QueryBenchmark.Pair pair : QueryBenchmark.afterLateCorrections(trino, dataset.generator().maloIds())) {
+                        if (settings.runs(pair.id())) {
+                            results.add(queries.run(pair));
+                        }
+                    }
+                }
+                finally {
+                    // the kept dataset stays the one its marker describes
+                    LateCorrectionStream.rollBack(table, applied);
+                }
             }
             if (archival) {
                 ArchivalBenchmark benchmark = new ArchivalBenchmark(settings, dataset.warehouse(), trino);
@@ -155,7 +182,7 @@ public final class MeterstoreBenchmark
             }
         }
         BenchmarkReport.Run run = new BenchmarkReport.Run(settings.meters(), settings.days());
-        BenchmarkReport report = new BenchmarkReport(run, environment(dataset.database()), describe(settings, dataset, floor), results, NOTES);
+        BenchmarkReport report = new BenchmarkReport(run, environment(dataset.database()), describe(settings, dataset, floor, stream), results, NOTES);
         Files.createDirectories(settings.output());
         Path markdown = settings.output().resolve("benchmarks.md");
         // the other dataset sizes' sections stay: docs/benchmarks.md shows every size that was run
@@ -273,7 +300,7 @@ public final class MeterstoreBenchmark
                 postgres);
     }
 
-    private static List<String> describe(BenchmarkSettings settings, BenchmarkDataset dataset, Optional<EngineFloor> floor)
+    private static List<String> describe(BenchmarkSettings settings, BenchmarkDataset dataset, Optional<EngineFloor> floor, Optional<LateCorrectionStream.Applied> stream)
     {
         List<String> lines = new ArrayList<>(List.of(
                 "%,d meters x %s days from %s (Berlin days), seed %s: %,d rows with %s%% of intervals corrected by a second version; values at Wh resolution from a per-meter load profile with noise, delivered in daily batches (meterstore-testing ReadingsGenerator)."
@@ -285,6 +312,7 @@ public final class MeterstoreBenchmark
                 "Times are client side through the JDBC drivers, fetching every row; each query runs once to warm up, then %s rounds alternating MeterStore and peer (the order swapped each round); the tables show medians."
                         .formatted(settings.rounds())));
         floor.ifPresent(engine -> lines.add(engine.describe()));
+        stream.ifPresent(applied -> lines.add("R1L and R3L run after a late-correction stream, applied after every other pair and rolled back after them: " + applied.describe()));
         return lines;
     }
 }

@@ -28,7 +28,7 @@ import static com.google.common.collect.Iterables.getOnlyElement;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Q1-Q6 (issue 4), R1-R2 (issue 5) and C1 (issue 14): each query on MeterStore and on its peer, alternately, one warm-up and then
+ * Q1-Q6 (issue 4), R1-R2 (issue 5), R3, R1L, R3L (issue 12) and C1 (issue 14): each query on MeterStore and on its peer, alternately, one warm-up and then
  * {@code rounds} timed rounds, the order swapped every round so neither side always runs on a warmer cache.
  */
 final class QueryBenchmark
@@ -72,8 +72,13 @@ final class QueryBenchmark
         this.rounds = rounds;
     }
 
-    /** The pairs of the issues, over a dataset whose tiers split at {@code watermark}. */
-    static List<Pair> pairs(Connection trino, Connection postgres, Instant watermark, List<String> maloIds)
+    /**
+     * The pairs of the issues, over a dataset whose tiers split at {@code watermark}.
+     *
+     * @param trinoUnpushed a Trino session without aggregation pushdown, so that a hot-range read of readings_versions
+     * streams its rows as readings does, rather than aggregating in PostgreSQL
+     */
+    static List<Pair> pairs(Connection trino, Connection trinoUnpushed, Connection postgres, Instant watermark, List<String> maloIds)
     {
         String w = LITERAL.format(watermark);
         String trinoCold = "\"from\" < TIMESTAMP '%s UTC'".formatted(w);
@@ -132,6 +137,16 @@ final class QueryBenchmark
                         new TimedQuery("meterstore", trino, trinoByMonth.formatted("meterstore.metering.readings", " WHERE " + lastTwentyDays)),
                         List.of(new TimedQuery("meterstore", trino, trinoByMonth.formatted(ROW_NUMBER.formatted(lastTwentyDays), " WHERE winner = 1"))),
                         Answer.SAME_AGGREGATES, Target.atMost(0.5)),
+                oneMeterWinners("R3", "whole range: one meter, every interval, winners against all versions", trino, oneMeter),
+                // R1 in its two parts, to show where its time goes
+                new Pair("R1c", "R1's cold part: sum by month below W", "readings", "readings_versions",
+                        new TimedQuery("meterstore", trino, trinoByMonth.formatted("meterstore.metering.readings", " WHERE " + trinoCold)),
+                        List.of(new TimedQuery("meterstore", trino, trinoByMonth.formatted(MS, " WHERE " + trinoCold))),
+                        Answer.NOT_COMPARABLE, Target.atMost(1.3)),
+                new Pair("R1h", "R1's hot part: sum by month at or above W, rows streamed", "readings", "readings_versions",
+                        new TimedQuery("meterstore", trinoUnpushed, trinoByMonth.formatted("meterstore.metering.readings", " WHERE " + trinoHot)),
+                        List.of(new TimedQuery("meterstore", trinoUnpushed, trinoByMonth.formatted(MS, " WHERE " + trinoHot))),
+                        Answer.NOT_COMPARABLE, Target.atMost(1.3)),
                 completeness(trino, YearMonth.from(watermark.atZone(BERLIN))));
     }
 
@@ -173,6 +188,28 @@ final class QueryBenchmark
                 new TimedQuery("meterstore", trino, meterstore),
                 List.of(new TimedQuery("meterstore", trino, plain)),
                 Answer.SAME_ROWS, Target.atMost(0.5));
+    }
+
+    /** R1L and R3L: R1 and R3 again, once the late-correction stream has run (LateCorrectionStream). */
+    static List<Pair> afterLateCorrections(Connection trino, List<String> maloIds)
+    {
+        String oneMeter = "malo_id = '%s'".formatted(maloIds.get(maloIds.size() / 3));
+        String byMonth = "SELECT date_trunc('month', balancing_day) AS month, count(*), sum(value) FROM %s GROUP BY 1 ORDER BY 1";
+        return List.of(
+                new Pair("R1L", "R1 after a late-correction stream", "readings", "readings_versions",
+                        new TimedQuery("meterstore", trino, byMonth.formatted("meterstore.metering.readings")),
+                        List.of(new TimedQuery("meterstore", trino, byMonth.formatted(MS))),
+                        Answer.NOT_COMPARABLE, Target.atMost(1.3)),
+                oneMeterWinners("R3L", "R3 after a late-correction stream", trino, oneMeter));
+    }
+
+    private static Pair oneMeterWinners(String id, String title, Connection trino, String oneMeter)
+    {
+        String everyInterval = "SELECT * FROM %s WHERE %s ORDER BY \"from\", version";
+        return new Pair(id, title, "readings", "readings_versions",
+                new TimedQuery("meterstore", trino, everyInterval.formatted("meterstore.metering.readings", oneMeter)),
+                List.of(new TimedQuery("meterstore", trino, everyInterval.formatted(MS, oneMeter))),
+                Answer.NOT_COMPARABLE, Target.atMost(1.2));
     }
 
     static List<String> maloIds(ReadingsGenerator generator)
@@ -275,7 +312,7 @@ final class QueryBenchmark
                 case NOT_COMPARABLE -> "";
             };
             case MISMATCH -> "**MISMATCH**: the answers differ, so the timing compares nothing.";
-            case NOT_COMPARABLE -> "Different tables by design (winners against every version); R2 checks the winners.";
+            case NOT_COMPARABLE -> "Different tables by design (winners against every version); R2 and the tests check the winners.";
         });
         return details;
     }

@@ -1,8 +1,12 @@
 package io.meterstore.core;
 
+import com.google.common.collect.ImmutableSet;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
@@ -12,6 +16,7 @@ import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.core.TieringWatermark.ROW_COUNT_KEY;
@@ -28,6 +33,11 @@ import static java.util.Objects.requireNonNull;
  * intervals PostgreSQL may already have dropped. This loop owns the retry: every attempt refreshes the table and
  * re-derives the watermark and the summary, and an ancestry validator, run against the base the commit actually lands
  * on, requires that base to stand for exactly the watermark the summary republishes.
+ * <p>
+ * A correction of a resolved month also deletes the winners it supersedes: Iceberg position deletes against the data
+ * files of the snapshot it read them from, committed with its files in one row delta. The commit then requires that
+ * since that snapshot no referenced data file was removed and no delete file was added, so a position still names the
+ * row it was computed for; otherwise the statement must be run again.
  */
 public final class CorrectionCommitter
 {
@@ -64,10 +74,25 @@ public final class CorrectionCommitter
      */
     public Committed commit(Table table, List<DataFile> files)
     {
+        return commit(table, files, List.of(), Optional.empty());
+    }
+
+    /**
+     * As {@link #commit(Table, List)}, with position {@code deletes} computed against snapshot {@code base}, in one row
+     * delta. The summary's row count is the rows the commit adds to the table: its files' rows less the deleted ones.
+     */
+    public Committed commit(Table table, List<DataFile> files, List<DeleteFile> deletes, Optional<Long> base)
+    {
         requireNonNull(table, "table is null");
         requireNonNull(files, "files is null");
+        requireNonNull(deletes, "deletes is null");
+        requireNonNull(base, "base is null");
         checkArgument(!files.isEmpty(), "A correction needs at least one data file");
-        long rows = files.stream().mapToLong(DataFile::recordCount).sum();
+        checkArgument(deletes.isEmpty() || base.isPresent(), "Position deletes need the snapshot they were computed against");
+        long rows = files.stream().mapToLong(DataFile::recordCount).sum() - deletes.stream().mapToLong(DeleteFile::recordCount).sum();
+        Set<String> referenced = deletes.stream()
+                .map(delete -> requireNonNull(delete.referencedDataFile(), "a position delete names its data file"))
+                .collect(ImmutableSet.toImmutableSet());
         Instant maxFrom = maxFrom(table, files);
         for (int attempt = 1; ; attempt++) {
             // re-derived from a fresh base on every attempt: W only moves forward, so a later base never refuses what an earlier one accepted
@@ -78,25 +103,62 @@ public final class CorrectionCommitter
                         "Correction of table '%s' holds rows from %s, at or above the tiering watermark %s: rows at or above the watermark belong to PostgreSQL; write them there"
                                 .formatted(table.name(), TieringWatermark.formatInstant(maxFrom), watermark));
             }
-            AppendFiles append = table.newAppend();
-            files.forEach(append::appendFile);
-            append.set(WATERMARK_KEY, watermark.toProperty());
-            append.set(ROW_COUNT_KEY, String.valueOf(rows));
-            append.validateWith(new WatermarkRepublished(watermark));
+            SnapshotUpdate<?> update;
+            if (deletes.isEmpty()) {
+                AppendFiles append = table.newAppend();
+                files.forEach(append::appendFile);
+                update = append;
+            }
+            else {
+                RowDelta delta = table.newRowDelta();
+                files.forEach(delta::addRows);
+                deletes.forEach(delta::addDeletes);
+                // the positions were read from the base: its files must still be there, and nobody else deleted rows of them since
+                delta.validateFromSnapshot(base.get())
+                        .validateDataFilesExist(referenced)
+                        .validateDeletedFiles()
+                        .validateNoConflictingDeleteFiles();
+                update = delta;
+            }
+            update.set(WATERMARK_KEY, watermark.toProperty());
+            update.set(ROW_COUNT_KEY, String.valueOf(rows));
+            update.validateWith(new WatermarkRepublished(watermark));
             try {
-                CommitOutcome.commit(append);
+                CommitOutcome.commit(update);
                 Snapshot snapshot = table.currentSnapshot();
                 return new Committed(snapshot.snapshotId(), watermark, rows, attempt);
             }
-            catch (CommitFailedException | ValidationException e) {
+            catch (ValidationException e) {
+                if (!deletes.isEmpty() && watermarkUnchanged(table, watermark)) {
+                    throw new RejectedCorrectionException(RejectedCorrectionException.Reason.CONFLICTING_CHANGE,
+                            "Correction of table '%s' supersedes rows of data files that another writer changed since they were read (%s): run the statement again"
+                                    .formatted(table.name(), e.getMessage()), e);
+                }
+                if (attempt >= maxAttempts) {
+                    throw contended(table, attempt, e);
+                }
+            }
+            catch (CommitFailedException e) {
                 // another commit landed first; if it moved W the next attempt republishes the new one
                 if (attempt >= maxAttempts) {
-                    throw new RejectedCorrectionException(RejectedCorrectionException.Reason.COMMIT_CONTENDED,
-                            "Correction of table '%s' lost the commit race %s times: other writers keep committing; retry the correction later"
-                                    .formatted(table.name(), attempt), e);
+                    throw contended(table, attempt, e);
                 }
             }
         }
+    }
+
+    private static RejectedCorrectionException contended(Table table, int attempts, RuntimeException cause)
+    {
+        return new RejectedCorrectionException(RejectedCorrectionException.Reason.COMMIT_CONTENDED,
+                "Correction of table '%s' lost the commit race %s times: other writers keep committing; retry the correction later"
+                        .formatted(table.name(), attempts), cause);
+    }
+
+    /** Whether the table still stands for {@code watermark}: then a failed validation was about the files, not about W. */
+    private static boolean watermarkUnchanged(Table table, TieringWatermark watermark)
+    {
+        table.refresh();
+        return WatermarkReader.current(table).watermark().equals(watermark);
     }
 
     /** The largest "from" of all files, from their column metrics; a file without that bound cannot be shown below W. */
@@ -151,6 +213,8 @@ public final class CorrectionCommitter
             FROM_BOUND_MISSING,
             /** Every attempt lost the commit race to another writer. */
             COMMIT_CONTENDED,
+            /** Another writer removed or deleted rows of the data files whose rows the correction supersedes. */
+            CONFLICTING_CHANGE,
         }
     }
 }

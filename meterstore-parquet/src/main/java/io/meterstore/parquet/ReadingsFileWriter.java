@@ -65,14 +65,17 @@ final class ReadingsFileWriter
     private long rows;
     private boolean closed;
 
-    ReadingsFileWriter(Table table, PartitionData partition, String fileName)
+    /**
+     * @param keyValueMetadata entries for the footer's key-value metadata, e.g. the file's {@link io.meterstore.core.ColdFileRole}
+     */
+    ReadingsFileWriter(Table table, PartitionData partition, String fileName, Map<String, String> keyValueMetadata)
     {
         this.table = requireNonNull(table, "table is null");
         this.partition = requireNonNull(partition, "partition is null");
         this.location = table.locationProvider().newDataLocation(table.spec(), partition, fileName);
         this.output = new CountingOutputStream(table.io().newOutputFile(location).create());
         // the sort order goes into the footer too, when the rows arrived in it
-        this.footer = new SortingColumnsFooter(output, this::sortedByReadingsKey);
+        this.footer = new SortingColumnsFooter(output, this::sortedByReadingsKey, keyValueMetadata);
         try {
             this.writer = new ParquetWriter(
                     footer,

@@ -2,6 +2,7 @@ package io.meterstore.parquet;
 
 import io.meterstore.core.ReadingsColumn;
 import org.apache.parquet.format.FileMetaData;
+import org.apache.parquet.format.KeyValue;
 import org.apache.parquet.format.RowGroup;
 import org.apache.parquet.format.SortingColumn;
 import org.apache.parquet.format.Util;
@@ -13,8 +14,10 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 
 import static com.google.common.base.Preconditions.checkState;
@@ -26,8 +29,9 @@ import static java.util.Objects.requireNonNull;
  * inside {@code close()}, so this stream sits between the writer and the file: from {@link #holdTail()} on (just
  * before the writer closes) it keeps what the writer writes, and on close it passes the data through, rewrites the
  * footer with the sorting columns, and ends the file with the new footer's length and the magic bytes. Only the last
- * row group and the footer are ever held. The footer is left as written when {@code sorted} says the rows did not
- * arrive in the sort order: never a false claim.
+ * row group and the footer are ever held. The sorting columns are left out when {@code sorted} says the rows did not
+ * arrive in the sort order: never a false claim. The footer's key-value metadata gets {@code keyValueMetadata} too
+ * (the file's role in the resolved layout, for readers that know no Iceberg).
  */
 final class SortingColumnsFooter
         extends FilterOutputStream
@@ -38,13 +42,15 @@ final class SortingColumnsFooter
             .toList();
 
     private final BooleanSupplier sorted;
+    private final Map<String, String> keyValueMetadata;
     private ByteArrayOutputStream tail;
     private boolean closed;
 
-    SortingColumnsFooter(OutputStream out, BooleanSupplier sorted)
+    SortingColumnsFooter(OutputStream out, BooleanSupplier sorted, Map<String, String> keyValueMetadata)
     {
         super(requireNonNull(out, "out is null"));
         this.sorted = requireNonNull(sorted, "sorted is null");
+        this.keyValueMetadata = Map.copyOf(requireNonNull(keyValueMetadata, "keyValueMetadata is null"));
     }
 
     /** From now on the writer writes its last row group and its footer: keep them until close. */
@@ -99,8 +105,9 @@ final class SortingColumnsFooter
             // the row groups' bytes and offsets are untouched: only the footer after them changes
             file.write(bytes, 0, footerStart);
             byte[] footer = Arrays.copyOfRange(bytes, footerStart, end - Integer.BYTES);
-            if (sorted.getAsBoolean()) {
-                footer = declareSorted(footer);
+            boolean declareSorted = sorted.getAsBoolean();
+            if (declareSorted || !keyValueMetadata.isEmpty()) {
+                footer = declare(footer, declareSorted);
             }
             file.write(footer);
             file.write(ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN).putInt(footer.length).array());
@@ -108,12 +115,23 @@ final class SortingColumnsFooter
         }
     }
 
-    private static byte[] declareSorted(byte[] footer)
+    private byte[] declare(byte[] footer, boolean declareSorted)
             throws IOException
     {
         FileMetaData metadata = Util.readFileMetaData(new ByteArrayInputStream(footer));
-        for (RowGroup rowGroup : metadata.getRow_groups()) {
-            rowGroup.setSorting_columns(SORTING_COLUMNS);
+        if (declareSorted) {
+            for (RowGroup rowGroup : metadata.getRow_groups()) {
+                rowGroup.setSorting_columns(SORTING_COLUMNS);
+            }
+        }
+        if (!keyValueMetadata.isEmpty()) {
+            List<KeyValue> entries = new ArrayList<>(metadata.isSetKey_value_metadata() ? metadata.getKey_value_metadata() : List.of());
+            keyValueMetadata.forEach((key, value) -> {
+                KeyValue entry = new KeyValue(key);
+                entry.setValue(value);
+                entries.add(entry);
+            });
+            metadata.setKey_value_metadata(entries);
         }
         ByteArrayOutputStream rewritten = new ByteArrayOutputStream(footer.length + 64);
         Util.writeFileMetaData(metadata, rewritten);

@@ -28,6 +28,14 @@ public final class MeterstoreMetrics
     public static final String HOT_AGGREGATED_ROWS = "hot_aggregated_rows";
 
     public static final String COLD_SPLITS = "cold_splits";
+    /** Cold splits that resolve versions: groups of files (cut by "from" and malo_id ranges) holding every version of their keys. */
+    public static final String COLD_RESOLUTION_SPLITS = "cold_resolution_splits";
+    /** Months of "from" read from their winners files alone: every live file of the month is of the resolved layout. */
+    public static final String COLD_MONTHS_RESOLVED = "cold_months_resolved";
+    /** Months of "from" read with resolution: a file of the month is not of the resolved layout, or the read is AS OF. */
+    public static final String COLD_MONTHS_RESOLVING = "cold_months_resolving";
+    /** Position delete files the planned splits apply. */
+    public static final String COLD_DELETE_FILES = "cold_delete_files";
     /** Data files of the pinned snapshot that survived manifest and file pruning. */
     public static final String COLD_DATA_FILES = "cold_data_files";
     public static final String COLD_DATA_FILES_SKIPPED = "cold_data_files_skipped";
@@ -37,8 +45,12 @@ public final class MeterstoreMetrics
     public static final String COLD_ROW_GROUPS = "cold_row_groups";
     /** Of those, the row groups statistics, dictionaries and bloom filters could not exclude. */
     public static final String COLD_ROW_GROUPS_READ = "cold_row_groups_read";
+    /** Of those, the row groups read to resolve versions. */
+    public static final String COLD_ROW_GROUPS_RESOLVED = "cold_row_groups_resolved";
     /** Rows the Parquet reader returned. */
     public static final String COLD_ROWS_READ = "cold_rows_read";
+    /** Of those, the rows position delete files removed (winners a later correction superseded). */
+    public static final String COLD_ROWS_DELETED = "cold_rows_deleted";
     /** Cold splits answered from the manifest's record count without opening the file. */
     public static final String COLD_SPLITS_FROM_MANIFEST = "cold_splits_from_manifest";
 

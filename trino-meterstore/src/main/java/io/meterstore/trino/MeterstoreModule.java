@@ -72,9 +72,9 @@ public class MeterstoreModule
 
     @Provides
     @Singleton
-    public static ColdSplitPlanner coldSplitPlanner()
+    public static ColdSplitPlanner coldSplitPlanner(TrinoFileSystemFactory fileSystemFactory)
     {
-        return new ColdSplitPlanner(ColdSplitPlanner.DEFAULT_TARGET_SPLIT_SIZE);
+        return new ColdSplitPlanner(ColdSplitPlanner.DEFAULT_TARGET_SPLIT_SIZE, fileSystemFactory, ParquetReaderOptions.defaultOptions());
     }
 
     @Provides

@@ -4,6 +4,7 @@ import com.google.common.collect.ImmutableList;
 import com.google.inject.Inject;
 import io.meterstore.trino.cold.ColdFileGroupSplit;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
+import io.meterstore.trino.cold.ColdPageSourceProvider.ReadOptions;
 import io.meterstore.trino.cold.ColdSplit;
 import io.meterstore.trino.completeness.CompletenessColumnHandle;
 import io.meterstore.trino.completeness.CompletenessPageSource;
@@ -15,6 +16,7 @@ import io.meterstore.trino.hot.HotAggregationPageSource;
 import io.meterstore.trino.hot.HotAggregationSplit;
 import io.meterstore.trino.hot.HotPageSource;
 import io.meterstore.trino.hot.HotSplit;
+import io.meterstore.trino.versions.KeyRangePageSource;
 import io.meterstore.trino.versions.SortedMergePageSource;
 import io.meterstore.trino.versions.VersionResolution;
 import io.meterstore.trino.versions.VersionResolvingPageSource;
@@ -83,7 +85,8 @@ public class MeterstorePageSourceProvider
             return withConnection(connection -> new HotAggregationPageSource(connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint()));
         }
         List<MeterstoreColumnHandle> meterstoreColumns = columns.stream().map(MeterstoreColumnHandle.class::cast).toList();
-        // a plain cold split of a resolving read is a file proven to hold one version per key: only AS OF applies to it
+        // a plain cold split of a resolving read holds one version per key (a resolved month's winners, or a file proven
+        // to): only AS OF applies to it
         VersionResolution resolution = split instanceof ColdSplit
                 ? new VersionResolution(false, handle.resolution().knownAtEpochMicros())
                 : handle.resolution();
@@ -109,14 +112,30 @@ public class MeterstorePageSourceProvider
         ConnectorPageSource source = switch (split) {
             case HotSplit hotSplit -> withConnection(connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution));
             case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, layout.columns(), predicate);
-            case ColdFileGroupSplit group when group.files().size() == 1 -> coldPageSources.createPageSource(session, group.files().getFirst(), layout.columns(), predicate);
-            case ColdFileGroupSplit group -> new SortedMergePageSource(
-                    group.files().stream().map(file -> coldPageSources.createPageSource(session, file, layout.columns(), predicate)).toList(),
-                    layout);
+            case ColdFileGroupSplit group -> resolutionGroup(session, group, layout, predicate);
             default -> throw new IllegalArgumentException("Unknown split " + split);
         };
         // a pushed LIMIT counts winners: a split stops once it has resolved that many
         return limited(handle, new MemoryUsageReportingPageSource(new VersionResolvingPageSource(source, resolution, layout), memoryContext));
+    }
+
+    /**
+     * The rows of a resolution split's files in merge-key order, limited to the split's part of the key space: its
+     * bounds prune row groups, and the rows of a row group shared with another part are dropped here.
+     */
+    private ConnectorPageSource resolutionGroup(ConnectorSession session, ColdFileGroupSplit group, VersionResolution.Layout layout, TupleDomain<MeterstoreColumnHandle> predicate)
+    {
+        TupleDomain<MeterstoreColumnHandle> owned = predicate.intersect(group.keys().toTupleDomain());
+        if (owned.isNone()) {
+            return new EmptyPageSource();
+        }
+        List<ConnectorPageSource> files = group.files().stream()
+                .map(file -> {
+                    ConnectorPageSource source = coldPageSources.createPageSource(session, file, layout.columns(), owned, ReadOptions.RESOLVING);
+                    return group.keys().isAll() ? source : new KeyRangePageSource(source, group.keys(), layout);
+                })
+                .toList();
+        return files.size() == 1 ? files.getFirst() : new SortedMergePageSource(files, layout);
     }
 
     /** A hot page source, started once the pool hands out a connection; the driver's thread is free while it waits. */

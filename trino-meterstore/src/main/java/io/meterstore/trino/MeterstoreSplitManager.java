@@ -3,10 +3,12 @@ package io.meterstore.trino;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
+import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.TierSplit;
 import io.meterstore.core.TieringWatermark;
-import io.meterstore.trino.cold.ColdSplitPlan;
+import io.meterstore.trino.cold.ColdRead;
 import io.meterstore.trino.cold.ColdSplitPlanner;
+import io.meterstore.trino.cold.ColdSplitStream;
 import io.meterstore.trino.completeness.CompletenessSplit;
 import io.meterstore.trino.completeness.CompletenessTableHandle;
 import io.meterstore.trino.hot.HotAggregationSplit;
@@ -23,11 +25,9 @@ import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.FixedSplitSource;
-import io.trino.spi.metrics.Metrics;
 import io.trino.spi.predicate.TupleDomain;
 import org.apache.iceberg.Table;
 
-import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -37,7 +37,8 @@ import static java.util.Objects.requireNonNull;
 /**
  * Splits a query at the watermark its table handle pinned: hot splits for the partitions at or above W, cold splits
  * for the Iceberg files of the pinned snapshot below W. The two halves are disjoint, so together they are a UNION ALL.
- * A hot partition holds every version of its keys, and so does a cold split of a resolving read.
+ * A hot partition holds every version of its keys, and so does a cold split of a resolving read. The splits are handed
+ * out in batches as the engine asks: hot splits first, then the cold ones as they are planned ({@link ColdSplitStream}).
  */
 public class MeterstoreSplitManager
         implements ConnectorSplitManager
@@ -59,19 +60,17 @@ public class MeterstoreSplitManager
     {
         if (table instanceof CompletenessTableHandle completeness) {
             // one split: the report rolls up every day of a reading, so it reads every split of the range itself
-            List<ConnectorSplit> reads = planSplits(completeness.readings(), ImmutableMap.builder());
-            return new FixedSplitSource(new CompletenessSplit(reads));
+            try (MeterstoreSplitSource reads = splits(session, completeness.readings(), 0)) {
+                return new FixedSplitSource(new CompletenessSplit(reads.all()));
+            }
         }
-        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
-        ImmutableMap.Builder<String, Long> metrics = ImmutableMap.builder();
-        List<ConnectorSplit> splits = planSplits(handle, metrics);
         // the engine holds the splits back until the dynamic filters arrive or this passes, so they narrow both tiers' reads
         long dynamicFilterWaitMillis = dynamicFilterColumns.isEmpty() ? 0 : MeterstoreSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis();
-        return new MetricsSplitSource(splits, MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
+        return splits(session, (MeterstoreTableHandle) table, dynamicFilterWaitMillis);
     }
 
-    /** The splits of a read of {@code handle}, both tiers; what planning them pruned goes to {@code metrics}. */
-    private List<ConnectorSplit> planSplits(MeterstoreTableHandle handle, ImmutableMap.Builder<String, Long> metrics)
+    /** The splits of a read of {@code handle}, both tiers, in batches; what planning them pruned in its metrics. */
+    private MeterstoreSplitSource splits(ConnectorSession session, MeterstoreTableHandle handle, long dynamicFilterWaitMillis)
     {
         VersionResolution resolution = handle.resolution();
         TupleDomain<MeterstoreColumnHandle> predicate = resolution.pruning(handle.constraint());
@@ -79,6 +78,7 @@ public class MeterstoreSplitManager
         TierSplit tiers = TierSplit.of(FromRange.of(predicate), watermark);
 
         ImmutableList.Builder<ConnectorSplit> splits = ImmutableList.builder();
+        ImmutableMap.Builder<String, Long> metrics = ImmutableMap.builder();
         if (handle.aggregation().isPresent()) {
             // the metadata pushed it only for a read that is hot alone: one statement over every partition the range meets
             TierSplit.Range hotRange = tiers.hot().orElse(new TierSplit.Range(Optional.of(watermark.instant()), Optional.of(watermark.instant())));
@@ -92,7 +92,7 @@ public class MeterstoreSplitManager
                     hotRange.lower().map(MeterstoreTypes::toEpochMicros),
                     hotRange.upper().map(MeterstoreTypes::toEpochMicros)));
             addHotMetrics(metrics, hotPlan);
-            return splits.build();
+            return new MeterstoreSplitSource(splits.build(), Optional.empty(), metrics.buildOrThrow(), dynamicFilterWaitMillis);
         }
         if (!handle.historical() && tiers.hot().isPresent()) {
             // a LIMIT inside a resolving read's statement could cut a key's versions short and let an older one win
@@ -101,24 +101,20 @@ public class MeterstoreSplitManager
             splits.addAll(hotPlan.splits());
             addHotMetrics(metrics, hotPlan);
         }
-        if (tiers.cold().isPresent() && handle.snapshotId().isPresent()) {
-            Table icebergTable = tables.icebergTableListing(handle.storageTable(), handle.snapshotId().get());
-            if (resolution.resolve()) {
-                // every version of a key in one split, so the split alone resolves it
-                List<ConnectorSplit> coldSplits = coldPlanner.planResolved(icebergTable, handle.snapshotId(), watermark, predicate);
-                splits.addAll(coldSplits);
-                metrics.put(MeterstoreMetrics.COLD_SPLITS, (long) coldSplits.size());
-                return splits.build();
-            }
-            ColdSplitPlan coldPlan = coldPlanner.plan(icebergTable, handle.snapshotId(), watermark, predicate);
-            splits.addAll(coldPlan.splits());
-            metrics.put(MeterstoreMetrics.COLD_SPLITS, (long) coldPlan.splits().size())
-                    .put(MeterstoreMetrics.COLD_DATA_FILES, coldPlan.dataFiles())
-                    .put(MeterstoreMetrics.COLD_DATA_FILES_SKIPPED, coldPlan.skippedDataFiles())
-                    .put(MeterstoreMetrics.COLD_DATA_MANIFESTS, coldPlan.dataManifests())
-                    .put(MeterstoreMetrics.COLD_DATA_MANIFESTS_SKIPPED, coldPlan.skippedDataManifests());
+        if (tiers.cold().isEmpty() || handle.snapshotId().isEmpty()) {
+            return new MeterstoreSplitSource(splits.build(), Optional.empty(), metrics.buildOrThrow(), dynamicFilterWaitMillis);
         }
-        return splits.build();
+        Table icebergTable = tables.icebergTableListing(handle.storageTable(), handle.snapshotId().get());
+        // a resolving read gets every version of a key in one split, so the split alone resolves it, or a resolved month's winners
+        ColdRead read = !resolution.resolve() ? ColdRead.VERSIONS : resolution.knownAtEpochMicros().isPresent() ? ColdRead.RESOLVED_AS_OF : ColdRead.WINNERS;
+        ColdSplitStream cold;
+        try {
+            cold = coldPlanner.splits(session.getIdentity(), icebergTable, handle.snapshotId().get(), watermark, predicate, read, MeterstoreSessionProperties.getResolutionSplitRows(session));
+        }
+        catch (MeterstoreException e) {
+            throw MeterstoreErrorCode.toTrinoException(e);
+        }
+        return new MeterstoreSplitSource(splits.build(), Optional.of(cold), metrics.buildOrThrow(), dynamicFilterWaitMillis);
     }
 
     private static void addHotMetrics(ImmutableMap.Builder<String, Long> metrics, HotSplitPlan hotPlan)
@@ -126,32 +122,5 @@ public class MeterstoreSplitManager
         metrics.put(MeterstoreMetrics.HOT_PARTITIONS, hotPlan.partitions())
                 .put(MeterstoreMetrics.HOT_PARTITIONS_SKIPPED, hotPlan.partitions() - hotPlan.splits().size())
                 .put(MeterstoreMetrics.HOT_SPLITS, (long) hotPlan.splits().size());
-    }
-
-    /** A fixed set of splits that reports what planning them pruned, shown per table scan in the query's statistics. */
-    private static final class MetricsSplitSource
-            extends FixedSplitSource
-    {
-        private final Metrics metrics;
-        private final long dynamicFilterWaitMillis;
-
-        MetricsSplitSource(List<ConnectorSplit> splits, Metrics metrics, long dynamicFilterWaitMillis)
-        {
-            super(splits);
-            this.metrics = requireNonNull(metrics, "metrics is null");
-            this.dynamicFilterWaitMillis = dynamicFilterWaitMillis;
-        }
-
-        @Override
-        public long getRequestedDynamicFilterWaitTimeoutMillis()
-        {
-            return dynamicFilterWaitMillis;
-        }
-
-        @Override
-        public Metrics getMetrics()
-        {
-            return metrics;
-        }
     }
 }

@@ -64,6 +64,17 @@ final class TestingInserts
         return insert(List.of(readings));
     }
 
+    /** As {@link #insert(List)}, with every column given: the rows are learned at their own recorded_at. */
+    static String insertAsRecorded(List<Reading> readings)
+    {
+        return "INSERT INTO readings_versions VALUES " + readings.stream()
+                .map(reading -> {
+                    String values = values(reading);
+                    return values.substring(0, values.length() - "NULL, NULL)".length()) + "%s, DATE '%s')".formatted(timestamp(reading.recordedAt()), reading.balancingDay());
+                })
+                .collect(joining(", "));
+    }
+
     /** A row of VALUES with recorded_at and balancing_day NULL. */
     static String values(Reading reading)
     {

@@ -15,6 +15,7 @@ import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.parquet.MonthFileWriter;
+import io.meterstore.parquet.ResolvedMonthWriter;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
@@ -185,10 +186,11 @@ public final class ArchivalCycle
     }
 
     /**
-     * Streams the window's partition into data files, one query and at least one file per month of "from": its rows from
-     * W (or its start) to its catalogue end, which is the window's end. The last query reads to the partition's end and
-     * fails on a row at or after the window's end, so a window never commits while its partition holds a row W would
-     * pass over.
+     * Streams the window's partition into data files, one query per month of "from": its rows from W (or its start) to
+     * its catalogue end, which is the window's end, the winning versions into winners files and the versions they
+     * supersede into superseded files (the resolved layout, {@link ResolvedMonthWriter}). The last query reads to the
+     * partition's end and fails on a row at or after the window's end, so a window never commits while its partition
+     * holds a row W would pass over.
      */
     private List<DataFile> write(Connection connection, Table table, ArchivalWindow window)
             throws SQLException, IOException
@@ -210,7 +212,7 @@ public final class ArchivalCycle
                 YearMonth month = YearMonth.from(monthStart.atOffset(ZoneOffset.UTC));
                 Instant monthEnd = min(to, month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC));
                 Optional<Instant> readTo = monthEnd.isBefore(to) ? Optional.of(monthEnd) : Optional.empty();
-                MonthFileWriter writer = new MonthFileWriter(table, MonthFileWriter.monthPartition(table, month), namePrefix + "-" + month, targetFileSize);
+                ResolvedMonthWriter writer = new ResolvedMonthWriter(table, MonthFileWriter.monthPartition(table, month), namePrefix + "-" + month, targetFileSize);
                 try {
                     reader.read(connection, partition.name(), monthStart, readTo, to, page -> {
                         writer.write(page);
@@ -218,7 +220,7 @@ public final class ArchivalCycle
                         // a crash mid-stream leaves an incomplete file nobody references, and the partition detached at or above W
                         Failpoints.hit(Failpoint.MID_STREAM);
                     });
-                    files.addAll(writer.finish());
+                    files.addAll(writer.finish().all());
                 }
                 catch (SQLException | IOException | RuntimeException e) {
                     writer.abort();

@@ -186,7 +186,8 @@ final class TestArchiverCli
             run = run(new String[] {"archive-once", "--config", config.toString()}, clock);
             assertThat(run.err()).isEmpty();
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
-            assertThat(run.out()).matches("metering\\.readings: archived \\[1970-01-01T00:00:00Z, 2024-03-06T00:00:00Z\\): %s rows in 1 files \\(\\d+ bytes\\), watermark 2024-03-06T00:00:00Z\\R".formatted(readings.size()));
+            // the day's winners and the versions they supersede, in a file each
+            assertThat(run.out()).matches("metering\\.readings: archived \\[1970-01-01T00:00:00Z, 2024-03-06T00:00:00Z\\): %s rows in 2 files \\(\\d+ bytes\\), watermark 2024-03-06T00:00:00Z\\R".formatted(readings.size()));
 
             run = run(new String[] {"archive-once", "--config", config.toString()}, clock);
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);

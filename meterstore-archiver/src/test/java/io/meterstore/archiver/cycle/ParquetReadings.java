@@ -40,6 +40,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -70,6 +71,20 @@ final class ParquetReadings
                         .map(column -> "%s %s NULLS %s".formatted(names.get(column.getColumn_idx()), column.isDescending() ? "DESC" : "ASC", column.isNulls_first() ? "FIRST" : "LAST"))
                         .toList())
                 .toList();
+    }
+
+    /** The footer's key-value metadata. */
+    static Map<String, String> keyValueMetadata(String location)
+            throws IOException
+    {
+        byte[] bytes = Files.readAllBytes(LocalFileIo.path(location));
+        int footerLength = ByteBuffer.wrap(bytes, bytes.length - 8, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        FileMetaData footer = Util.readFileMetaData(new ByteArrayInputStream(bytes, bytes.length - 8 - footerLength, footerLength));
+        Map<String, String> entries = new HashMap<>();
+        if (footer.isSetKey_value_metadata()) {
+            footer.getKey_value_metadata().forEach(entry -> entries.put(entry.getKey(), entry.getValue()));
+        }
+        return entries;
     }
 
     static List<Reading> read(String location)

@@ -126,8 +126,9 @@ final class TestArchivalCommitter
             finally {
                 ((Closeable) catalog).close();
             }
-            assertThat(written).hasSize(1);
-            assertThat(Files.exists(LocalFileIo.path(written.getFirst()))).isFalse();
+            // the day's winners file and superseded file: both deleted
+            assertThat(written).hasSize(2);
+            assertThat(written).allSatisfy(location -> assertThat(Files.exists(LocalFileIo.path(location))).isFalse());
             assertThat(tables.table().snapshots()).hasSize(1);
             assertThat(tables.dataFiles()).isEmpty();
         }

@@ -1,6 +1,7 @@
 package io.meterstore.archiver.cycle;
 
 import io.meterstore.archiver.cycle.ArchiveOutcome.Kind;
+import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.PartitionNaming;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -333,13 +335,13 @@ final class TestArchivalCycle
             try (Connection connection = tables.connect()) {
                 new ReadingsLoader(tables.hotTier()).load(connection, readings);
             }
-            // every page (chunk-rows, 10,000 rows: three for 24,000 rows) fills a file
+            // every write fills a file: at least one per page (chunk-rows, 10,000 rows: three for 24,000 rows)
             tables.table().updateProperties().set(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, "1").commit();
             tables.clock().set(day.plus(DAY).plus(SETTLEMENT_LAG));
 
             ArchiveOutcome outcome = tables.cycle().archiveOnce();
             assertArchived(tables, oracle, outcome, Instant.EPOCH, day.plus(DAY));
-            assertThat(outcome.files()).isEqualTo(3);
+            assertThat(outcome.files()).isGreaterThanOrEqualTo(3);
             // the files follow each other in sort order: together they are one sorted run
             List<Reading> concatenated = new ArrayList<>();
             for (DataFile file : tables.dataFiles().stream().sorted(Comparator.comparing(DataFile::location)).toList()) {
@@ -379,6 +381,59 @@ final class TestArchivalCycle
                 assertThat(file.partition().get(0, Integer.class)).isEqualTo(months(month));
             }
         }
+    }
+
+    @Test
+    void testWritesWinnersApartFromTheVersionsTheySupersede()
+            throws Exception
+    {
+        try (TestingArchiverTable tables = TestingArchiverTable.create("archives_winners")) {
+            Instant day = Instant.parse("2024-03-05T00:00:00Z");
+            List<Reading> originals = utcDay(day, 6);
+            List<Reading> readings = new ArrayList<>(originals);
+            String otherScope = "9900000000010:" + originals.getFirst().versionScope().substring(originals.getFirst().versionScope().indexOf(':') + 1);
+            for (int index = 0; index < originals.size(); index += 7) {
+                Reading original = originals.get(index);
+                BigInteger version = original.version();
+                Instant recordedAt = original.recordedAt();
+                switch (index % 4) {
+                    // a correction: the higher version wins, whenever it was recorded
+                    case 0 -> readings.add(version(original, version.add(BigInteger.TWO), original.versionScope(), recordedAt.minusSeconds(60)));
+                    // two corrections, the last one delivered first
+                    case 1 -> {
+                        readings.add(version(original, version.add(BigInteger.valueOf(3)), original.versionScope(), recordedAt.plusSeconds(60)));
+                        readings.add(version(original, version.add(BigInteger.ONE), original.versionScope(), recordedAt.plusSeconds(120)));
+                    }
+                    // a second operator's scope between two versions of the first: a winner in each scope
+                    case 2 -> {
+                        readings.add(version(original, version.add(BigInteger.ONE), otherScope, recordedAt));
+                        readings.add(version(original, version.add(BigInteger.TWO), original.versionScope(), recordedAt));
+                        readings.add(version(original, version.add(BigInteger.valueOf(5)), otherScope, recordedAt));
+                    }
+                    // an older version in another scope only
+                    default -> readings.add(version(original, version.subtract(BigInteger.ONE), otherScope, recordedAt));
+                }
+            }
+            ReadingsOracle oracle = ReadingsOracle.of(readings);
+            assertThat(oracle.count(View.RESOLVED, ReadingsOracle.all())).isLessThan(oracle.count(View.VERSIONS, ReadingsOracle.all()));
+            try (Connection connection = tables.connect()) {
+                new ReadingsLoader(tables.hotTier()).load(connection, readings);
+            }
+            tables.clock().set(day.plus(DAY).plus(SETTLEMENT_LAG));
+
+            // pages of five rows: the versions of many keys straddle two or three pages
+            ArchiveOutcome outcome = tables.cycle(new ArchivalSettings(SETTLEMENT_LAG, ArchivalSettings.DEFAULT_READER_GRACE, 5)).archiveOnce();
+            assertArchived(tables, oracle, outcome, Instant.EPOCH, day.plus(DAY));
+            assertThat(tables.dataFiles()).extracting(file -> ColdFileRole.of(file.location()).orElseThrow())
+                    .containsExactlyInAnyOrder(ColdFileRole.WINNERS, ColdFileRole.SUPERSEDED);
+        }
+    }
+
+    private static Reading version(Reading reading, BigInteger version, String versionScope, Instant recordedAt)
+    {
+        return new Reading(reading.maloId(), reading.meloId(), reading.obisCode(), reading.sparte(), reading.from(), reading.to(),
+                reading.value().add(BigDecimal.valueOf(version.longValue() % 1000, 3)), reading.unit(), reading.quality(), reading.resolution(),
+                reading.sourceKind(), reading.sourceDetail(), reading.provenance(), version, versionScope, recordedAt, reading.balancingDay());
     }
 
     @Test
@@ -430,6 +485,7 @@ final class TestArchivalCycle
 
         // what the commit added is exactly the window's rows, each file sorted and described by correct metrics
         List<Reading> archived = new ArrayList<>();
+        List<Reading> winners = new ArrayList<>();
         long bytes = 0;
         int files = 0;
         for (DataFile file : snapshot.addedDataFiles(table.io())) {
@@ -437,11 +493,20 @@ final class TestArchivalCycle
             assertThat(rows).isSortedAccordingTo(Readings.SORT_ORDER);
             assertThat(file.recordCount()).isEqualTo(rows.size());
             assertMetrics(file, rows);
+            // the resolved layout: each file's role in its name and, for plain Parquet readers, in its footer
+            ColdFileRole role = ColdFileRole.of(file.location()).orElseThrow();
+            assertThat(role).isIn(ColdFileRole.WINNERS, ColdFileRole.SUPERSEDED);
+            assertThat(ParquetReadings.keyValueMetadata(file.location())).containsEntry(ColdFileRole.FOOTER_KEY, role.label());
+            if (role == ColdFileRole.WINNERS) {
+                winners.addAll(rows);
+            }
             archived.addAll(rows);
             bytes += file.fileSizeInBytes();
             files++;
         }
         assertThat(sorted(archived)).isEqualTo(expected);
+        // the winners files hold exactly the winning version of every key, the superseded files the rest
+        assertThat(sorted(winners)).isEqualTo(sorted(oracle.resolved(fromRange(start, end))));
         assertThat(outcome.files()).isEqualTo(files);
         assertThat(outcome.bytes()).isEqualTo(bytes);
         assertTiers(tables, oracle);

@@ -10,15 +10,18 @@ import io.trino.parquet.reader.ParquetReader;
 import io.trino.spi.Page;
 import io.trino.spi.TrinoException;
 import io.trino.spi.block.Block;
+import io.trino.spi.block.LongArrayBlock;
 import io.trino.spi.block.RunLengthEncodedBlock;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
 import io.trino.spi.metrics.Metrics;
 import io.trino.spi.type.Type;
+import org.apache.iceberg.deletes.PositionDeleteIndex;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.stream.IntStream;
 
@@ -26,7 +29,10 @@ import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
 import static java.util.Objects.requireNonNull;
 
-/** The pages of one cold split, as Trino's Parquet reader decodes them. */
+/**
+ * The pages of one cold split, as Trino's Parquet reader decodes them, without the rows the split's position delete
+ * files remove. On request the file row position of every row follows the query's columns as one more channel.
+ */
 final class ColdPageSource
         implements ConnectorPageSource
 {
@@ -38,6 +44,9 @@ final class ColdPageSource
     private final int[] readerChannels;
     // the common case: every column read once, in order, so the reader's lazy pages pass through untouched
     private final boolean passThrough;
+    private final Optional<PositionDeleteIndex> deletes;
+    private final boolean rowPositions;
+    private final boolean resolving;
 
     // row groups starting inside the split, and those the pushed predicate could not exclude
     private final long rowGroups;
@@ -45,8 +54,15 @@ final class ColdPageSource
 
     private boolean closed;
     private long completedPositions;
+    private long deletedPositions;
 
-    ColdPageSource(ParquetReader parquetReader, List<Type> types, List<Integer> readerChannels, long rowGroups, long rowGroupsRead)
+    /**
+     * @param deletes the positions of the file's deleted rows; when present, the reader must read every row of its row
+     * groups (no page-index filtering), so that a batch's rows are consecutive file positions
+     * @param rowPositions append each row's position in the file as a last bigint channel
+     * @param resolving the split is read to resolve versions: its row groups are counted as resolved
+     */
+    ColdPageSource(ParquetReader parquetReader, List<Type> types, List<Integer> readerChannels, long rowGroups, long rowGroupsRead, Optional<PositionDeleteIndex> deletes, boolean rowPositions, boolean resolving)
     {
         this.rowGroups = rowGroups;
         this.rowGroupsRead = rowGroupsRead;
@@ -54,7 +70,10 @@ final class ColdPageSource
         this.types = ImmutableList.copyOf(requireNonNull(types, "types is null"));
         this.readerChannels = Ints.toArray(requireNonNull(readerChannels, "readerChannels is null"));
         checkArgument(types.size() == readerChannels.size(), "types and readerChannels differ in size");
-        this.passThrough = IntStream.range(0, this.readerChannels.length).allMatch(channel -> this.readerChannels[channel] == channel);
+        this.deletes = requireNonNull(deletes, "deletes is null").filter(PositionDeleteIndex::isNotEmpty);
+        this.rowPositions = rowPositions;
+        this.resolving = resolving;
+        this.passThrough = !rowPositions && IntStream.range(0, this.readerChannels.length).allMatch(channel -> this.readerChannels[channel] == channel);
     }
 
     @Override
@@ -99,17 +118,52 @@ final class ColdPageSource
             close();
             return null;
         }
-        completedPositions += page.getPositionCount();
+        int positions = page.getPositionCount();
+        completedPositions += positions;
+        // the file position of the batch's first row; its rows follow each other, since no page index filters them
+        long firstRow = deletes.isPresent() || rowPositions ? parquetReader.lastBatchStartRow() : 0;
+        int[] kept = null;
+        if (deletes.isPresent()) {
+            PositionDeleteIndex deleted = deletes.get();
+            int count = 0;
+            for (int position = 0; position < positions; position++) {
+                if (!deleted.isDeleted(firstRow + position)) {
+                    if (kept != null) {
+                        kept[count] = position;
+                    }
+                    count++;
+                }
+                else if (kept == null) {
+                    // the first deleted row: from here on the kept positions are listed
+                    kept = new int[positions];
+                    for (int previous = 0; previous < position; previous++) {
+                        kept[previous] = previous;
+                    }
+                }
+            }
+            if (kept != null) {
+                deletedPositions += positions - count;
+                page.selectPositions(kept, 0, count);
+                positions = count;
+            }
+        }
         if (passThrough) {
             return page;
         }
-        Block[] blocks = new Block[readerChannels.length];
+        Block[] blocks = new Block[readerChannels.length + (rowPositions ? 1 : 0)];
         for (int channel = 0; channel < readerChannels.length; channel++) {
             blocks[channel] = readerChannels[channel] == NULL_CHANNEL
-                    ? RunLengthEncodedBlock.create(types.get(channel), null, page.getPositionCount())
+                    ? RunLengthEncodedBlock.create(types.get(channel), null, positions)
                     : page.getBlock(readerChannels[channel]);
         }
-        return SourcePage.create(new Page(page.getPositionCount(), blocks));
+        if (rowPositions) {
+            long[] values = new long[positions];
+            for (int position = 0; position < positions; position++) {
+                values[position] = firstRow + (kept == null ? position : kept[position]);
+            }
+            blocks[readerChannels.length] = new LongArrayBlock(positions, Optional.empty(), values);
+        }
+        return SourcePage.create(new Page(positions, blocks));
     }
 
     @Override
@@ -125,7 +179,9 @@ final class ColdPageSource
         return parquetReader.getMetrics().mergeWith(MeterstoreMetrics.counts(ImmutableMap.of(
                 MeterstoreMetrics.COLD_ROW_GROUPS, rowGroups,
                 MeterstoreMetrics.COLD_ROW_GROUPS_READ, rowGroupsRead,
-                MeterstoreMetrics.COLD_ROWS_READ, completedPositions)));
+                MeterstoreMetrics.COLD_ROW_GROUPS_RESOLVED, resolving ? rowGroupsRead : 0L,
+                MeterstoreMetrics.COLD_ROWS_READ, completedPositions,
+                MeterstoreMetrics.COLD_ROWS_DELETED, deletedPositions)));
     }
 
     @Override

@@ -32,6 +32,7 @@ import io.trino.spi.predicate.Range;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.predicate.ValueSet;
 import io.trino.spi.type.LongTimestampWithTimeZone;
+import org.apache.iceberg.deletes.PositionDeleteIndex;
 import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.io.MessageColumnIO;
 import org.apache.parquet.schema.MessageType;
@@ -67,11 +68,24 @@ import static org.joda.time.DateTimeZone.UTC;
 
 /**
  * Opens a {@link ColdSplit} with Trino's own Parquet reader: columns found by Iceberg field id, row groups pruned by
- * their statistics, dictionaries and bloom filters against the pushed predicate. Rows are not filtered here; Trino
- * applies the predicate to every row it receives.
+ * their statistics, dictionaries and bloom filters against the pushed predicate, and the rows the split's position
+ * delete files remove left out. Rows are not filtered by the predicate here; Trino applies it to every row it receives.
  */
 public final class ColdPageSourceProvider
 {
+    /**
+     * How a split is read beyond its columns and predicate.
+     *
+     * @param rowPositions append each row's position in its file as a last bigint channel
+     * @param resolving the rows are read to resolve versions; the split's row groups count as resolved in its metrics
+     */
+    public record ReadOptions(boolean rowPositions, boolean resolving)
+    {
+        public static final ReadOptions PLAIN = new ReadOptions(false, false);
+        public static final ReadOptions RESOLVING = new ReadOptions(false, true);
+        public static final ReadOptions ROW_POSITIONS = new ReadOptions(true, false);
+    }
+
     // pages without columns carry only a position count; bound them as Trino's Iceberg connector does
     private static final int MAX_POSITIONS_PER_COUNT_PAGE = DEFAULT_MAX_PAGE_SIZE_IN_BYTES / Long.BYTES;
 
@@ -98,6 +112,15 @@ public final class ColdPageSourceProvider
         return new MemoryUsageReportingPageSource(createPageSource(session, split, columns, predicate), memoryContext);
     }
 
+    public ConnectorPageSource createPageSource(
+            ConnectorSession session,
+            ColdSplit split,
+            List<MeterstoreColumnHandle> columns,
+            TupleDomain<MeterstoreColumnHandle> predicate)
+    {
+        return createPageSource(session, split, columns, predicate, ReadOptions.PLAIN);
+    }
+
     /**
      * @param columns the columns of the pages, in this order; empty for a page of positions only ({@code count(*)})
      * @param predicate the pushed predicate, used to skip row groups that cannot hold a matching row
@@ -106,23 +129,28 @@ public final class ColdPageSourceProvider
             ConnectorSession session,
             ColdSplit split,
             List<MeterstoreColumnHandle> columns,
-            TupleDomain<MeterstoreColumnHandle> predicate)
+            TupleDomain<MeterstoreColumnHandle> predicate,
+            ReadOptions readOptions)
     {
         requireNonNull(session, "session is null");
         requireNonNull(split, "split is null");
         requireNonNull(columns, "columns is null");
         requireNonNull(predicate, "predicate is null");
+        requireNonNull(readOptions, "readOptions is null");
         if (predicate.isNone()) {
             return new EmptyPageSource();
         }
-        if (columns.isEmpty() && predicate.isAll() && split.coversWholeFile()) {
+        if (columns.isEmpty() && predicate.isAll() && split.rowsFromManifest() && !readOptions.rowPositions()) {
             // the manifest's record count answers count(*) without opening the file
             return countOnlyPageSource(split.fileRecordCount());
         }
 
+        Optional<PositionDeleteIndex> deletes = split.deletes().isEmpty()
+                ? Optional.empty()
+                : Optional.of(PositionDeletes.load(fileSystemFactory.create(session), options, split.path(), split.deletes()));
         ParquetDataSource dataSource = openDataSource(session, split);
         try {
-            return createPageSource(dataSource, split, columns, predicate);
+            return createPageSource(dataSource, split, columns, predicate, deletes, readOptions);
         }
         catch (IOException | RuntimeException e) {
             try {
@@ -146,11 +174,21 @@ public final class ColdPageSourceProvider
         }
     }
 
-    private ConnectorPageSource createPageSource(ParquetDataSource dataSource, ColdSplit split, List<MeterstoreColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> predicate)
+    private ConnectorPageSource createPageSource(
+            ParquetDataSource dataSource,
+            ColdSplit split,
+            List<MeterstoreColumnHandle> columns,
+            TupleDomain<MeterstoreColumnHandle> predicate,
+            Optional<PositionDeleteIndex> deletes,
+            ReadOptions readOptions)
             throws IOException
     {
+        // a row's file position is the batch's first row plus its index only while no page index drops rows inside a row group
+        ParquetReaderOptions readerOptions = deletes.isPresent() || readOptions.rowPositions()
+                ? ParquetReaderOptions.builder(this.options).withUseColumnIndex(false).build()
+                : this.options;
         ParquetDataSourceId dataSourceId = dataSource.getId();
-        ParquetMetadata parquetMetadata = MetadataReader.readFooter(dataSource, options, Optional.empty(), Optional.empty());
+        ParquetMetadata parquetMetadata = MetadataReader.readFooter(dataSource, readerOptions, Optional.empty(), Optional.empty());
         FileMetadata fileMetadata = parquetMetadata.getFileMetaData();
         MessageType fileSchema = fileMetadata.getSchema();
         Map<ReadingsColumn, Type> fileColumns = fileColumns(fileSchema);
@@ -166,7 +204,7 @@ public final class ColdPageSourceProvider
                         .map(fileColumns::get)
                         .collect(toImmutableList()));
         Map<List<String>, ColumnDescriptor> descriptorsByPath = getDescriptors(fileSchema, requestedSchema);
-        TupleDomain<ColumnDescriptor> parquetTupleDomain = options.isIgnoreStatistics()
+        TupleDomain<ColumnDescriptor> parquetTupleDomain = readerOptions.isIgnoreStatistics()
                 ? TupleDomain.all()
                 : parquetTupleDomain(predicate, fileColumns, descriptorsByPath);
         TupleDomainParquetPredicate parquetPredicate = buildPredicate(requestedSchema, parquetTupleDomain, descriptorsByPath, UTC);
@@ -181,7 +219,7 @@ public final class ColdPageSourceProvider
                 descriptorsByPath,
                 UTC,
                 DOMAIN_COMPACTION_THRESHOLD,
-                options);
+                readerOptions);
 
         MessageColumnIO messageColumnIO = getColumnIO(fileSchema, requestedSchema);
         ImmutableList.Builder<Column> readerColumns = ImmutableList.builder();
@@ -213,13 +251,13 @@ public final class ColdPageSourceProvider
                 dataSource,
                 UTC,
                 newSimpleAggregatedMemoryContext(),
-                options,
+                readerOptions,
                 exception -> ColdPageSource.translate(dataSourceId, exception),
                 Optional.of(parquetPredicate),
                 Optional.empty(),
                 Optional.empty());
         long rowGroupsInSplit = parquetMetadata.getBlocks(split.start(), split.length()).size();
-        return new ColdPageSource(parquetReader, columns.stream().map(MeterstoreColumnHandle::type).toList(), channels, rowGroupsInSplit, rowGroups.size());
+        return new ColdPageSource(parquetReader, columns.stream().map(MeterstoreColumnHandle::type).toList(), channels, rowGroupsInSplit, rowGroups.size(), deletes, readOptions.rowPositions(), readOptions.resolving());
     }
 
     private TrinoException openFailure(ConnectorSession session, ColdSplit split, Exception failure)

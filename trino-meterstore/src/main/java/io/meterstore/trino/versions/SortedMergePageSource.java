@@ -10,6 +10,7 @@ import io.trino.spi.block.Block;
 import io.trino.spi.block.Int128ArrayBlock;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
+import io.trino.spi.metrics.Metrics;
 import io.trino.spi.type.Int128;
 import io.trino.spi.type.Type;
 
@@ -23,7 +24,7 @@ import static java.util.Objects.requireNonNull;
 /**
  * Merges the rows of several data files, each sorted by (malo_id, obis_code, "from", version), into one stream in
  * that order, so the versions of a key that a late correction appended in another file meet the key's other versions.
- * Only the cold splits whose files overlap in "from" take this path; it copies rows, the single-file path does not.
+ * Only the cold splits that resolve several files take this path; it copies rows, the single-file path does not.
  */
 public final class SortedMergePageSource
         implements ConnectorPageSource
@@ -164,6 +165,16 @@ public final class SortedMergePageSource
     public long getMemoryUsage()
     {
         return pageBuilder.getRetainedSizeInBytes() + cursors.stream().mapToLong(cursor -> cursor.source.getMemoryUsage()).sum();
+    }
+
+    @Override
+    public Metrics getMetrics()
+    {
+        Metrics metrics = Metrics.EMPTY;
+        for (Cursor cursor : cursors) {
+            metrics = metrics.mergeWith(cursor.source.getMetrics());
+        }
+        return metrics;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.meterstore.trino.versions;
 
 import io.airlift.slice.Slice;
+import io.meterstore.core.VersionRule;
 import io.trino.spi.Page;
 import io.trino.spi.block.Block;
 import io.trino.spi.block.Int128ArrayBlock;
@@ -8,7 +9,6 @@ import io.trino.spi.block.VariableWidthBlock;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
 import io.trino.spi.metrics.Metrics;
-import io.trino.spi.type.Int128;
 
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -163,8 +163,7 @@ public final class VersionResolvingPageSource
                     ? sameValue(scopes, position, best.position())
                     : equalsValue(scopes, position, best.scope());
             if (sameScope) {
-                int byVersion = Int128.compare(versionHigh, versionLow, best.versionHigh(), best.versionLow());
-                if (byVersion > 0 || (byVersion == 0 && recordedAt > best.recordedAtEpochMicros())) {
+                if (VersionRule.compare(versionHigh, versionLow, recordedAt, best.versionHigh(), best.versionLow(), best.recordedAtEpochMicros()) > 0) {
                     runCandidates.set(index, new Candidate(null, versionHigh, versionLow, recordedAt, position, Optional.empty()));
                 }
                 return;

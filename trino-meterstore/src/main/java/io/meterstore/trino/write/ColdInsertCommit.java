@@ -5,10 +5,12 @@ import io.meterstore.core.CorrectionCommitter;
 import io.meterstore.core.CorrectionCommitter.RejectedCorrectionException;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.Reading;
+import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import io.meterstore.parquet.MonthFileWriter;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ConnectorSession;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
@@ -21,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.stream.Stream;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static com.google.common.base.Preconditions.checkState;
@@ -29,9 +32,11 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The cold half of one INSERT: its new rows below W, received in (month, malo_id, obis_code, "from", version) order,
- * written into sorted Parquet files, one writer per month partition at a time, and appended to Iceberg in one commit
- * that republishes W unchanged ({@link CorrectionCommitter}). Until {@link #commit} nothing is visible; {@link #abort}
- * deletes every file written.
+ * written into sorted Parquet files, one month partition at a time, and committed to Iceberg in one snapshot that
+ * republishes W unchanged ({@link CorrectionCommitter}). A month of the resolved layout stays resolved
+ * ({@link ResolvedMonthCorrection}: winners and superseded files, and position deletes against the stored winners
+ * they supersede, in one row delta validated against the pinned snapshot); any other month takes plain sorted files.
+ * Until {@link #commit} nothing is visible; {@link #abort} deletes every file written.
  */
 final class ColdInsertCommit
 {
@@ -39,21 +44,31 @@ final class ColdInsertCommit
     private static final int PAGE_ROWS = 4096;
 
     private final MeterstoreInsertTableHandle handle;
+    private final ConnectorSession session;
     private final Table table;
+    private final PinnedWatermark pinned;
+    private final ColdRedeliveryLookup lookup;
     private final CorrectionCommitter committer;
     private final long targetFileSize;
     private final String namePrefix;
     private final List<DataFile> files = new ArrayList<>();
+    private final List<DeleteFile> deletes = new ArrayList<>();
     private final List<Reading> page = new ArrayList<>(PAGE_ROWS);
     private Optional<YearMonth> month = Optional.empty();
+    // the month being written: plain sorted files, or the resolved layout kept resolved
     private Optional<MonthFileWriter> writer = Optional.empty();
+    private Optional<ResolvedMonthCorrection> resolvedMonth = Optional.empty();
     private long rows;
     private boolean committed;
 
-    ColdInsertCommit(MeterstoreInsertTableHandle handle, ConnectorSession session, Table table, CorrectionCommitter committer)
+    /** The cold rows of a statement that holds the archival fence and the cold-write lock, {@code pinned} read under them. */
+    ColdInsertCommit(MeterstoreInsertTableHandle handle, ConnectorSession session, Table table, PinnedWatermark pinned, ColdRedeliveryLookup lookup, CorrectionCommitter committer)
     {
         this.handle = requireNonNull(handle, "handle is null");
+        this.session = requireNonNull(session, "session is null");
         this.table = requireNonNull(table, "table is null");
+        this.pinned = requireNonNull(pinned, "pinned is null");
+        this.lookup = requireNonNull(lookup, "lookup is null");
         this.committer = requireNonNull(committer, "committer is null");
         this.targetFileSize = PropertyUtil.propertyAsLong(table.properties(), TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, IcebergTableSpec.TARGET_FILE_SIZE_BYTES);
         this.namePrefix = "insert-%s-%s".formatted(session.getQueryId(), UUID.randomUUID());
@@ -75,8 +90,12 @@ final class ColdInsertCommit
                 if (month.isEmpty() || !month.get().equals(readingMonth)) {
                     startMonth(readingMonth);
                 }
-                page.add(reading);
                 rows++;
+                if (resolvedMonth.isPresent()) {
+                    resolvedMonth.get().add(reading);
+                    continue;
+                }
+                page.add(reading);
                 if (page.size() == PAGE_ROWS) {
                     writePage();
                 }
@@ -95,6 +114,10 @@ final class ColdInsertCommit
         checkArgument(month.isEmpty() || month.get().isBefore(next), "Rows of month %s arrived after those of month %s", next, month.orElse(null));
         finishMonth();
         month = Optional.of(next);
+        if (ResolvedMonthCorrection.resolved(table, pinned, next)) {
+            resolvedMonth = Optional.of(new ResolvedMonthCorrection(lookup, session, table, pinned, next, namePrefix + "-" + next, targetFileSize));
+            return;
+        }
         writer = Optional.of(new MonthFileWriter(table, MonthFileWriter.monthPartition(table, next), namePrefix + "-" + next, targetFileSize));
     }
 
@@ -108,6 +131,12 @@ final class ColdInsertCommit
     private void finishMonth()
             throws IOException
     {
+        if (resolvedMonth.isPresent()) {
+            // kept until it finished: a failure while it closes its files leaves them to abort()
+            files.addAll(resolvedMonth.get().finish(deletes));
+            resolvedMonth = Optional.empty();
+            return;
+        }
         if (writer.isEmpty()) {
             return;
         }
@@ -119,13 +148,16 @@ final class ColdInsertCommit
         files.addAll(finished.finish());
     }
 
-    /** Appends every file written to Iceberg in one commit that republishes W; the statement's cold rows are visible from then on. */
+    /**
+     * Commits every file written to Iceberg in one snapshot that republishes W, with the position deletes computed
+     * against the pinned snapshot; the statement's cold rows are visible from then on.
+     */
     void commit()
     {
         checkState(!committed, "already committed");
         try {
             finishMonth();
-            committer.commit(table, files);
+            committer.commit(table, files, deletes, pinned.snapshotId());
             committed = true;
         }
         catch (CommitStateUnknownException e) {
@@ -152,16 +184,19 @@ final class ColdInsertCommit
         }
         writer.ifPresent(MonthFileWriter::abort);
         writer = Optional.empty();
+        resolvedMonth.ifPresent(ResolvedMonthCorrection::abort);
+        resolvedMonth = Optional.empty();
         page.clear();
-        for (DataFile file : files) {
+        for (String location : Stream.concat(files.stream().map(DataFile::location), deletes.stream().map(DeleteFile::location)).toList()) {
             try {
-                table.io().deleteFile(file.location());
+                table.io().deleteFile(location);
             }
             catch (RuntimeException e) {
-                log.warn(e, "Cannot delete uncommitted data file '%s'; it is an orphan now", file.location());
+                log.warn(e, "Cannot delete uncommitted file '%s'; it is an orphan now", location);
             }
         }
         files.clear();
+        deletes.clear();
     }
 
     private TrinoException failure(Exception e)

@@ -1,15 +1,18 @@
 package io.meterstore.trino.write;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
 import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
+import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import io.meterstore.trino.MeterstoreColumnHandle;
 import io.meterstore.trino.MeterstoreTypes;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
+import io.meterstore.trino.cold.ColdPageSourceProvider.ReadOptions;
 import io.meterstore.trino.cold.ColdSplit;
 import io.meterstore.trino.cold.ColdSplitPlanner;
 import io.trino.spi.TrinoException;
@@ -30,20 +33,27 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 
+import static com.google.common.base.Preconditions.checkArgument;
 import static com.google.common.collect.ImmutableSet.toImmutableSet;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_UNSUPPORTED_TABLE_LAYOUT;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
 import static io.meterstore.trino.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
+import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 
 /**
  * Which cold rows of an INSERT the current snapshot holds already: a scan of the snapshot's files pruned to the
- * malo_ids and the "from" range of a bounded chunk of rows. A stored version with the same payload is a redelivery;
+ * malo_ids and the "from" range of a bounded chunk of rows; and, for a resolved month, which live winner each key has
+ * and where ({@link #storedWinners}). A stored version with the same payload is a redelivery;
  * one with another payload fails the statement. The answer holds only while no other MeterStore writer appends to the
  * table, which {@link #lock} ensures until the transaction that holds it ends.
  */
@@ -95,35 +105,111 @@ public final class ColdRedeliveryLookup
         }
         Map<Key, Reading> wanted = new LinkedHashMap<>();
         chunk.forEach(reading -> wanted.put(Key.of(reading), reading));
-        Set<Slice> maloIds = chunk.stream().map(reading -> Slices.utf8Slice(reading.maloId())).collect(toImmutableSet());
-        Instant minFrom = chunk.stream().map(Reading::from).min(Instant::compareTo).orElseThrow();
-        Instant maxFrom = chunk.stream().map(Reading::from).max(Instant::compareTo).orElseThrow();
+        scan(session, table, pinned, chunk, ReadOptions.PLAIN, (stored, path, position) -> {
+            Reading reading = wanted.remove(Key.of(stored));
+            if (reading != null) {
+                Redeliveries.requireSamePayload(stored, reading, "Iceberg data file '%s' holds it".formatted(path));
+            }
+        });
+        return ImmutableList.copyOf(wanted.values());
+    }
+
+    /** A merge key within its version scope: the versions that compete for one winner. */
+    record ScopedKey(String maloId, String obisCode, Instant from, String versionScope)
+    {
+        ScopedKey
+        {
+            requireNonNull(maloId, "maloId is null");
+            requireNonNull(obisCode, "obisCode is null");
+            requireNonNull(from, "from is null");
+            requireNonNull(versionScope, "versionScope is null");
+        }
+
+        static ScopedKey of(Reading reading)
+        {
+            return new ScopedKey(reading.maloId(), reading.obisCode(), reading.from(), reading.versionScope());
+        }
+    }
+
+    /** A live winner of a resolved month, and where it lives: its winners file and its row position there. */
+    record StoredWinner(Reading reading, String dataFile, long position)
+    {
+        StoredWinner
+        {
+            requireNonNull(reading, "reading is null");
+            requireNonNull(dataFile, "dataFile is null");
+            checkArgument(position >= 0, "position is negative");
+        }
+    }
+
+    /**
+     * The live winner, in the pinned snapshot's winners files, of every key of {@code rows} (a bounded batch of one
+     * resolved month), with its file and row position: position deletes applied, row groups pruned by the malo_ids and
+     * "from" range involved. A key with a live row in two winners files is a month another tool changed.
+     */
+    Map<ScopedKey, StoredWinner> storedWinners(ConnectorSession session, Table table, PinnedWatermark pinned, List<Reading> rows)
+    {
+        if (rows.isEmpty()) {
+            return ImmutableMap.of();
+        }
+        Set<ScopedKey> wanted = rows.stream().map(ScopedKey::of).collect(toImmutableSet());
+        Map<ScopedKey, StoredWinner> stored = new HashMap<>();
+        scan(session, table, pinned, rows, ReadOptions.ROW_POSITIONS, (reading, path, position) -> {
+            if (!ColdFileRole.of(path).equals(Optional.of(ColdFileRole.WINNERS))) {
+                return;
+            }
+            ScopedKey key = ScopedKey.of(reading);
+            if (!wanted.contains(key)) {
+                return;
+            }
+            StoredWinner previous = stored.putIfAbsent(key, new StoredWinner(reading, path, position.orElseThrow()));
+            if (previous != null) {
+                throw new TrinoException(METERSTORE_UNSUPPORTED_TABLE_LAYOUT,
+                        "Reading %s has a live row in two winners files of table '%s' ('%s' and '%s'), which the resolved layout rules out: the month was changed by another tool; rewrite it (rewrite_data_files) and run the statement again"
+                                .formatted(RowDescription.describe(reading), table.name(), previous.dataFile(), path));
+            }
+        });
+        return stored;
+    }
+
+    private interface StoredRowConsumer
+    {
+        void accept(Reading stored, String path, OptionalLong position);
+    }
+
+    /** Every stored row of the pinned snapshot that may share a key with {@code rows}: files and row groups pruned by their malo_ids and "from" range. */
+    private void scan(ConnectorSession session, Table table, PinnedWatermark pinned, List<Reading> rows, ReadOptions readOptions, StoredRowConsumer consumer)
+    {
+        Set<Slice> maloIds = rows.stream().map(reading -> Slices.utf8Slice(reading.maloId())).collect(toImmutableSet());
+        Instant minFrom = rows.stream().map(Reading::from).min(Instant::compareTo).orElseThrow();
+        Instant maxFrom = rows.stream().map(Reading::from).max(Instant::compareTo).orElseThrow();
         TupleDomain<MeterstoreColumnHandle> constraint = TupleDomain.withColumnDomains(Map.of(
                 MeterstoreTypes.columnHandle(ReadingsColumn.MALO_ID), Domain.multipleValues(VARCHAR, List.copyOf(maloIds)),
                 MeterstoreTypes.columnHandle(ReadingsColumn.FROM), Domain.create(ValueSet.ofRanges(Range.range(TIMESTAMP_TZ_MICROS,
                         MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(minFrom)), true,
                         MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(maxFrom)), true)), false)));
         for (ColdSplit split : coldSplitPlanner.plan(table, pinned.snapshotId(), pinned.watermark(), constraint).splits()) {
-            try (ConnectorPageSource source = coldPageSources.createPageSource(session, split, ALL_COLUMNS, constraint)) {
+            try (ConnectorPageSource source = coldPageSources.createPageSource(session, split, ALL_COLUMNS, constraint, readOptions)) {
                 while (!source.isFinished()) {
                     SourcePage page = source.getNextSourcePage();
                     if (page == null) {
                         continue;
                     }
                     Map<ReadingsColumn, Block> blocks = ReadingsPages.blocks(ALL_READINGS_COLUMNS, page::getBlock);
+                    // the row positions, when asked for, follow the readings columns
+                    Optional<Block> positions = readOptions.rowPositions() ? Optional.of(page.getBlock(ALL_COLUMNS.size())) : Optional.empty();
                     for (int position = 0; position < page.getPositionCount(); position++) {
-                        Reading stored = ReadingsPages.read(blocks, position, Instant.EPOCH);
-                        Reading reading = wanted.remove(Key.of(stored));
-                        if (reading != null) {
-                            Redeliveries.requireSamePayload(stored, reading, "Iceberg data file '%s' holds it".formatted(split.path()));
-                        }
+                        int row = position;
+                        consumer.accept(
+                                ReadingsPages.read(blocks, position, Instant.EPOCH),
+                                split.path(),
+                                positions.map(block -> OptionalLong.of(BIGINT.getLong(block, row))).orElse(OptionalLong.empty()));
                     }
                 }
             }
             catch (IOException e) {
-                throw new TrinoException(METERSTORE_WRITE_FAILED, "Reading Iceberg data file '%s' of '%s' failed: %s".formatted(split.path(), handle.schemaTableName(), e.getMessage()), e);
+                throw new TrinoException(METERSTORE_WRITE_FAILED, "Reading Iceberg data file '%s' of '%s' failed: %s".formatted(split.path(), table.name(), e.getMessage()), e);
             }
         }
-        return ImmutableList.copyOf(wanted.values());
     }
 }

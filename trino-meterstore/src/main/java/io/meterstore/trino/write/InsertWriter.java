@@ -175,7 +175,7 @@ public final class InsertWriter
         PinnedWatermark pinned = WatermarkReader.current(table);
         TieringWatermark watermark = pinned.watermark();
 
-        ColdInsertCommit cold = new ColdInsertCommit(handle, session, table, committer);
+        ColdInsertCommit cold = new ColdInsertCommit(handle, session, table, pinned, coldLookup, committer);
         try {
             // every check before any commit: a conflicting redelivery in either tier fails the statement with nothing written
             long coldStaged = writeCold(session, handle, connection, table, pinned, cold);

@@ -4,6 +4,9 @@ import io.airlift.json.JsonCodec;
 import io.trino.spi.SplitWeight;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
+import java.util.Optional;
+
 import static io.airlift.json.JsonCodec.jsonCodec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -17,6 +20,22 @@ final class TestColdSplit
     {
         ColdSplit split = new ColdSplit("file:///warehouse/meterstore/readings/data/from_month=2024-01/a.parquet", 4, 1_000, 2_000, 96);
         assertThat(CODEC.fromJson(CODEC.toJson(split))).isEqualTo(split);
+    }
+
+    @Test
+    void testJsonRoundTripWithDeletesAndKeyRanges()
+    {
+        ColdSplit split = new ColdSplit("file:///warehouse/a.winners.parquet", 4, 1_000, 2_000, 96,
+                List.of(new ColdDeleteFile("file:///warehouse/a.deletes.parquet", 300, 2)));
+        assertThat(CODEC.fromJson(CODEC.toJson(split))).isEqualTo(split);
+        ColdSplit other = new ColdSplit("file:///warehouse/b.superseded.parquet", 0, 500, 500, 12);
+        ColdSplit wholeFile = new ColdSplit(split.path(), 0, split.fileSize(), split.fileSize(), split.fileRecordCount(), split.deletes());
+        ColdFileGroupSplit group = new ColdFileGroupSplit(List.of(wholeFile, other),
+                new KeyRange(Optional.of(1_000L), Optional.empty(), Optional.of("51000000003"), Optional.of("51000000100")));
+        JsonCodec<ColdFileGroupSplit> groupCodec = jsonCodec(ColdFileGroupSplit.class);
+        assertThat(groupCodec.fromJson(groupCodec.toJson(group))).isEqualTo(group);
+        ColdFileGroupSplit single = new ColdFileGroupSplit(List.of(other), KeyRange.ALL);
+        assertThat(groupCodec.fromJson(groupCodec.toJson(single))).isEqualTo(single);
     }
 
     @Test

@@ -2,11 +2,15 @@ package io.meterstore.trino.cold;
 
 import io.airlift.slice.Slices;
 import io.airlift.units.DataSize;
+import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.MeterstoreMetrics;
+import io.trino.parquet.ParquetReaderOptions;
 import io.trino.spi.connector.ConnectorSplit;
+import io.trino.spi.security.ConnectorIdentity;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.Range;
 import io.trino.spi.predicate.TupleDomain;
@@ -19,12 +23,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.math.BigInteger;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 import static com.google.common.collect.ImmutableSet.toImmutableSet;
 import static io.meterstore.trino.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
@@ -47,7 +55,7 @@ final class TestColdSplitPlanner
     private static final TieringWatermark APRIL = TieringWatermark.of(Instant.parse("2024-04-01T00:00:00Z"));
     private static final TieringWatermark MARCH = TieringWatermark.of(Instant.parse("2024-03-01T00:00:00Z"));
 
-    private final ColdSplitPlanner planner = new ColdSplitPlanner(DEFAULT_TARGET_SPLIT_SIZE);
+    private final ColdSplitPlanner planner = planner(DEFAULT_TARGET_SPLIT_SIZE);
     private TestingColdTable coldTable;
     // January 10 (MaLos 1 and 2, four row groups), February 10 (MaLos 3 and 4), March 1 from midnight (MaLo 5);
     // one commit each, so one manifest each
@@ -147,7 +155,7 @@ final class TestColdSplitPlanner
     @Test
     void testSplitsAreRowGroupAligned()
     {
-        ColdSplitPlan plan = new ColdSplitPlanner(DataSize.ofBytes(1)).plan(table(), Optional.of(januarySnapshot), APRIL, TupleDomain.all());
+        ColdSplitPlan plan = planner(DataSize.ofBytes(1)).plan(table(), Optional.of(januarySnapshot), APRIL, TupleDomain.all());
 
         assertThat(january.splitOffsets()).hasSize(4);
         assertThat(plan.splits()).extracting(ColdSplit::start).containsExactlyElementsOf(january.splitOffsets());
@@ -164,7 +172,7 @@ final class TestColdSplitPlanner
     void testResolvingReadGroupsFilesWhoseFromRangesOverlap()
     {
         // every key of the three files has a different version: no file proves one version per key
-        List<ConnectorSplit> splits = planner.planResolved(table(), Optional.of(lastSnapshot), APRIL, TupleDomain.all());
+        List<ConnectorSplit> splits = winners(planner, lastSnapshot);
         assertThat(splits).hasSize(3).allSatisfy(split -> assertThat(split).isInstanceOf(ColdFileGroupSplit.class));
         assertThat(splits).extracting(split -> ((ColdFileGroupSplit) split).files().getFirst().path())
                 .containsExactlyInAnyOrder(january.location(), february.location(), march.location());
@@ -180,7 +188,7 @@ final class TestColdSplitPlanner
         DataFile firstVersionsFile = coldTable.writeDataFile(firstVersions, 50);
         long corrected = coldTable.append(APRIL, correctionFile, firstVersionsFile);
 
-        List<ConnectorSplit> resolving = new ColdSplitPlanner(DataSize.ofBytes(1)).planResolved(table(), Optional.of(corrected), APRIL, TupleDomain.all());
+        List<ConnectorSplit> resolving = winners(planner(DataSize.ofBytes(1)), corrected);
         // January's file and its correction in one split, read whole; the version-1 file at its row groups, unresolved
         assertThat(resolving).filteredOn(ColdFileGroupSplit.class::isInstance)
                 .extracting(split -> (Set<String>) ((ColdFileGroupSplit) split).files().stream().map(ColdSplit::path).collect(toImmutableSet()))
@@ -189,6 +197,138 @@ final class TestColdSplitPlanner
                 .extracting(split -> ((ColdSplit) split).start())
                 .containsExactlyElementsOf(firstVersionsFile.splitOffsets());
         assertThat(firstVersionsFile.splitOffsets()).hasSizeGreaterThan(1);
+    }
+
+    @Test
+    void testResolvedMonthIsReadFromItsWinnersFilesAlone()
+    {
+        try (TestingColdTable resolved = TestingColdTable.create("cold_split_planner_resolved")) {
+            TieringWatermark july = TieringWatermark.of(Instant.parse("2024-07-01T00:00:00Z"));
+            List<Reading> day = readings(List.of(maloId(1), maloId(2), maloId(3)), OBIS_CODES, Instant.parse("2024-06-10T00:00:00Z"), 96);
+            // every fourth key has an older version, in the day's superseded file
+            List<Reading> older = new ArrayList<>();
+            for (int index = 0; index < day.size(); index += 4) {
+                older.add(withVersion(day.get(index), day.get(index).version().subtract(BigInteger.TEN)));
+            }
+            DataFile winnersFile = resolved.writeDataFile(day, 50, ColdFileRole.WINNERS);
+            DataFile supersededFile = resolved.writeDataFile(older, 1_000, ColdFileRole.SUPERSEDED);
+            long snapshot = resolved.append(july, winnersFile, supersededFile);
+
+            List<ConnectorSplit> winners = splits(planner(DataSize.ofBytes(1)), resolved.table(), snapshot, july, ColdRead.WINNERS, ColdSplitPlanner.DEFAULT_RESOLUTION_SPLIT_ROWS);
+            // the winners file at its row groups, read without resolution; the superseded file not at all
+            assertThat(winners).allSatisfy(split -> assertThat(split).isInstanceOf(ColdSplit.class));
+            assertThat(winners).extracting(split -> ((ColdSplit) split).start()).containsExactlyElementsOf(winnersFile.splitOffsets());
+            assertThat(winnersFile.splitOffsets()).hasSizeGreaterThan(1);
+            // every version: both files; as of an instant: both files, resolved together
+            assertThat(splits(planner, resolved.table(), snapshot, july, ColdRead.VERSIONS, ColdSplitPlanner.DEFAULT_RESOLUTION_SPLIT_ROWS))
+                    .extracting(split -> ((ColdSplit) split).path())
+                    .containsExactlyInAnyOrder(winnersFile.location(), supersededFile.location());
+            assertThat(splits(planner, resolved.table(), snapshot, july, ColdRead.RESOLVED_AS_OF, ColdSplitPlanner.DEFAULT_RESOLUTION_SPLIT_ROWS))
+                    .singleElement()
+                    .satisfies(split -> assertThat(((ColdFileGroupSplit) split).files()).extracting(ColdSplit::path).containsExactlyInAnyOrder(winnersFile.location(), supersededFile.location()));
+
+            // a file without a role (another tool's, or archived before the layout) makes the month resolve as it is read
+            DataFile foreign = resolved.writeDataFile(readings(List.of(maloId(2)), OBIS_CODES, Instant.parse("2024-06-10T08:00:00Z"), 4).stream()
+                    .map(reading -> withVersion(reading, BigInteger.ONE))
+                    .toList(), 1_000);
+            long corrected = resolved.append(july, foreign);
+            assertThat(splits(planner, resolved.table(), corrected, july, ColdRead.WINNERS, ColdSplitPlanner.DEFAULT_RESOLUTION_SPLIT_ROWS))
+                    .singleElement()
+                    .satisfies(split -> assertThat(((ColdFileGroupSplit) split).files()).extracting(ColdSplit::path)
+                            .containsExactlyInAnyOrder(winnersFile.location(), supersededFile.location(), foreign.location()));
+        }
+    }
+
+    @Test
+    void testSplitsAreProducedInBatches()
+    {
+        try (ColdSplitStream stream = planner(DataSize.ofBytes(1)).splits(ConnectorIdentity.ofUser("test"), table(), januarySnapshot, APRIL, TupleDomain.all(), ColdRead.VERSIONS, ColdSplitPlanner.DEFAULT_RESOLUTION_SPLIT_ROWS)) {
+            // the January file's four row groups, one at a time as asked
+            for (int batch = 0; batch < 4; batch++) {
+                assertThat(stream.isFinished()).isFalse();
+                assertThat(stream.next(1)).hasSize(1);
+            }
+            assertThat(stream.next(1)).isEmpty();
+            assertThat(stream.isFinished()).isTrue();
+            assertThat(stream.metrics()).containsEntry(MeterstoreMetrics.COLD_SPLITS, 4L).containsEntry(MeterstoreMetrics.COLD_DATA_FILES, 1L);
+        }
+    }
+
+    @Test
+    void testResolutionSplitsAreCutByFromAndMaloIdRanges()
+    {
+        try (TestingColdTable cut = TestingColdTable.create("cold_split_planner_cut")) {
+            TieringWatermark july = TieringWatermark.of(Instant.parse("2024-07-01T00:00:00Z"));
+            List<String> meters = IntStream.rangeClosed(11, 26).mapToObj(TestingReadings::maloId).toList();
+            List<DataFile> files = new ArrayList<>();
+            Map<String, List<Reading>> rowsByFile = new HashMap<>();
+            // six days of sixteen meters in row groups of 96 rows (one meter-day each), archived before the layout
+            for (int day = 0; day < 6; day++) {
+                List<Reading> rows = readings(meters, OBIS_CODES, Instant.parse("2024-06-03T00:00:00Z").plus(Duration.ofDays(day)), 96);
+                DataFile file = cut.writeDataFile(rows, 96);
+                files.add(file);
+                rowsByFile.put(file.location(), rows);
+            }
+            // and one correction spanning the six days, of every 25th interval of every meter
+            List<Reading> spanning = readings(meters, OBIS_CODES, Instant.parse("2024-06-03T00:00:00Z"), 6 * 96).stream()
+                    .filter(reading -> reading.from().getEpochSecond() / 900 % 25 == 0)
+                    .map(reading -> withVersion(reading, BigInteger.ONE))
+                    .toList();
+            DataFile correction = cut.writeDataFile(spanning, 48);
+            files.add(correction);
+            rowsByFile.put(correction.location(), spanning);
+            long snapshot = cut.append(july, files.toArray(DataFile[]::new));
+
+            // a target below a day: the correction straddles every day cut, but holds few rows against a day
+            List<ConnectorSplit> byDay = splits(planner, cut.table(), snapshot, july, ColdRead.WINNERS, 1_200);
+            assertThat(byDay).hasSize(6).allSatisfy(split -> assertThat(split).isInstanceOf(ColdFileGroupSplit.class));
+            assertThat(byDay).allSatisfy(split -> {
+                ColdFileGroupSplit group = (ColdFileGroupSplit) split;
+                assertThat(group.keys().maloIdLower()).isEmpty();
+                assertThat(group.files()).extracting(ColdSplit::path).contains(correction.location());
+            });
+            assertEveryKeyInExactlyOneSplit(byDay, rowsByFile);
+
+            // a target of a quarter of a day: each day is cut by malo_id as well, at its row groups
+            List<ConnectorSplit> byMaloId = splits(planner, cut.table(), snapshot, july, ColdRead.WINNERS, 500);
+            assertThat(byMaloId).hasSizeGreaterThan(byDay.size());
+            assertThat(byMaloId).anySatisfy(split -> assertThat(((ColdFileGroupSplit) split).keys().maloIdUpper()).isPresent());
+            assertEveryKeyInExactlyOneSplit(byMaloId, rowsByFile);
+        }
+    }
+
+    /** Every row of every file lies in the key range of exactly one split, and that split reads its file. */
+    private static void assertEveryKeyInExactlyOneSplit(List<ConnectorSplit> splits, Map<String, List<Reading>> rowsByFile)
+    {
+        rowsByFile.forEach((file, rows) -> {
+            for (Reading reading : rows) {
+                long owners = splits.stream()
+                        .map(ColdFileGroupSplit.class::cast)
+                        .filter(split -> split.keys().matcher().contains(Slices.utf8Slice(reading.maloId()), toEpochMicros(reading.from())))
+                        .peek(split -> assertThat(split.files()).extracting(ColdSplit::path).as("split owning %s at %s", reading.maloId(), reading.from()).contains(file))
+                        .count();
+                assertThat(owners).as("splits owning %s at %s", reading.maloId(), reading.from()).isEqualTo(1);
+            }
+        });
+    }
+
+    private static List<ConnectorSplit> splits(ColdSplitPlanner planner, Table table, long snapshotId, TieringWatermark watermark, ColdRead read, long resolutionSplitRows)
+    {
+        try (ColdSplitStream stream = planner.splits(ConnectorIdentity.ofUser("test"), table, snapshotId, watermark, TupleDomain.all(), read, resolutionSplitRows)) {
+            return stream.all();
+        }
+    }
+
+    private List<ConnectorSplit> winners(ColdSplitPlanner planner, long snapshotId)
+    {
+        try (ColdSplitStream stream = planner.splits(ConnectorIdentity.ofUser("test"), table(), snapshotId, APRIL, TupleDomain.all(), ColdRead.WINNERS, ColdSplitPlanner.DEFAULT_RESOLUTION_SPLIT_ROWS)) {
+            return stream.all();
+        }
+    }
+
+    private static ColdSplitPlanner planner(DataSize targetSplitSize)
+    {
+        return new ColdSplitPlanner(targetSplitSize, TestingColdTable.FILE_SYSTEM_FACTORY, ParquetReaderOptions.defaultOptions());
     }
 
     private static Reading withVersion(Reading reading, BigInteger version)

@@ -1,6 +1,7 @@
 package io.meterstore.trino.cold;
 
 import com.google.common.collect.ImmutableMap;
+import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.IcebergCatalogs;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.Reading;
@@ -120,7 +121,13 @@ final class TestingColdTable
     /** Writes {@code readings} (one month of "from", in sort-key order) as one Parquet data file of the table. */
     DataFile writeDataFile(List<Reading> readings, int rowGroupRows)
     {
-        return writeDataFile(readings, rowGroupRows, List.of(ReadingsColumn.values()), true);
+        return writeDataFile(readings, rowGroupRows, List.of(ReadingsColumn.values()), true, Optional.empty());
+    }
+
+    /** As {@link #writeDataFile(List, int)}, named as a file of {@code role} in the resolved layout. */
+    DataFile writeDataFile(List<Reading> readings, int rowGroupRows, ColdFileRole role)
+    {
+        return writeDataFile(readings, rowGroupRows, List.of(ReadingsColumn.values()), true, Optional.of(role));
     }
 
     /**
@@ -129,11 +136,17 @@ final class TestingColdTable
      */
     DataFile writeDataFile(List<Reading> readings, int rowGroupRows, List<ReadingsColumn> columns, boolean fieldIds)
     {
+        return writeDataFile(readings, rowGroupRows, columns, fieldIds, Optional.empty());
+    }
+
+    private DataFile writeDataFile(List<Reading> readings, int rowGroupRows, List<ReadingsColumn> columns, boolean fieldIds, Optional<ColdFileRole> role)
+    {
         checkArgument(!readings.isEmpty(), "readings is empty");
         YearMonth month = YearMonth.from(readings.getFirst().from().atZone(ZoneOffset.UTC));
         checkArgument(readings.stream().allMatch(reading -> YearMonth.from(reading.from().atZone(ZoneOffset.UTC)).equals(month)), "readings span more than one month");
 
-        Location location = Location.of(table.location()).appendPath("data/from_month=%s/%s.parquet".formatted(month, UUID.randomUUID()));
+        String name = role.map(fileRole -> fileRole.fileName(UUID.randomUUID().toString(), 1)).orElse(UUID.randomUUID() + ".parquet");
+        Location location = Location.of(table.location()).appendPath("data/from_month=%s/%s".formatted(month, name));
         ParquetWriter writer;
         try {
             // the writer owns the stream and closes it with the footer

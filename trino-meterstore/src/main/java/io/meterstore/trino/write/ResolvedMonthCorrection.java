@@ -1,0 +1,262 @@
+package io.meterstore.trino.write;
+
+import io.airlift.log.Logger;
+import io.meterstore.core.ColdFileRole;
+import io.meterstore.core.Reading;
+import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.VersionRule;
+import io.meterstore.core.WatermarkReader.PinnedWatermark;
+import io.meterstore.parquet.MonthFileWriter;
+import io.meterstore.parquet.PositionDeleteFileWriter;
+import io.meterstore.parquet.ResolvedMonthWriter;
+import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.write.ColdRedeliveryLookup.ScopedKey;
+import io.meterstore.trino.write.ColdRedeliveryLookup.StoredWinner;
+import io.trino.spi.Page;
+import io.trino.spi.connector.ConnectorSession;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.PartitionData;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.io.CloseableIterable;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.time.YearMonth;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+import static com.google.common.base.Preconditions.checkState;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The cold rows of one INSERT into one month of the resolved layout, which they keep resolved, so that
+ * {@code readings} goes on reading the month's winners files without resolution: a new version that beats its key's
+ * stored winner goes into a winners file, the stored winner is copied into a superseded file and deleted from its
+ * winners file by an Iceberg position delete, committed with them ({@link ColdInsertCommit}); a new version that loses
+ * goes into a superseded file. Every version stays in {@code readings_versions} exactly once, and Trino's Iceberg
+ * connector, which applies the deletes too, reads the same rows.
+ * <p>
+ * Rows arrive in (malo_id, obis_code, "from", version) order and are decided in batches of whole keys (a key's new
+ * versions must meet its stored winner together), each batch with one pruned lookup of its stored winners
+ * ({@link ColdRedeliveryLookup#storedWinners}). What stays until the month ends is one row position per superseded
+ * winner (8 bytes), from which each winners file's delete file is written, positions ascending.
+ */
+final class ResolvedMonthCorrection
+{
+    private static final Logger log = Logger.get(ResolvedMonthCorrection.class);
+    // rows decided at once: one bounded batch and its lookup; a batch ends only where a key ends
+    private static final int BATCH_ROWS = 8192;
+    private static final int PAGE_ROWS = 4096;
+    private static final Comparator<Reading> SORT_ORDER = Comparator.comparing(Reading::maloId)
+            .thenComparing(Reading::obisCode)
+            .thenComparing(Reading::from)
+            .thenComparing(Reading::version);
+
+    private final ColdRedeliveryLookup lookup;
+    private final ConnectorSession session;
+    private final Table table;
+    private final PinnedWatermark pinned;
+    private final PartitionData partition;
+    private final String namePrefix;
+    private final ResolvedMonthWriter writer;
+    private final List<Reading> batch = new ArrayList<>(BATCH_ROWS);
+    // the positions each winners file of the month loses, by file location
+    private final Map<String, Positions> deletedPositions = new TreeMap<>();
+    private final List<DeleteFile> deleteFiles = new ArrayList<>();
+
+    ResolvedMonthCorrection(ColdRedeliveryLookup lookup, ConnectorSession session, Table table, PinnedWatermark pinned, YearMonth month, String namePrefix, long targetFileSize)
+    {
+        this.lookup = requireNonNull(lookup, "lookup is null");
+        this.session = requireNonNull(session, "session is null");
+        this.table = requireNonNull(table, "table is null");
+        this.pinned = requireNonNull(pinned, "pinned is null");
+        requireNonNull(month, "month is null");
+        this.namePrefix = requireNonNull(namePrefix, "namePrefix is null");
+        // a winners file of this month lies in this month's partition, as its deletes must
+        this.partition = MonthFileWriter.monthPartition(table, month);
+        this.writer = new ResolvedMonthWriter(table, partition, namePrefix, targetFileSize);
+    }
+
+    /**
+     * Whether every live file of {@code month} in the pinned snapshot is of the resolved layout, as the reader decides it
+     * (ColdSplitStream); a month with no file yet is resolved by the files written into it now.
+     */
+    static boolean resolved(Table table, PinnedWatermark pinned, YearMonth month)
+    {
+        if (pinned.snapshotId().isEmpty()) {
+            return true;
+        }
+        Instant start = month.atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC);
+        Instant end = month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC);
+        try (CloseableIterable<FileScanTask> tasks = table.newScan()
+                .useSnapshot(pinned.snapshotId().get())
+                .filter(Expressions.and(
+                        Expressions.greaterThanOrEqual(ReadingsColumn.FROM.columnName(), MeterstoreTypes.toEpochMicros(start)),
+                        Expressions.lessThan(ReadingsColumn.FROM.columnName(), MeterstoreTypes.toEpochMicros(end))))
+                .planFiles()) {
+            for (FileScanTask task : tasks) {
+                if (ColdFileRole.of(task.file().location()).filter(role -> role != ColdFileRole.POSITION_DELETES).isEmpty()) {
+                    return false;
+                }
+                for (DeleteFile delete : task.deletes()) {
+                    if (!ColdFileRole.of(delete.location()).equals(Optional.of(ColdFileRole.POSITION_DELETES))) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException("Failed to plan the files of Iceberg table '%s'".formatted(table.name()), e);
+        }
+    }
+
+    /** Adds a row that follows every row added before in (malo_id, obis_code, "from", version) order; none of them is stored yet. */
+    void add(Reading reading)
+            throws IOException
+    {
+        if (batch.size() >= BATCH_ROWS && !sameMergeKey(batch.getLast(), reading)) {
+            decide();
+        }
+        batch.add(reading);
+    }
+
+    /** Decides the last batch and closes the month's files: its data files, and its delete files in {@code deletes}. */
+    List<DataFile> finish(List<DeleteFile> deletes)
+            throws IOException
+    {
+        decide();
+        List<DataFile> files = writer.finish().all();
+        int sequence = 0;
+        for (Map.Entry<String, Positions> file : deletedPositions.entrySet()) {
+            sequence++;
+            deleteFiles.add(PositionDeleteFileWriter.write(table, partition, ColdFileRole.POSITION_DELETES.fileName(namePrefix, sequence), file.getKey(), file.getValue().sorted()));
+        }
+        deletedPositions.clear();
+        deletes.addAll(deleteFiles);
+        return files;
+    }
+
+    /** Deletes every file written; none was committed. */
+    void abort()
+    {
+        batch.clear();
+        deletedPositions.clear();
+        try {
+            writer.abort();
+        }
+        finally {
+            for (DeleteFile file : deleteFiles) {
+                try {
+                    table.io().deleteFile(file.location());
+                }
+                catch (RuntimeException e) {
+                    log.warn(e, "Cannot delete uncommitted delete file '%s'; it is an orphan now", file.location());
+                }
+            }
+            deleteFiles.clear();
+        }
+    }
+
+    /** Splits the batch's rows, whole keys, into winners and superseded against the stored winners, and writes both. */
+    private void decide()
+            throws IOException
+    {
+        if (batch.isEmpty()) {
+            return;
+        }
+        Map<ScopedKey, StoredWinner> stored = lookup.storedWinners(session, table, pinned, batch);
+        List<Reading> winners = new ArrayList<>();
+        List<Reading> superseded = new ArrayList<>();
+        int start = 0;
+        while (start < batch.size()) {
+            int end = start + 1;
+            while (end < batch.size() && sameMergeKey(batch.get(start), batch.get(end))) {
+                end++;
+            }
+            List<Reading> keyRows = batch.subList(start, end);
+            // a key delivered under two version scopes competes in each
+            Map<String, Reading> bestByScope = new TreeMap<>();
+            for (Reading reading : keyRows) {
+                bestByScope.merge(reading.versionScope(), reading, (left, right) -> VersionRule.beats(right, left) ? right : left);
+            }
+            for (Reading reading : keyRows) {
+                if (reading != bestByScope.get(reading.versionScope())) {
+                    superseded.add(reading);
+                    continue;
+                }
+                Optional<StoredWinner> winner = Optional.ofNullable(stored.get(ScopedKey.of(reading)));
+                if (winner.isPresent() && !VersionRule.beats(reading, winner.get().reading())) {
+                    // an older version delivered late: it never showed in readings, and does not now
+                    superseded.add(reading);
+                    continue;
+                }
+                winners.add(reading);
+                winner.ifPresent(previous -> {
+                    // the superseded winner moves: a copy for readings_versions, a position delete for readings
+                    superseded.add(previous.reading());
+                    deletedPositions.computeIfAbsent(previous.dataFile(), file -> new Positions()).add(previous.position());
+                });
+            }
+            start = end;
+        }
+        batch.clear();
+        // a batch's keys all follow the previous batch's, so each stream stays sorted across batches
+        write(winners, writer::writeWinners);
+        superseded.sort(SORT_ORDER);
+        write(superseded, writer::writeSuperseded);
+    }
+
+    // every version scope of a merge key: the rows that arrive together
+    private static boolean sameMergeKey(Reading reading, Reading other)
+    {
+        return reading.maloId().equals(other.maloId()) && reading.obisCode().equals(other.obisCode()) && reading.from().equals(other.from());
+    }
+
+    private interface PageWriter
+    {
+        void write(Page page)
+                throws IOException;
+    }
+
+    private static void write(List<Reading> readings, PageWriter pageWriter)
+            throws IOException
+    {
+        for (int start = 0; start < readings.size(); start += PAGE_ROWS) {
+            pageWriter.write(ReadingsPages.toPage(readings.subList(start, Math.min(readings.size(), start + PAGE_ROWS))));
+        }
+    }
+
+    /** Row positions of one data file, unboxed. */
+    private static final class Positions
+    {
+        private long[] values = new long[16];
+        private int size;
+
+        void add(long position)
+        {
+            if (size == values.length) {
+                values = Arrays.copyOf(values, size * 2);
+            }
+            values[size++] = position;
+        }
+
+        long[] sorted()
+        {
+            checkState(size > 0, "no positions");
+            long[] result = Arrays.copyOf(values, size);
+            Arrays.sort(result);
+            return result;
+        }
+    }
+}
