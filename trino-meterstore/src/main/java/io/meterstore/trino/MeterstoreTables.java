@@ -10,7 +10,7 @@ import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.TiersConfig;
-import io.meterstore.trino.cold.ForwardingFileIo;
+import io.meterstore.storage.ForwardingFileIo;
 import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.SchemaTableName;

@@ -12,6 +12,9 @@ import io.meterstore.core.WatermarkReader;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 
+import io.trino.filesystem.Location;
+
+import java.io.IOException;
 import java.io.PrintStream;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -54,6 +57,11 @@ final class ConfigurationCheck
             out.println("postgresql: ok, logged in to '%s' as '%s' (PostgreSQL %s)".formatted(
                     tiers.getPostgresqlUrl(), tiers.getPostgresqlUser(), connection.getMetaData().getDatabaseProductVersion()));
             Optional<Catalog> catalog = catalog();
+            boolean warehouse = warehouse();
+            // tables are checked without the catalogue if the warehouse cannot be read: each would repeat the storage error
+            if (!warehouse) {
+                catalog = Optional.empty();
+            }
             boolean passed = catalog.isPresent();
             for (String table : tables.tables()) {
                 passed &= checkTable(connection, catalog, table);
@@ -88,6 +96,25 @@ final class ConfigurationCheck
         catch (RuntimeException e) {
             err.println("catalogue: cannot open the Iceberg catalogue '%s' in '%s': %s; check meterstore.iceberg.*".formatted(tiers.getIcebergCatalogName(), url, Failures.describe(e)));
             return Optional.empty();
+        }
+    }
+
+    /** Whether the warehouse can be listed: reaches the storage with the configured endpoint, bucket and credentials. */
+    private boolean warehouse()
+    {
+        String warehouse = tables.tiers().getIcebergWarehouse();
+        Location location = Location.of(warehouse);
+        try {
+            tables.fileSystem().listFiles(location).hasNext();
+            out.println("warehouse: ok, '%s' is readable".formatted(warehouse));
+            return true;
+        }
+        catch (IOException | RuntimeException e) {
+            boolean s3 = location.scheme().filter(scheme -> scheme.startsWith("s3")).isPresent();
+            err.println("warehouse: cannot list '%s': %s; %s".formatted(warehouse, Failures.describe(e), s3
+                    ? "check meterstore.iceberg.warehouse (its bucket must exist), s3.endpoint, s3.aws-access-key and s3.aws-secret-key"
+                    : "check meterstore.iceberg.warehouse and the file system properties (fs.local.enabled, local.location)"));
+            return false;
         }
     }
 
