@@ -6,7 +6,6 @@ import com.google.inject.Inject;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.core.HotTier;
-import io.meterstore.core.IcebergCatalogs;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.storage.ColdStorage;
 import io.trino.filesystem.TrinoFileSystem;
@@ -140,7 +139,7 @@ public final class ArchiverTables
     public synchronized Catalog catalog()
     {
         if (catalog.isEmpty()) {
-            catalog = Optional.of(IcebergCatalogs.jdbc(tiers.catalogSpec(), properties -> ColdStorage.fileIo(fileSystemFactory, USER)));
+            catalog = Optional.of(tiers.openCatalog(properties -> ColdStorage.fileIo(fileSystemFactory, USER)));
         }
         return catalog.get();
     }

@@ -28,8 +28,10 @@ final class ServerProcess
         implements AutoCloseable
 {
     private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(90);
-    // kills the server when the test JVM's end of the pipe closes: on close() and on any death of the test JVM
-    private static final String WATCHDOG = "\"$@\" & server=$!; cat > /dev/null; kill $server 2>/dev/null; wait $server";
+    // kills the server when the test JVM's end of the pipe closes (on close() and on any death of the test JVM), and
+    // exits when the server exits, so a server that fails to start is seen at once (a background job's standard input
+    // is /dev/null unless redirected: the pipe is handed to it as descriptor 3)
+    private static final String WATCHDOG = "exec 3<&0; \"$@\" & server=$!; (cat <&3 > /dev/null; kill $server 2>/dev/null) & wait $server";
 
     private final String name;
     private final Process process;

@@ -3,6 +3,7 @@ package io.meterstore.testing;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.IcebergCatalogs;
 import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
+import io.meterstore.core.IcebergCatalogs.RestCatalogSpec;
 import io.meterstore.core.LocalFileIo;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.io.FileIO;
@@ -18,9 +19,10 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * An Iceberg warehouse whose JDBC catalogue lives in a {@link TestingDatabase}: a local directory, or a bucket of a
- * {@link TestingS3Server} ({@link #onS3}).
+ * {@link TestingS3Server} ({@link #onS3}); or whose catalogue is a REST catalogue ({@link TestingRestCatalog}) over
+ * that database and bucket.
  */
-public record TestingWarehouse(TestingDatabase database, Path directory, String catalogName, Optional<TestingBucket> bucket)
+public record TestingWarehouse(TestingDatabase database, Path directory, String catalogName, Optional<TestingBucket> bucket, Optional<String> restCatalogUri)
 {
     public static final String CATALOG_NAME = "meterstore";
 
@@ -45,11 +47,18 @@ public record TestingWarehouse(TestingDatabase database, Path directory, String 
         requireNonNull(directory, "directory is null");
         requireNonNull(catalogName, "catalogName is null");
         requireNonNull(bucket, "bucket is null");
+        requireNonNull(restCatalogUri, "restCatalogUri is null");
     }
 
     public TestingWarehouse(TestingDatabase database, Path directory, String catalogName)
     {
-        this(database, directory, catalogName, Optional.empty());
+        this(database, directory, catalogName, Optional.empty(), Optional.empty());
+    }
+
+    /** This warehouse with its tables in the REST catalogue at {@code uri}. */
+    public TestingWarehouse withRestCatalog(String uri)
+    {
+        return new TestingWarehouse(database, directory, catalogName, bucket, Optional.of(uri));
     }
 
     public static TestingWarehouse create(TestingDatabase database)
@@ -60,7 +69,7 @@ public record TestingWarehouse(TestingDatabase database, Path directory, String 
     /** A warehouse in a fresh bucket of {@code server}. */
     public static TestingWarehouse onS3(TestingDatabase database, TestingS3Server server)
     {
-        return new TestingWarehouse(database, temporaryDirectory(), CATALOG_NAME, Optional.of(new TestingBucket(server, server.createBucket(database.name()))));
+        return new TestingWarehouse(database, temporaryDirectory(), CATALOG_NAME, Optional.of(new TestingBucket(server, server.createBucket(database.name()))), Optional.empty());
     }
 
     public String location()
@@ -72,6 +81,14 @@ public record TestingWarehouse(TestingDatabase database, Path directory, String 
     public Map<String, String> storageProperties()
     {
         return bucket.map(value -> value.server().properties()).orElse(ImmutableMap.of());
+    }
+
+    /** The catalogue keys beyond the JDBC defaults: the REST catalogue's type and URI, if the tables are there. */
+    public Map<String, String> catalogProperties()
+    {
+        return restCatalogUri
+                .map(uri -> ImmutableMap.of("meterstore.iceberg.catalog-type", "REST", "meterstore.iceberg.rest-catalog.uri", uri))
+                .orElse(ImmutableMap.of());
     }
 
     public JdbcCatalogSpec catalogSpec()
@@ -87,7 +104,9 @@ public record TestingWarehouse(TestingDatabase database, Path directory, String 
 
     public Catalog catalog()
     {
-        return IcebergCatalogs.jdbc(catalogSpec(), properties -> fileIo());
+        return restCatalogUri
+                .map(uri -> IcebergCatalogs.rest(new RestCatalogSpec(catalogName, uri, Optional.empty(), Optional.empty(), Optional.empty()), properties -> fileIo()))
+                .orElseGet(() -> IcebergCatalogs.jdbc(catalogSpec(), properties -> fileIo()));
     }
 
     private static Path temporaryDirectory()

@@ -44,12 +44,20 @@ public final class MeterstoreQueryRunner
                 .put("meterstore.tables", "readings")
                 .put("meterstore.iceberg.catalog-name", warehouse.catalogName())
                 .put("meterstore.iceberg.warehouse", warehouse.location())
+                .putAll(warehouse.catalogProperties())
                 .putAll(warehouse.storageProperties())
                 .buildOrThrow();
     }
 
     public static Map<String, String> icebergCatalogProperties(TestingWarehouse warehouse)
     {
+        if (warehouse.restCatalogUri().isPresent()) {
+            return ImmutableMap.<String, String>builder()
+                    .put("iceberg.catalog.type", "rest")
+                    .put("iceberg.rest-catalog.uri", warehouse.restCatalogUri().get())
+                    .putAll(warehouse.storageProperties())
+                    .buildOrThrow();
+        }
         return ImmutableMap.<String, String>builder()
                 .put("iceberg.catalog.type", "jdbc")
                 .put("iceberg.jdbc-catalog.driver-class", "org.postgresql.Driver")

@@ -8,6 +8,7 @@ import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.TiersConfig;
+import io.meterstore.core.TiersConfig.CatalogType;
 import io.meterstore.core.WatermarkReader;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -90,11 +91,15 @@ final class ConfigurationCheck
         }
         try {
             Catalog catalog = tables.catalog();
-            out.println("catalogue: ok, Iceberg JDBC catalogue '%s' in '%s', warehouse '%s'".formatted(tiers.getIcebergCatalogName(), url, tiers.getIcebergWarehouse()));
+            out.println("catalogue: ok, Iceberg %s catalogue '%s' in '%s', warehouse '%s'".formatted(tiers.getCatalogType(), tiers.getIcebergCatalogName(), tiers.catalogLocation(), tiers.getIcebergWarehouse()));
             return Optional.of(catalog);
         }
         catch (RuntimeException e) {
-            err.println("catalogue: cannot open the Iceberg catalogue '%s' in '%s': %s; check meterstore.iceberg.*".formatted(tiers.getIcebergCatalogName(), url, Failures.describe(e)));
+            String settings = switch (tiers.getCatalogType()) {
+                case JDBC -> "meterstore.iceberg.*";
+                case REST -> "meterstore.iceberg.rest-catalog.uri and that the REST catalogue is running";
+            };
+            err.println("catalogue: cannot open the Iceberg catalogue '%s' in '%s': %s; check %s".formatted(tiers.getIcebergCatalogName(), tiers.catalogLocation(), Failures.describe(e), settings));
             return Optional.empty();
         }
     }
@@ -167,6 +172,10 @@ final class ConfigurationCheck
     static boolean catalogTablesExist(ArchiverTables tables)
             throws SQLException
     {
+        if (tables.tiers().getCatalogType() == CatalogType.REST) {
+            // a REST catalogue keeps its own storage; opening it creates nothing
+            return true;
+        }
         try (Connection connection = tables.connectCatalogDatabase();
                 PreparedStatement statement = connection.prepareStatement("SELECT to_regclass('iceberg_tables') IS NOT NULL");
                 ResultSet result = statement.executeQuery()) {

@@ -1,5 +1,6 @@
 package io.meterstore.archiver.cli;
 
+import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.cycle.TestingClock;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
@@ -556,7 +557,8 @@ final class TestArchiverCli
                 meterstore.postgresql.user=%s
                 meterstore.iceberg.warehouse=%s
                 """.formatted(database.jdbcUrl(), database.user(), warehouse.location())
-                + warehouse.storageProperties().entrySet().stream().map(entry -> entry.getKey() + "=" + entry.getValue() + "\n").collect(joining());
+                + ImmutableMap.<String, String>builder().putAll(warehouse.catalogProperties()).putAll(warehouse.storageProperties()).buildOrThrow()
+                        .entrySet().stream().map(entry -> entry.getKey() + "=" + entry.getValue() + "\n").collect(joining());
     }
 
     /** The readings of four meters whose interval starts on the UTC day starting at {@code day}. */
