@@ -21,6 +21,9 @@ public class ArchiverConfig
     private Duration settlementLag = new Duration(7, DAYS);
     private Duration readerGrace = new Duration(1, HOURS);
     private int chunkRows = 10_000;
+    private Duration snapshotRetention = new Duration(3653, DAYS);
+    private int minSnapshotsToKeep = 20;
+    private Duration orphanSafetyAge = new Duration(3, DAYS);
 
     @NotNull
     @MinDuration("1m")
@@ -77,6 +80,55 @@ public class ArchiverConfig
     {
         this.chunkRows = chunkRows;
         return this;
+    }
+
+    @NotNull
+    public Duration getSnapshotRetention()
+    {
+        return snapshotRetention;
+    }
+
+    @Config("meterstore.snapshot-retention")
+    @ConfigDescription("Snapshots older than this are expired (FOR VERSION AS OF them fails from then on) and the files only they referenced deleted; recorded as the table property history.expire.max-snapshot-age-ms")
+    public ArchiverConfig setSnapshotRetention(Duration snapshotRetention)
+    {
+        this.snapshotRetention = snapshotRetention;
+        return this;
+    }
+
+    @Min(1)
+    public int getMinSnapshotsToKeep()
+    {
+        return minSnapshotsToKeep;
+    }
+
+    @Config("meterstore.min-snapshots-to-keep")
+    @ConfigDescription("The newest snapshots kept whatever their age; recorded as the table property history.expire.min-snapshots-to-keep")
+    public ArchiverConfig setMinSnapshotsToKeep(int minSnapshotsToKeep)
+    {
+        this.minSnapshotsToKeep = minSnapshotsToKeep;
+        return this;
+    }
+
+    @NotNull
+    @MinDuration("1h")
+    public Duration getOrphanSafetyAge()
+    {
+        return orphanSafetyAge;
+    }
+
+    @Config("meterstore.orphan-safety-age")
+    @ConfigDescription("A file in a table's directories that no snapshot references is removed once it is this old; above the longest write of any engine writing the table")
+    public ArchiverConfig setOrphanSafetyAge(Duration orphanSafetyAge)
+    {
+        this.orphanSafetyAge = orphanSafetyAge;
+        return this;
+    }
+
+    @AssertTrue(message = "meterstore.snapshot-retention must be at least meterstore.reader-grace")
+    public boolean isSnapshotRetentionAtLeastReaderGrace()
+    {
+        return snapshotRetention == null || readerGrace == null || snapshotRetention.compareTo(readerGrace) >= 0;
     }
 
     @AssertTrue(message = "meterstore.settlement-lag must be at least meterstore.archival-step")

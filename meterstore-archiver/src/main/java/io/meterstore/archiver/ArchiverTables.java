@@ -5,7 +5,10 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import com.google.inject.Inject;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
+import io.meterstore.archiver.maintenance.MaintenanceSettings;
+import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.HotTier;
+import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.storage.ColdStorage;
 import io.trino.filesystem.TrinoFileSystem;
@@ -102,6 +105,20 @@ public final class ArchiverTables
     public ArchivalSettings settings()
     {
         return new ArchivalSettings(config.getSettlementLag().toJavaTime(), config.getReaderGrace().toJavaTime(), config.getChunkRows());
+    }
+
+    public MaintenanceSettings maintenanceSettings()
+    {
+        return new MaintenanceSettings(
+                new SnapshotRetention(config.getSnapshotRetention().toJavaTime(), config.getMinSnapshotsToKeep()),
+                config.getOrphanSafetyAge().toJavaTime(),
+                config.getReaderGrace().toJavaTime());
+    }
+
+    /** The maintenance of {@code table} on {@code clock}; cheap, so a new one per run. */
+    public TableMaintenance maintenance(String table, InstantSource clock)
+    {
+        return new TableMaintenance(catalog(), identifier(table), hotTier(table), this::connect, maintenanceSettings(), clock);
     }
 
     /** One cycle of {@code table} on {@code clock}; cheap, so a new one per run. */

@@ -2,7 +2,9 @@ package io.meterstore.archiver;
 
 import com.google.common.collect.ImmutableMap;
 import io.airlift.units.Duration;
+import io.airlift.units.MinDuration;
 import jakarta.validation.constraints.AssertTrue;
+import jakarta.validation.constraints.Min;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
@@ -25,7 +27,10 @@ final class TestArchiverConfig
                 .setArchivalStep(new Duration(1, DAYS))
                 .setSettlementLag(new Duration(7, DAYS))
                 .setReaderGrace(new Duration(1, HOURS))
-                .setChunkRows(10_000));
+                .setChunkRows(10_000)
+                .setSnapshotRetention(new Duration(3653, DAYS))
+                .setMinSnapshotsToKeep(20)
+                .setOrphanSafetyAge(new Duration(3, DAYS)));
     }
 
     @Test
@@ -36,13 +41,19 @@ final class TestArchiverConfig
                 .put("meterstore.settlement-lag", "10d")
                 .put("meterstore.reader-grace", "30m")
                 .put("meterstore.chunk-rows", "5000")
+                .put("meterstore.snapshot-retention", "400d")
+                .put("meterstore.min-snapshots-to-keep", "50")
+                .put("meterstore.orphan-safety-age", "7d")
                 .buildOrThrow();
 
         ArchiverConfig expected = new ArchiverConfig()
                 .setArchivalStep(new Duration(1, HOURS))
                 .setSettlementLag(new Duration(10, DAYS))
                 .setReaderGrace(new Duration(30, MINUTES))
-                .setChunkRows(5000);
+                .setChunkRows(5000)
+                .setSnapshotRetention(new Duration(400, DAYS))
+                .setMinSnapshotsToKeep(50)
+                .setOrphanSafetyAge(new Duration(7, DAYS));
 
         assertFullMapping(properties, expected);
     }
@@ -57,5 +68,21 @@ final class TestArchiverConfig
                 "settlementLagAtLeastArchivalStep",
                 "meterstore.settlement-lag must be at least meterstore.archival-step",
                 AssertTrue.class);
+    }
+
+    @Test
+    void testSnapshotRetentionMustCoverReaderGrace()
+    {
+        ArchiverConfig config = new ArchiverConfig()
+                .setSnapshotRetention(new Duration(1, HOURS));
+        assertValidates(config);
+        // a snapshot younger than the reader grace may be what a running query reads
+        assertFailsValidation(
+                config.setSnapshotRetention(new Duration(30, MINUTES)),
+                "snapshotRetentionAtLeastReaderGrace",
+                "meterstore.snapshot-retention must be at least meterstore.reader-grace",
+                AssertTrue.class);
+        assertFailsValidation(new ArchiverConfig().setMinSnapshotsToKeep(0), "minSnapshotsToKeep", "must be greater than or equal to 1", Min.class);
+        assertFailsValidation(new ArchiverConfig().setOrphanSafetyAge(new Duration(10, MINUTES)), "orphanSafetyAge", "must be greater than or equal to 1h", MinDuration.class);
     }
 }

@@ -32,8 +32,11 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
@@ -62,6 +65,7 @@ final class ArchivalBenchmark
     private static final String SOURCE = "bench_source.a1_day";
     private static final HotTier HOT_TIER = new HotTier(SCHEMA, new PartitionNaming(TABLE, PartitionNaming.DEFAULT_STEP), Duration.ofSeconds(5));
     private static final TableIdentifier IDENTIFIER = TableIdentifier.of(SCHEMA, TABLE);
+    private static final DateTimeFormatter LITERAL = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
     private static final String TRINO_TABLE = "iceberg.%s.trino_insert".formatted(SCHEMA);
     private static final String TRINO_CTAS = "iceberg.%s.s1_ctas".formatted(SCHEMA);
     // the archiver's layout, as Trino's Iceberg connector spells it: month partitions, the sort key, bloom filters; ZSTD is the catalog's codec
@@ -69,6 +73,7 @@ final class ArchivalBenchmark
             WITH (format = 'PARQUET', partitioning = ARRAY['month("from")'], sorted_by = ARRAY['malo_id', 'obis_code', '"from"', 'version'],
                   parquet_bloom_filter_columns = ARRAY['malo_id', 'obis_code'])""";
     private static final Pattern PROBE = Pattern.compile(Pattern.quote(ArchiveOnceProbe.RESULT_PREFIX) + " kind=(\\w+) rows=(\\d+) nanos=(\\d+) peak_heap_bytes=(\\d+) max_heap_bytes=(\\d+)");
+    private static final Pattern WARM_PROBE = Pattern.compile(Pattern.quote(ArchiveOnceProbe.WARM_RESULT_PREFIX) + " kind=(\\w+) rows=(\\d+) nanos=(\\d+) peak_heap_bytes=(\\d+) max_heap_bytes=(\\d+)");
 
     private final BenchmarkSettings settings;
     private final TestingWarehouse warehouse;
@@ -81,7 +86,8 @@ final class ArchivalBenchmark
         this.trino = requireNonNull(trino, "trino is null");
     }
 
-    private record Round(long rows, long postgresBytes, long copyNanos, long insertNanos, long archiveNanos, long peakHeap, long maxHeap) {}
+    /** One round: the first day archived in a fresh JVM ({@code archiveNanos}), the second in the same JVM after it ({@code warmNanos}). */
+    private record Round(long rows, long postgresBytes, long copyNanos, long insertNanos, long archiveNanos, long warmNanos, long peakHeap, long maxHeap) {}
 
     /** Creates the kept source day unless it holds the rows of these settings; the hot tier of bench_a1 must exist before the catalog reads it. */
     static void prepare(BenchmarkSettings settings, TestingWarehouse warehouse)
@@ -112,6 +118,7 @@ final class ArchivalBenchmark
         Target faster = new Target(1 / 1.5, ">= 1.5x faster (<= 0.67)");
         Target floor = Target.atMost(3.0);
         String title = "archive one day (%s meters)".formatted(settings.archivalMeters());
+        String warmTitle = "archive one day (%s meters), warm JVM".formatted(settings.archivalMeters());
         String floorTitle = "archive one day, against the read floor";
         List<Round> rounds = new ArrayList<>();
         try {
@@ -123,10 +130,12 @@ final class ArchivalBenchmark
             log.error(e, "A1 failed");
             return List.of(
                     BenchmarkResult.failed("A1", title, "archiver", "Trino INSERT INTO iceberg", Unit.SECONDS, faster, e),
+                    BenchmarkResult.failed("A1w", warmTitle, "archiver, second cycle in its JVM", "Trino INSERT INTO iceberg", Unit.SECONDS, faster, e),
                     BenchmarkResult.failed("A1c", floorTitle, "archiver", "COPY ... TO STDOUT (FORMAT binary)", Unit.SECONDS, floor, e));
         }
         long rows = rounds.getFirst().rows();
         double archive = median(rounds.stream().map(Round::archiveNanos).toList());
+        double warm = median(rounds.stream().map(Round::warmNanos).toList());
         double insert = median(rounds.stream().map(Round::insertNanos).toList());
         double copy = median(rounds.stream().map(Round::copyNanos).toList());
         long peakHeap = rounds.stream().mapToLong(Round::peakHeap).max().orElseThrow();
@@ -137,11 +146,14 @@ final class ArchivalBenchmark
                         rows / copy, seconds(rounds.stream().map(Round::copyNanos).toList()));
         List<String> details = List.of(
                 summary,
-                "Archiver: `ArchivalCycle.archiveOnce()` in a JVM of its own (`ArchiveOnceProbe`), timed inside it: lease, DETACH, the ordered read, Parquet, the commit.",
+                "Archiver: `ArchivalCycle.archiveOnce()` in a JVM of its own (`ArchiveOnceProbe`), timed inside it: lease, DETACH, the ordered read, Parquet, the commit. A1 is its first cycle, in a fresh JVM as `archive-once` runs; A1w the second, in the same JVM, as the service runs every cycle after its first.",
                 "Trino:\n\n```sql\nINSERT INTO %s SELECT * FROM %s.%s.readings_versions\n```\n\ninto a table created %s".formatted(TRINO_TABLE, CATALOG, SCHEMA, TRINO_LAYOUT.replace("\n", " ").replaceAll(" +", " ")),
                 "COPY:\n\n```sql\n%s\n```\n\nto a stream that discards it.".formatted(copySql(HOT_TIER.qualifiedPartition(HOT_TIER.naming().partitionName(DAY)))));
         return List.of(
                 new BenchmarkResult("A1", title, "archiver", "Trino INSERT INTO iceberg", Unit.SECONDS, archive, insert, faster, Comparison.SAME_RESULT, Optional.empty(), details),
+                new BenchmarkResult("A1w", warmTitle, "archiver, second cycle in its JVM", "Trino INSERT INTO iceberg", Unit.SECONDS, warm, insert, faster, Comparison.SAME_RESULT, Optional.empty(),
+                        List.of("The same rounds as A1. The archiver's JVM archives a second day of the same rows (shifted by a day) right after the first, as the service's scheduler runs every cycle after its first in one JVM; rounds %s, %,.0f rows/s."
+                                .formatted(seconds(rounds.stream().map(Round::warmNanos).toList()), rows / warm))),
                 new BenchmarkResult("A1c", floorTitle, "archiver", "COPY ... TO STDOUT (FORMAT binary)", Unit.SECONDS, archive, copy, floor, Comparison.NOT_COMPARABLE, Optional.empty(),
                         List.of("The same rounds as A1: the floor reads the rows the archiver reads, in its order, and writes nothing.")));
     }
@@ -170,9 +182,9 @@ final class ArchivalBenchmark
                 postgres = "%.2f B/row over the dataset's %,d hot rows".formatted(result.getLong(1) / (double) result.getLong(2), result.getLong(2));
             }
             List<String> details = List.of(
-                    "The day of A1 (%,d rows; realistic values: Wh resolution, a load profile with noise, daily delivery batches, 2%% corrections): archiver %.2f B/row in %s files, Trino's Iceberg writer (CTAS) %.2f B/row in %s files, PostgreSQL %s."
+                    "The two days A1 archived (%,d rows; realistic values: Wh resolution, a load profile with noise, daily delivery batches, 2%% corrections): archiver %.2f B/row in %s files, Trino's Iceberg writer (CTAS) %.2f B/row in %s files, PostgreSQL %s."
                             .formatted(archiver.rows(), archiver.bytesPerRow(), archiver.files(), trinoWriter.bytesPerRow(), trinoWriter.files(),
-                                    postgresBytesPerDay.map(bytes -> "%.2f B/row (pg_total_relation_size of the partition: heap, TOAST, primary key)".formatted(bytes / (double) archiver.rows())).orElse("not measured")),
+                                    postgresBytesPerDay.map(bytes -> "%.2f B/row (pg_total_relation_size of the first day's partition: heap, TOAST, primary key)".formatted(bytes / (archiver.rows() / 2.0))).orElse("not measured")),
                     "The whole dataset: the archiver's cold tier %.2f B/row over %,d rows in %s files (one file per archived day and month); PostgreSQL %s.".formatted(mainCold.bytesPerRow(), mainColdRows, mainCold.files(), postgres),
                     "Trino:\n\n```sql\nCREATE TABLE %s %s AS SELECT * FROM iceberg.%s.%s\n```".formatted(TRINO_CTAS, TRINO_LAYOUT, SCHEMA, TABLE));
             return new BenchmarkResult("S1", title, "archiver", "Trino's Iceberg writer (CTAS)", Unit.BYTES_PER_ROW, archiver.bytesPerRow(), trinoWriter.bytesPerRow(), target,
@@ -220,6 +232,7 @@ final class ArchivalBenchmark
     {
         log.info("A1: round %s of %s", round + 1, settings.archivalRounds());
         String partition = HOT_TIER.qualifiedPartition(HOT_TIER.naming().partitionName(DAY));
+        String nextPartition = HOT_TIER.qualifiedPartition(HOT_TIER.naming().partitionName(DAY.plus(Duration.ofDays(1))));
         Catalog catalog = warehouse.catalog();
         execute("DROP TABLE IF EXISTS " + TRINO_TABLE);
         execute("DROP TABLE IF EXISTS " + TRINO_CTAS);
@@ -235,8 +248,13 @@ final class ArchivalBenchmark
             statement.execute("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)".formatted(partition, HOT_TIER.qualifiedParent()));
             statement.execute("INSERT INTO %s SELECT * FROM %s".formatted(partition, SOURCE));
             statement.execute("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM ('%s') TO ('%s')".formatted(HOT_TIER.qualifiedParent(), partition, DAY, DAY.plus(Duration.ofDays(1))));
+            // the same rows a day later, for the archiver's second (warm) cycle
+            statement.execute("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)".formatted(nextPartition, HOT_TIER.qualifiedParent()));
+            statement.execute("INSERT INTO %s (%s) SELECT %s FROM %s".formatted(nextPartition, ReadingsSchema.postgresColumnList(), shiftedByADay(), SOURCE));
+            statement.execute("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM ('%s') TO ('%s')".formatted(HOT_TIER.qualifiedParent(), nextPartition, DAY.plus(Duration.ofDays(1)), DAY.plus(Duration.ofDays(2))));
             // hint bits set and statistics taken, so no reader pays for the load
             statement.execute("VACUUM (ANALYZE) " + partition);
+            statement.execute("VACUUM (ANALYZE) " + nextPartition);
             try (ResultSet result = statement.executeQuery("SELECT count(*), pg_total_relation_size('%s') FROM %s".formatted(partition, partition))) {
                 checkState(result.next());
                 rows = result.getLong(1);
@@ -252,16 +270,33 @@ final class ArchivalBenchmark
         long start = System.nanoTime();
         long inserted;
         try (Statement statement = trino.createStatement()) {
-            inserted = statement.executeLargeUpdate("INSERT INTO %s SELECT * FROM %s.%s.readings_versions".formatted(TRINO_TABLE, CATALOG, SCHEMA));
+            inserted = statement.executeLargeUpdate("INSERT INTO %s SELECT * FROM %s.%s.readings_versions WHERE \"from\" < TIMESTAMP '%s UTC'"
+                    .formatted(TRINO_TABLE, CATALOG, SCHEMA, LITERAL.format(DAY.plus(Duration.ofDays(1)))));
         }
         long insertNanos = System.nanoTime() - start;
         checkState(inserted == rows, "Trino inserted %s rows, the partition holds %s", inserted, rows);
 
-        Matcher probe = archiveInChildJvm();
+        List<Matcher> probes = archiveInChildJvm();
+        Matcher probe = probes.get(0);
+        Matcher warmProbe = probes.get(1);
         checkState(probe.group(1).equals("ARCHIVED") && Long.parseLong(probe.group(2)) == rows, "The archiver did not archive the day's %s rows: %s", rows, probe.group());
-        Round result = new Round(rows, postgresBytes, copyNanos, insertNanos, Long.parseLong(probe.group(3)), Long.parseLong(probe.group(4)), Long.parseLong(probe.group(5)));
+        checkState(warmProbe.group(1).equals("ARCHIVED") && Long.parseLong(warmProbe.group(2)) == rows, "The archiver did not archive the second day's %s rows: %s", rows, warmProbe.group());
+        Round result = new Round(rows, postgresBytes, copyNanos, insertNanos, Long.parseLong(probe.group(3)), Long.parseLong(warmProbe.group(3)),
+                Math.max(Long.parseLong(probe.group(4)), Long.parseLong(warmProbe.group(4))), Long.parseLong(probe.group(5)));
         log.info("A1: %s", result);
         return result;
+    }
+
+    /** The source day's columns in the parent's order, "from", "to" and the balancing day a day later. */
+    private static String shiftedByADay()
+    {
+        return Arrays.stream(ReadingsColumn.values())
+                .map(column -> switch (column) {
+                    case FROM, TO -> "%s + interval '1 day'".formatted(quoteIdentifier(column.columnName()));
+                    case BALANCING_DAY -> "%s + 1".formatted(quoteIdentifier(column.columnName()));
+                    default -> quoteIdentifier(column.columnName());
+                })
+                .collect(Collectors.joining(", "));
     }
 
     private long copyToNowhere(String partition)
@@ -281,7 +316,7 @@ final class ArchivalBenchmark
         return "COPY (SELECT %s FROM %s ORDER BY %s) TO STDOUT (FORMAT binary)".formatted(ReadingsSchema.postgresColumnList(), partition, order);
     }
 
-    private Matcher archiveInChildJvm()
+    private List<Matcher> archiveInChildJvm()
             throws IOException, InterruptedException
     {
         Path output = Files.createTempFile(settings.directory(), "archive-once-", ".log");
@@ -312,11 +347,12 @@ final class ArchivalBenchmark
             }
             String text = Files.readString(output);
             Matcher matcher = PROBE.matcher(text);
-            if (process.exitValue() != 0 || !matcher.find()) {
+            Matcher warm = WARM_PROBE.matcher(text);
+            if (process.exitValue() != 0 || !matcher.find() || !warm.find()) {
                 throw new IllegalStateException("The archiver failed (exit %s):%n%s".formatted(process.exitValue(), text));
             }
             log.info("A1: the archiver's output:%n%s", text.strip());
-            return matcher;
+            return List.of(matcher, warm);
         }
         finally {
             Files.deleteIfExists(output);

@@ -21,14 +21,17 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * One archival cycle in a JVM of its own, as {@code meterstore-archiver archive-once} runs it, so its heap is the
- * archiver's alone: prints the cycle's time (without JVM start-up and catalogue loading) and the heap's peak.
+ * Archival cycles in a JVM of their own, so the heap is the archiver's alone: the first as
+ * {@code meterstore-archiver archive-once} runs it, in a fresh JVM, then a second one in the same JVM, warm, as the
+ * service's scheduler runs every cycle after its first. Prints each cycle's time (without JVM start-up and catalogue
+ * loading) and the heap's peak.
  * <p>
  * Arguments: PostgreSQL JDBC URL, user, Iceberg catalogue name, warehouse location, schema, table.
  */
 public final class ArchiveOnceProbe
 {
     public static final String RESULT_PREFIX = "archive-once-probe:";
+    public static final String WARM_RESULT_PREFIX = "archive-once-probe-warm:";
 
     private ArchiveOnceProbe() {}
 
@@ -52,16 +55,18 @@ public final class ArchiveOnceProbe
                     ArchivalSettings.DEFAULTS,
                     InstantSource.fixed(BenchmarkDataset.LATER));
             List<MemoryPoolMXBean> heap = ManagementFactory.getMemoryPoolMXBeans().stream().filter(pool -> pool.getType() == MemoryType.HEAP).toList();
-            System.gc();
-            heap.forEach(MemoryPoolMXBean::resetPeakUsage);
-            long start = System.nanoTime();
-            ArchiveOutcome outcome = cycle.archiveOnce();
-            long nanos = System.nanoTime() - start;
-            // each pool's own peak, added: an upper bound of the heap in use at any one moment
-            long peak = heap.stream().mapToLong(pool -> pool.getPeakUsage().getUsed()).sum();
-            System.out.println(outcome.describe());
-            System.out.printf("%s kind=%s rows=%d nanos=%d peak_heap_bytes=%d max_heap_bytes=%d%n",
-                    RESULT_PREFIX, outcome.kind(), outcome.rows(), nanos, peak, Runtime.getRuntime().maxMemory());
+            for (String prefix : List.of(RESULT_PREFIX, WARM_RESULT_PREFIX)) {
+                System.gc();
+                heap.forEach(MemoryPoolMXBean::resetPeakUsage);
+                long start = System.nanoTime();
+                ArchiveOutcome outcome = cycle.archiveOnce();
+                long nanos = System.nanoTime() - start;
+                // each pool's own peak, added: an upper bound of the heap in use at any one moment
+                long peak = heap.stream().mapToLong(pool -> pool.getPeakUsage().getUsed()).sum();
+                System.out.println(outcome.describe());
+                System.out.printf("%s kind=%s rows=%d nanos=%d peak_heap_bytes=%d max_heap_bytes=%d%n",
+                        prefix, outcome.kind(), outcome.rows(), nanos, peak, Runtime.getRuntime().maxMemory());
+            }
         }
         finally {
             if (catalog instanceof Closeable closeable) {

@@ -213,7 +213,7 @@ public final class BenchmarkDataset
         postgres.close();
     }
 
-    private static Optional<Map<String, String>> readMarker(Path directory)
+    static Optional<Map<String, String>> readMarker(Path directory)
             throws IOException
     {
         Path marker = directory.resolve(MARKER);
@@ -229,7 +229,7 @@ public final class BenchmarkDataset
         return Optional.of(values);
     }
 
-    private static void writeMarker(Path directory, Map<String, String> key)
+    static void writeMarker(Path directory, Map<String, String> key)
             throws IOException
     {
         Properties properties = new Properties();

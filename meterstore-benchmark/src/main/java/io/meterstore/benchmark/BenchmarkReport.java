@@ -175,6 +175,9 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
 
                 `-Dbenchmark.probe=FILE` times statements of one's own on the same dataset and engine instead, writing no
                 report: one per line, on Trino, or on PostgreSQL natively after `postgresql:`; each runs `benchmark.rounds` times.
+
+                `-Dbenchmark.dataset=years` makes (or reuses) the years dataset of 1,000 meters x 730 days in `var/benchmark-years/`
+                and writes [benchmarks-years.md](benchmarks-years.md) instead.
                 """);
         return out.toString();
     }

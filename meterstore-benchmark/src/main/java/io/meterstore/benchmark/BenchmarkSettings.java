@@ -32,7 +32,7 @@ public record BenchmarkSettings(
         Path output,
         Optional<Path> probe)
 {
-    public static final Set<String> ALL = ImmutableSet.of("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "R1", "R2", "A1", "S1", "D1");
+    public static final Set<String> ALL = ImmutableSet.of("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "R1", "R2", "C1", "A1", "S1", "D1");
     // fixed, so a kept dataset is the same one on every machine and the month groups do not drift with the date
     public static final long SEED = 2026;
     public static final LocalDate START_DAY = LocalDate.of(2026, 3, 1);
@@ -100,7 +100,7 @@ public record BenchmarkSettings(
     }
 
     // an unset Maven property arrives as its own ${...} text, which means "the default" too
-    private static String property(String name, String defaultValue)
+    static String property(String name, String defaultValue)
     {
         String value = System.getProperty(name);
         if (value == null || value.isBlank() || value.startsWith("${")) {
@@ -109,7 +109,7 @@ public record BenchmarkSettings(
         return value.trim();
     }
 
-    private static int integer(String name, int defaultValue)
+    static int integer(String name, int defaultValue)
     {
         String value = property(name, String.valueOf(defaultValue));
         try {

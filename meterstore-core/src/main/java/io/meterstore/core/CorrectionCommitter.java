@@ -3,7 +3,6 @@ package io.meterstore.core;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.SnapshotAncestryValidator;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
@@ -119,32 +118,6 @@ public final class CorrectionCommitter
             }
         }
         return max.orElseThrow();
-    }
-
-    /** The base a correction lands on must stand for exactly the watermark its summary republishes: never an older one. */
-    private record WatermarkRepublished(TieringWatermark published)
-            implements SnapshotAncestryValidator
-    {
-        @Override
-        public boolean validate(Iterable<Snapshot> baseSnapshots)
-        {
-            // the newest watermark in the ancestry; the epoch for a table without snapshots
-            boolean any = false;
-            for (Snapshot snapshot : baseSnapshots) {
-                any = true;
-                Optional<TieringWatermark> watermark = TieringWatermark.fromSummary(snapshot.summary());
-                if (watermark.isPresent()) {
-                    return watermark.get().equals(published);
-                }
-            }
-            return !any && published.equals(TieringWatermark.EPOCH);
-        }
-
-        @Override
-        public String errorMessage()
-        {
-            return "the base no longer stands for watermark %s".formatted(published);
-        }
     }
 
     /** A correction that was not committed; the message says why and what to do. */

@@ -8,6 +8,7 @@ import org.apache.iceberg.SortOrder;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.TableUtil;
+import org.apache.iceberg.UpdateProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
@@ -30,6 +31,8 @@ public final class IcebergTableSpec
     public static final int FORMAT_VERSION = 2;
     public static final long TARGET_FILE_SIZE_BYTES = 512L * 1024 * 1024;
     public static final int ROW_GROUP_ROWS = 256 * 1024;
+    /** Metadata files kept besides the current one, as the Rust MeterStore keeps them; older ones are deleted on commit. */
+    public static final int PREVIOUS_METADATA_VERSIONS = 100;
 
     private IcebergTableSpec() {}
 
@@ -59,8 +62,41 @@ public final class IcebergTableSpec
                 // the library's retry re-applies a stale summary, which could republish an older watermark;
                 // MeterStore owns the retry loop and re-derives the summary from the refreshed base
                 .put(TableProperties.COMMIT_NUM_RETRIES, "0")
-                .put(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
+                .putAll(maintenanceProperties(SnapshotRetention.DEFAULT))
                 .buildOrThrow();
+    }
+
+    /**
+     * The properties the archiver's maintenance keeps true on every readings table, restated when its settings change:
+     * the snapshot retention (so any engine expiring the table keeps the same history), metadata files bounded by
+     * {@value #PREVIOUS_METADATA_VERSIONS} versions, and no manifest merging on append. The archiver rewrites manifests by
+     * month of "from"; merging on append would fold those months back into one manifest that every query reads whole.
+     */
+    public static Map<String, String> maintenanceProperties(SnapshotRetention retention)
+    {
+        return ImmutableMap.<String, String>builder()
+                .putAll(retention.properties())
+                .put(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
+                .put(TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, String.valueOf(PREVIOUS_METADATA_VERSIONS))
+                .put(TableProperties.MANIFEST_MERGE_ENABLED, "false")
+                .buildOrThrow();
+    }
+
+    /** Sets the maintenance properties of {@code retention} that {@code table} does not have yet; returns whether it changed any. */
+    public static boolean restateMaintenanceProperties(Table table, SnapshotRetention retention)
+    {
+        Map<String, String> wanted = maintenanceProperties(retention);
+        Map<String, String> current = table.properties();
+        Map<String, String> changed = wanted.entrySet().stream()
+                .filter(entry -> !entry.getValue().equals(current.get(entry.getKey())))
+                .collect(ImmutableMap.toImmutableMap(Map.Entry::getKey, Map.Entry::getValue));
+        if (changed.isEmpty()) {
+            return false;
+        }
+        UpdateProperties update = table.updateProperties();
+        changed.forEach(update::set);
+        update.commit();
+        return true;
     }
 
     /** Creates the table (and its namespace) if missing, then verifies the layout either way. */

@@ -14,6 +14,7 @@ import org.apache.iceberg.types.Types.NestedField;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -67,11 +68,51 @@ final class TestIcebergTableSpec
                 .containsEntry("write.parquet.bloom-filter-enabled.column.malo_id", "true")
                 .containsEntry("write.parquet.bloom-filter-enabled.column.obis_code", "true")
                 .containsEntry("write.target-file-size-bytes", String.valueOf(512L * 1024 * 1024))
-                .containsEntry("commit.retry.num-retries", "0");
+                .containsEntry("commit.retry.num-retries", "0")
+                // the maintenance contract, as the Rust MeterStore writes it: ten years, the newest 20, 100 metadata files
+                .containsEntry("history.expire.max-snapshot-age-ms", String.valueOf(3653L * 24 * 3600 * 1000))
+                .containsEntry("history.expire.min-snapshots-to-keep", "20")
+                .containsEntry("write.metadata.delete-after-commit.enabled", "true")
+                .containsEntry("write.metadata.previous-versions-max", "100")
+                // manifests are kept one per month by the archiver; merging on append would fold the months together
+                .containsEntry("commit.manifest-merge.enabled", "false");
 
         // a second call finds the table instead of replacing it
         Table again = IcebergTableSpec.createIfMissing(catalog, identifier);
         assertThat(again.uuid()).isEqualTo(table.uuid());
+    }
+
+    @Test
+    void testRestateMaintenanceProperties()
+    {
+        Table table = IcebergTableSpec.createIfMissing(catalog, TableIdentifier.of(NAMESPACE, "readings_restated"));
+        assertThat(IcebergTableSpec.restateMaintenanceProperties(table, SnapshotRetention.DEFAULT)).isFalse();
+
+        SnapshotRetention shorter = new SnapshotRetention(Duration.ofDays(400), 5);
+        assertThat(IcebergTableSpec.restateMaintenanceProperties(table, shorter)).isTrue();
+        table.refresh();
+        assertThat(table.properties())
+                .containsEntry("history.expire.max-snapshot-age-ms", String.valueOf(400L * 24 * 3600 * 1000))
+                .containsEntry("history.expire.min-snapshots-to-keep", "5");
+        assertThat(SnapshotRetention.of(table.properties())).contains(shorter);
+
+        // another tool turned merging back on: restated, the retention untouched
+        table.updateProperties().set("commit.manifest-merge.enabled", "true").commit();
+        assertThat(IcebergTableSpec.restateMaintenanceProperties(table, shorter)).isTrue();
+        table.refresh();
+        assertThat(table.properties()).containsEntry("commit.manifest-merge.enabled", "false");
+        assertThat(IcebergTableSpec.restateMaintenanceProperties(table, shorter)).isFalse();
+    }
+
+    @Test
+    void testSnapshotRetentionOfTableProperties()
+    {
+        assertThat(SnapshotRetention.of(Map.of())).isEmpty();
+        assertThat(SnapshotRetention.DEFAULT.describe()).isEqualTo("snapshots older than 3653d, except the newest 20");
+        assertThat(new SnapshotRetention(Duration.ofHours(36), 1).describe()).isEqualTo("snapshots older than 36h, except the newest 1");
+        assertThatThrownBy(() -> SnapshotRetention.of(Map.of("history.expire.max-snapshot-age-ms", "ten years", "history.expire.min-snapshots-to-keep", "20")))
+                .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(MeterstoreException.Reason.SUMMARY_MALFORMED))
+                .hasMessage("Table properties 'history.expire.max-snapshot-age-ms' = 'ten years' and 'history.expire.min-snapshots-to-keep' = '20' are not a snapshot retention: set them to a number of milliseconds and a number of snapshots of at least 1");
     }
 
     @Test

@@ -7,6 +7,8 @@ import io.meterstore.core.TierSplit;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.trino.cold.ColdSplitPlan;
 import io.meterstore.trino.cold.ColdSplitPlanner;
+import io.meterstore.trino.completeness.CompletenessSplit;
+import io.meterstore.trino.completeness.CompletenessTableHandle;
 import io.meterstore.trino.hot.HotAggregationSplit;
 import io.meterstore.trino.hot.HotSplit;
 import io.meterstore.trino.hot.HotSplitPlan;
@@ -55,16 +57,28 @@ public class MeterstoreSplitManager
     @Override
     public ConnectorSplitSource getSplits(ConnectorTransactionHandle transaction, ConnectorSession session, ConnectorTableHandle table, Set<ColumnHandle> dynamicFilterColumns, Constraint constraint)
     {
+        if (table instanceof CompletenessTableHandle completeness) {
+            // one split: the report rolls up every day of a reading, so it reads every split of the range itself
+            List<ConnectorSplit> reads = planSplits(completeness.readings(), ImmutableMap.builder());
+            return new FixedSplitSource(new CompletenessSplit(reads));
+        }
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        ImmutableMap.Builder<String, Long> metrics = ImmutableMap.builder();
+        List<ConnectorSplit> splits = planSplits(handle, metrics);
+        // the engine holds the splits back until the dynamic filters arrive or this passes, so they narrow both tiers' reads
+        long dynamicFilterWaitMillis = dynamicFilterColumns.isEmpty() ? 0 : MeterstoreSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis();
+        return new MetricsSplitSource(splits, MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
+    }
+
+    /** The splits of a read of {@code handle}, both tiers; what planning them pruned goes to {@code metrics}. */
+    private List<ConnectorSplit> planSplits(MeterstoreTableHandle handle, ImmutableMap.Builder<String, Long> metrics)
+    {
         VersionResolution resolution = handle.resolution();
         TupleDomain<MeterstoreColumnHandle> predicate = resolution.pruning(handle.constraint());
         TieringWatermark watermark = TieringWatermark.of(MeterstoreTypes.fromEpochMicros(handle.watermarkEpochMicros()));
         TierSplit tiers = TierSplit.of(FromRange.of(predicate), watermark);
 
         ImmutableList.Builder<ConnectorSplit> splits = ImmutableList.builder();
-        ImmutableMap.Builder<String, Long> metrics = ImmutableMap.builder();
-        // the engine holds the splits back until the dynamic filters arrive or this passes, so they narrow both tiers' reads
-        long dynamicFilterWaitMillis = dynamicFilterColumns.isEmpty() ? 0 : MeterstoreSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis();
         if (handle.aggregation().isPresent()) {
             // the metadata pushed it only for a read that is hot alone: one statement over every partition the range meets
             TierSplit.Range hotRange = tiers.hot().orElse(new TierSplit.Range(Optional.of(watermark.instant()), Optional.of(watermark.instant())));
@@ -78,7 +92,7 @@ public class MeterstoreSplitManager
                     hotRange.lower().map(MeterstoreTypes::toEpochMicros),
                     hotRange.upper().map(MeterstoreTypes::toEpochMicros)));
             addHotMetrics(metrics, hotPlan);
-            return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
+            return splits.build();
         }
         if (!handle.historical() && tiers.hot().isPresent()) {
             // a LIMIT inside a resolving read's statement could cut a key's versions short and let an older one win
@@ -94,7 +108,7 @@ public class MeterstoreSplitManager
                 List<ConnectorSplit> coldSplits = coldPlanner.planResolved(icebergTable, handle.snapshotId(), watermark, predicate);
                 splits.addAll(coldSplits);
                 metrics.put(MeterstoreMetrics.COLD_SPLITS, (long) coldSplits.size());
-                return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
+                return splits.build();
             }
             ColdSplitPlan coldPlan = coldPlanner.plan(icebergTable, handle.snapshotId(), watermark, predicate);
             splits.addAll(coldPlan.splits());
@@ -104,7 +118,7 @@ public class MeterstoreSplitManager
                     .put(MeterstoreMetrics.COLD_DATA_MANIFESTS, coldPlan.dataManifests())
                     .put(MeterstoreMetrics.COLD_DATA_MANIFESTS_SKIPPED, coldPlan.skippedDataManifests());
         }
-        return new MetricsSplitSource(splits.build(), MeterstoreMetrics.counts(metrics.buildOrThrow()), dynamicFilterWaitMillis);
+        return splits.build();
     }
 
     private static void addHotMetrics(ImmutableMap.Builder<String, Long> metrics, HotSplitPlan hotPlan)

@@ -2,7 +2,14 @@ package io.meterstore.trino;
 
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.archiver.maintenance.MaintenanceOutcome;
+import io.meterstore.archiver.maintenance.MaintenanceSettings;
+import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.HotPartition;
+import io.meterstore.core.LocalFileIo;
+import io.meterstore.core.SnapshotRetention;
+import io.meterstore.core.TieringWatermark;
+import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
@@ -13,26 +20,41 @@ import io.trino.spi.connector.Connector;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.ConnectorSplit;
 import io.trino.spi.connector.ConnectorSplitSource;
+import io.trino.spi.connector.ConnectorTableVersion;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.DynamicFilter;
 import io.trino.spi.connector.DynamicFilterSnapshot;
 import io.trino.spi.connector.MemoryContext;
+import io.trino.spi.connector.PointerType;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.connector.SourcePage;
 import io.trino.testing.TestingConnectorContext;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.InstantSource;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_PARTITION_MISSING;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
+import static io.trino.spi.type.BigintType.BIGINT;
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static io.trino.testing.TestingConnectorSession.SESSION;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -138,6 +160,77 @@ class TestMeterstoreReaderGrace
                 .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(METERSTORE_PARTITION_MISSING.toErrorCode()))
                 .hasMessageContaining("'%s.%s'".formatted(SCHEMA, archived))
                 .hasMessageContaining("raise the archiver's 'meterstore.reader-grace' above the longest query");
+    }
+
+    @Test
+    void testExpiryAndOrphanRemovalDuringAQueryPlannedBeforeThem()
+            throws Exception
+    {
+        ArchivalCycle archival = TestingArchival.cycle(warehouse, InstantSource.fixed(TestingArchival.LATER));
+        while (archival.archiveOnce().kind() == ArchiveOutcome.Kind.ARCHIVED) {
+            // every closed window
+        }
+        // past the reader grace the archived partitions are dropped, so no hot partition holds on to an archival commit
+        assertThat(TestingArchival.cycle(warehouse, InstantSource.fixed(TestingArchival.LATER.plus(Duration.ofHours(2)))).archiveOnce().droppedPartitions()).isNotEmpty();
+        try (Connection connection = warehouse.database().connect()) {
+            assertThat(TestingMeterstoreTables.hotTier().partitions(connection)).isEmpty();
+        }
+        MeterstoreTableHandle handle = tableHandle();
+        List<ConnectorSplit> splits = splits(handle);
+        long planned = handle.snapshotId().orElseThrow();
+
+        // after the plan, a rewrite (as compaction makes) replaces a data file the plan reads
+        Table table = warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, TestingMeterstoreTables.TABLE));
+        DataFile replaced = replaceOneDataFile(table);
+        Instant rewritten = Instant.ofEpochMilli(table.currentSnapshot().timestampMillis());
+        MaintenanceSettings settings = new MaintenanceSettings(new SnapshotRetention(Duration.ZERO, 1), Duration.ZERO, Duration.ofHours(1));
+
+        // within the reader grace the planned snapshot stays, and with it the file: orphan removal sees it live in that snapshot
+        maintenance(settings, rewritten.plus(Duration.ofMinutes(30))).expire();
+        assertThat(warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, TestingMeterstoreTables.TABLE)).snapshot(planned)).isNotNull();
+        assertThat(count(handle, splits)).isEqualTo(rows);
+
+        // past it, expiry removes the snapshot and the file only it read: the old plan fails naming the file, never a short answer
+        MaintenanceOutcome expired = maintenance(settings, rewritten.plus(Duration.ofHours(2))).expire();
+        assertThat(expired.expired().orElseThrow().snapshots()).isPositive();
+        assertThatThrownBy(() -> count(handle, splits))
+                .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(METERSTORE_COLD_READ_FAILED.toErrorCode()))
+                .hasMessageContaining("'%s'".formatted(replaced.location()));
+        // a plan made now reads the rewritten file, every row once
+        MeterstoreTableHandle after = tableHandle();
+        assertThat(count(after, splits(after))).isEqualTo(rows);
+
+        // and the snapshot it was planned on is gone for FOR VERSION AS OF too, named with the retention
+        assertThatThrownBy(() -> connector.getMetadata(SESSION, MeterstoreTransactionHandle.INSTANCE)
+                .getTableHandle(SESSION, VERSIONS, Optional.empty(), Optional.of(new ConnectorTableVersion(PointerType.TARGET_ID, BIGINT, planned))))
+                .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(METERSTORE_SNAPSHOT_NOT_FOUND.toErrorCode()))
+                .hasMessage("Table 'metering.readings_versions' has no snapshot %s (the archiver expires snapshots older than 0s, except the newest 1): use a snapshot id from iceberg.metering.\"readings$snapshots\"".formatted(planned));
+    }
+
+    private TableMaintenance maintenance(MaintenanceSettings settings, Instant now)
+    {
+        return new TableMaintenance(warehouse.catalog(), TableIdentifier.of(SCHEMA, TestingMeterstoreTables.TABLE), TestingMeterstoreTables.hotTier(),
+                () -> warehouse.database().connect(), settings, InstantSource.fixed(now));
+    }
+
+    /** Replaces one data file by a copy of it under another name, republishing W, as a rewrite by compaction would. */
+    private static DataFile replaceOneDataFile(Table table)
+            throws Exception
+    {
+        DataFile replaced;
+        try (CloseableIterable<FileScanTask> tasks = table.newScan().includeColumnStats().planFiles()) {
+            replaced = tasks.iterator().next().file();
+        }
+        Path source = LocalFileIo.path(replaced.location());
+        Path copy = source.resolveSibling("rewritten-" + UUID.randomUUID() + ".parquet");
+        Files.copy(source, copy);
+        table.newRewrite()
+                .deleteFile(replaced)
+                .addFile(DataFiles.builder(table.spec()).copy(replaced).withPath(copy.toUri().toString()).build())
+                .set(TieringWatermark.WATERMARK_KEY, WatermarkReader.current(table).watermark().toProperty())
+                .set(TieringWatermark.ROW_COUNT_KEY, "0")
+                .commit();
+        return replaced;
     }
 
     private MeterstoreTableHandle tableHandle()

@@ -1,5 +1,6 @@
 package io.meterstore.trino;
 
+import com.google.common.base.Throwables;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
@@ -37,11 +38,13 @@ import java.time.InstantSource;
 import java.time.LocalDate;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
+import static java.util.stream.Collectors.toMap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -53,6 +56,7 @@ final class TestMeterstoreRestCatalog
         extends AbstractTestQueryFramework
 {
     private static final TableIdentifier READINGS = TableIdentifier.of(SCHEMA, TestingMeterstoreTables.TABLE);
+    private static final String REST_TOKEN = "rest-bearer-token-7c1d";
 
     private TestingRestCatalog restCatalog;
     private TestingWarehouse warehouse;
@@ -79,7 +83,12 @@ final class TestMeterstoreRestCatalog
         DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse).build();
         Map<String, String> unreachable = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
         unreachable.put("meterstore.iceberg.rest-catalog.uri", "http://127.0.0.1:" + closedPort());
+        unreachable.put("meterstore.iceberg.rest-catalog.oauth2.token", REST_TOKEN);
         queryRunner.createCatalog("rest_down", "meterstore", unreachable);
+        // the same catalogue with a bearer token (the reference server accepts any)
+        Map<String, String> withToken = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
+        withToken.put("meterstore.iceberg.rest-catalog.oauth2.token", REST_TOKEN);
+        queryRunner.createCatalog("rest_token", "meterstore", withToken);
         return queryRunner;
     }
 
@@ -183,6 +192,23 @@ final class TestMeterstoreRestCatalog
                 .hasErrorCode(METERSTORE_CATALOG_UNAVAILABLE)
                 .hasMessageContaining("Cannot open the Iceberg catalogue 'meterstore'")
                 .hasMessageContaining("meterstore.iceberg.rest-catalog.uri");
+    }
+
+    @Test
+    void testCredentialsAreNeverShown()
+    {
+        List<String> secrets = List.of(TestingS3Server.SECRET_KEY, REST_TOKEN);
+        // $config masks the secrets it has and holds no storage credential at all
+        Map<String, String> settings = computeActual("SELECT setting, value FROM rest_token.metering.\"readings$config\"").getMaterializedRows().stream()
+                .collect(toMap(row -> (String) row.getField(0), row -> String.valueOf(row.getField(1))));
+        assertThat(settings).containsEntry("meterstore.iceberg.rest-catalog.oauth2.token", "********");
+        assertThat(settings.values()).allSatisfy(value -> assertThat(value).doesNotContain(secrets));
+        assertThat((String) computeActual("SHOW CREATE TABLE rest_token.metering.readings").getOnlyValue()).doesNotContain(secrets);
+        // nor does an error
+        assertThat(query("SELECT count(*) FROM rest_down.metering.readings_versions"))
+                .failure()
+                .satisfies(failure -> assertThat(failure).hasStackTraceContaining("meterstore.iceberg.rest-catalog.uri"))
+                .satisfies(failure -> assertThat(Throwables.getStackTraceAsString(failure)).doesNotContain(secrets));
     }
 
     private static int closedPort()

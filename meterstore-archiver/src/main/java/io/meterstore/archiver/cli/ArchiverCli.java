@@ -36,6 +36,9 @@ import static java.util.Objects.requireNonNull;
  * there as configured, and changes nothing;
  * <li>{@code status} prints each table's watermark, lag, partitions and invariant;
  * <li>{@code archive-once} runs one archival cycle per table and prints what it did;
+ * <li>{@code expire} expires the snapshots past the retention and removes orphan files of every table;
+ * <li>{@code compact} rewrites the manifests of every table one per month (month compaction does not exist yet);
+ * <li>{@code completeness} prints the completeness report of every table, asked of Trino;
  * <li>{@code run} starts the service.
  * </ul>
  * Exits 0 on success (idle, deferred, superseded and lease-contended cycles are not failures), 1 when a table failed,
@@ -54,6 +57,9 @@ public final class ArchiverCli
               check          check the configuration, the PostgreSQL login, the catalogue and both tiers of every table; changes nothing
               status         print each table's watermark, lag, partitions and invariant; exits 1 when a table is unhealthy
               archive-once   run one archival cycle for every configured table
+              expire         expire the snapshots past meterstore.snapshot-retention and remove the files no snapshot references
+              compact        rewrite the manifests of every table one per month of "from"; month compaction of data files is not yet available
+              completeness   print which readings miss intervals in a month or range, asked of Trino (options: run it without them)
               run            start the archiver service: scheduled cycles, /v1/info and /metrics over HTTP""";
 
     private final PrintStream out;
@@ -73,6 +79,9 @@ public final class ArchiverCli
         CHECK("check"),
         STATUS("status"),
         ARCHIVE_ONCE("archive-once"),
+        EXPIRE("expire"),
+        COMPACT("compact"),
+        COMPLETENESS("completeness"),
         RUN("run"),
         /**/;
 
@@ -101,11 +110,16 @@ public final class ArchiverCli
 
     public int run(String[] args)
     {
-        if (args.length != 3 || !args[1].equals("--config")) {
+        Optional<Command> command = args.length == 0 ? Optional.empty() : Command.parse(args[0]);
+        if (command.equals(Optional.of(Command.COMPLETENESS)) && (args.length < 3 || !args[1].equals("--config"))) {
+            err.println(CompletenessCommand.USAGE);
+            return EXIT_USAGE;
+        }
+        // only completeness takes options after the configuration file
+        if ((args.length != 3 && !command.equals(Optional.of(Command.COMPLETENESS))) || args.length < 3 || !args[1].equals("--config")) {
             err.println(USAGE);
             return EXIT_USAGE;
         }
-        Optional<Command> command = Command.parse(args[0]);
         if (command.isEmpty()) {
             err.println("Unknown command '%s'".formatted(args[0]));
             err.println(USAGE);
@@ -127,6 +141,18 @@ public final class ArchiverCli
         if (command.get() == Command.RUN) {
             return serve(configuration);
         }
+        if (command.get() == Command.COMPLETENESS) {
+            CompletenessCommand.Options options;
+            try {
+                options = CompletenessCommand.parse(Arrays.asList(args).subList(3, args.length));
+            }
+            catch (IllegalArgumentException e) {
+                err.println(e.getMessage());
+                err.println(CompletenessCommand.USAGE);
+                return EXIT_USAGE;
+            }
+            return new CompletenessCommand(configuration.tiers().getTables(), out, err).run(options) ? EXIT_OK : EXIT_FAILED;
+        }
         try (ColdStorage storage = ColdStorage.create(configuration.resolvedProperties());
                 ArchiverTables tables = new ArchiverTables(configuration.tiers(), configuration.archiver(), storage.fileSystemFactory())) {
             return switch (command.get()) {
@@ -134,7 +160,9 @@ public final class ArchiverCli
                 case CHECK -> new ConfigurationCheck(configuration.archiver(), tables, out, err).run() ? EXIT_OK : EXIT_FAILED;
                 case STATUS -> new StatusReport(configuration.archiver(), tables, clock, out, err).run() ? EXIT_OK : EXIT_FAILED;
                 case ARCHIVE_ONCE -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.cycle(table, clock).archiveOnce().describe()));
-                case RUN -> throw new IllegalStateException("'run' is served above");
+                case EXPIRE -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.maintenance(table, clock).expire().describe()));
+                case COMPACT -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.maintenance(table, clock).compact().describe()));
+                case RUN, COMPLETENESS -> throw new IllegalStateException("'%s' is served above".formatted(args[0]));
             };
         }
         catch (IOException e) {
@@ -172,6 +200,8 @@ public final class ArchiverCli
             hotTier.createParent(connection);
         }
         Table icebergTable = IcebergTableSpec.createIfMissing(tables.catalog(), tables.identifier(table));
+        // the retention as configured, for any engine that expires the table by its properties
+        IcebergTableSpec.restateMaintenanceProperties(icebergTable, tables.maintenanceSettings().retention());
         // writers name and size the partitions they create by the recorded step, so it is recorded before any is created
         Duration step = tables.step();
         Optional<Duration> recorded = ArchivalHistory.recordedStep(icebergTable);

@@ -3,11 +3,15 @@ package io.meterstore.archiver.cli;
 import io.meterstore.archiver.ArchiverConfig;
 import io.meterstore.archiver.ArchiverTables;
 import io.meterstore.archiver.Failures;
-import io.meterstore.archiver.invariant.ColdFileCheck;
-import io.meterstore.archiver.invariant.InvariantCheck;
-import io.meterstore.archiver.invariant.InvariantReport;
+import io.meterstore.archiver.maintenance.ColdTierLayout;
+import io.meterstore.archiver.maintenance.MaintenanceCommand;
+import io.meterstore.core.ColdFileCheck;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
+import io.meterstore.core.InvariantCheck;
+import io.meterstore.core.InvariantReport;
+import io.meterstore.core.SnapshotRetention;
+import io.meterstore.core.TableStatus;
 import org.apache.iceberg.Table;
 
 import java.io.PrintStream;
@@ -15,6 +19,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.Arrays;
 import java.util.List;
 
 import static io.airlift.units.Duration.succinctDuration;
@@ -69,13 +74,14 @@ final class StatusReport
         String name = tables.qualifiedName(table);
         HotTier hotTier = tables.hotTier(table);
         InvariantReport report;
+        Table icebergTable;
         List<String> damagedFiles;
         try {
             if (!hotTier.parentExists(connection)) {
                 err.println("%s: unhealthy: PostgreSQL table %s does not exist: fix meterstore.tables, or run the archiver's 'create' command".formatted(name, hotTier.qualifiedParent()));
                 return false;
             }
-            Table icebergTable = tables.catalog().loadTable(tables.identifier(table));
+            icebergTable = tables.catalog().loadTable(tables.identifier(table));
             report = InvariantCheck.check(icebergTable, hotTier, connection);
             damagedFiles = ColdFileCheck.damagedFiles(icebergTable);
         }
@@ -84,9 +90,10 @@ final class StatusReport
             return false;
         }
 
-        Duration lag = Duration.between(report.watermark().instant(), clock.instant());
-        Duration tolerated = config.getSettlementLag().toJavaTime().plus(config.getArchivalStep().toJavaTime().multipliedBy(2));
-        boolean behind = lag.compareTo(tolerated) > 0;
+        TableStatus status = new TableStatus(report, clock.instant(), config.getArchivalStep().toJavaTime(), config.getSettlementLag().toJavaTime());
+        Duration lag = status.lag();
+        Duration tolerated = status.toleratedLag();
+        boolean behind = status.behind();
         boolean healthy = report.holds() && !behind && damagedFiles.isEmpty();
 
         out.println("%s: %s".formatted(name, healthy ? "healthy" : "unhealthy"));
@@ -113,7 +120,32 @@ final class StatusReport
             out.println("  invariant      violated");
             report.violations().forEach(violation -> out.println("    " + violation));
         }
+        coldTier(table, icebergTable);
         return healthy;
+    }
+
+    /** The cold tier's layout and when each maintenance command last ran; for information, not part of health. */
+    private void coldTier(String table, Table icebergTable)
+    {
+        ColdTierLayout layout;
+        try {
+            layout = ColdTierLayout.of(icebergTable);
+        }
+        catch (RuntimeException e) {
+            out.println("  cold tier      cannot be read: %s".formatted(Failures.describe(e)));
+            return;
+        }
+        out.println("  cold tier      %s%s".formatted(
+                layout.describe(),
+                layout.oldestSnapshot().map(oldest -> ", the oldest from %s".formatted(formatInstant(oldest))).orElse("")));
+        out.println("  retention      %s; orphan files removed once older than %s".formatted(
+                tables.maintenanceSettings().retention().describe(), SnapshotRetention.format(tables.maintenanceSettings().orphanSafetyAge())));
+        List<String> runs = Arrays.stream(MaintenanceCommand.values())
+                .map(command -> "%s %s".formatted(command.commandName(), command.lastRun(icebergTable)
+                        .map(last -> "%s (%s ago)".formatted(formatInstant(last), succinct(Duration.between(last, clock.instant()))))
+                        .orElse("never ran")))
+                .toList();
+        out.println("  maintenance    %s; month compaction is not yet available".formatted(String.join(", ", runs)));
     }
 
     static String partitions(int count)

@@ -2,7 +2,7 @@ package io.meterstore.archiver.cycle;
 
 import static java.util.Objects.requireNonNull;
 
-/** A state of a table the archiver refuses to act on. The message says what is wrong and what to do. */
+/** A state of a table the archiver refuses to archive or maintain. The message says what is wrong and what to do. */
 public class ArchivalException
         extends RuntimeException
 {
@@ -37,5 +37,9 @@ public class ArchivalException
         PARTITION_NOT_COVERED,
         /** The Iceberg commit kept failing against a base whose watermark did not move. */
         COMMIT_FAILED,
+        /** The table's storage cannot list its files, so files no snapshot references cannot be found. */
+        FILES_NOT_LISTABLE,
+        /** The table forbids deleting its files (Iceberg's gc.enabled = false), which expiry and orphan removal do. */
+        GC_DISABLED,
     }
 }

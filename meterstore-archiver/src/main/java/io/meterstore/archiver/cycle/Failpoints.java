@@ -7,7 +7,7 @@ import java.util.concurrent.locks.LockSupport;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Named points of the archival cycle where a crash test stops the archiver. Every point is a no-op unless the system
+ * Named points of the archival cycle and of the maintenance steps where a crash test stops the archiver. Every point is a no-op unless the system
  * property {@value #PROPERTY} names it; the named point prints {@code FAILPOINT <name>} to stdout and blocks forever,
  * so the test kills the process (SIGKILL) at exactly that step and then shows that recovery is the ordinary path.
  */
@@ -31,6 +31,12 @@ public final class Failpoints
         AFTER_COMMIT("after-commit"),
         /** A detached partition below W, past its reader grace, is about to be dropped. */
         BEFORE_DROP("before-drop"),
+        /** Snapshot expiry committed the table without the expired snapshots; none of their files is deleted yet. */
+        EXPIRY_AFTER_COMMIT("expiry-after-commit"),
+        /** Snapshot expiry deleted one file of the expired snapshots; the others are still there. */
+        EXPIRY_MID_DELETE("expiry-mid-delete"),
+        /** Orphan-file removal deleted one orphan; the others are still there. */
+        ORPHANS_MID_DELETE("orphans-mid-delete"),
         /**/;
 
         private final String pointName;
@@ -60,7 +66,7 @@ public final class Failpoints
     }
 
     /** Blocks forever if {@code failpoint} is the armed one; returns at once otherwise. */
-    static void hit(Failpoint failpoint)
+    public static void hit(Failpoint failpoint)
     {
         if (ARMED.isEmpty() || ARMED.get() != failpoint) {
             return;

@@ -9,8 +9,12 @@ import io.meterstore.archiver.ArchiverTables;
 import io.meterstore.archiver.Failures;
 import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
-import io.meterstore.archiver.invariant.InvariantCheck;
-import io.meterstore.archiver.invariant.InvariantReport;
+import io.meterstore.archiver.maintenance.MaintenanceCommand;
+import io.meterstore.archiver.maintenance.MaintenanceOutcome;
+import io.meterstore.archiver.maintenance.TableMaintenance;
+import io.meterstore.core.InvariantCheck;
+import io.meterstore.core.InvariantLog;
+import io.meterstore.core.InvariantReport;
 import io.meterstore.core.MeterstoreException;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
@@ -19,8 +23,10 @@ import org.apache.iceberg.Table;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -33,7 +39,8 @@ import static java.util.concurrent.TimeUnit.MILLISECONDS;
 /**
  * Runs the cycles of every configured table: each table on its own thread, one cycle after another, a pause of the
  * schedule interval after a cycle that found nothing to archive and none after one that archived (a backlog is worked
- * off at once). After each cycle the table's invariant is checked.
+ * off at once). After each cycle the table's invariant is checked; once no window is left, the maintenance commands
+ * that are due run (expire, compact), each under the table's lease like a cycle.
  * <p>
  * Draining stops new cycles and waits, up to the shutdown timeout, for the ones in flight to finish their step, so a
  * shutdown leaves no half-done step behind. A cycle still running at the timeout is interrupted and abandoned; that is
@@ -48,6 +55,7 @@ public final class ArchiverScheduler
     private final InstantSource clock;
     private final Duration interval;
     private final Duration shutdownTimeout;
+    private final Duration maintenanceInterval;
     private final ScheduledExecutorService executor;
     private final AtomicBoolean draining = new AtomicBoolean();
 
@@ -62,6 +70,7 @@ public final class ArchiverScheduler
         this.clock = requireNonNull(clock, "clock is null");
         this.interval = config.getScheduleInterval();
         this.shutdownTimeout = config.getShutdownTimeout();
+        this.maintenanceInterval = config.getMaintenanceInterval();
         this.executor = newScheduledThreadPool(tables.tables().size(), threadsNamed("archiver-%s"));
     }
 
@@ -129,6 +138,44 @@ public final class ArchiverScheduler
         while (!draining.get() && runCycle(table)) {
             // next window
         }
+        maintain(table);
+    }
+
+    /**
+     * Runs each maintenance command that is due on {@code table}: never run, or last finished (by this archiver or
+     * another replica, as the table records it) at least the maintenance interval ago. A command that fails or finds
+     * the lease taken is not recorded, so the next cycle tries it again.
+     */
+    private void maintain(String table)
+    {
+        String name = tables.qualifiedName(table);
+        for (MaintenanceCommand command : MaintenanceCommand.values()) {
+            if (draining.get()) {
+                return;
+            }
+            Stopwatch stopwatch = Stopwatch.createStarted();
+            try {
+                TableMaintenance maintenance = tables.maintenance(table, clock);
+                Optional<Instant> lastRun = maintenance.lastRun(command);
+                stats.table(table).maintenanceRecorded(command, lastRun);
+                if (lastRun.isPresent() && lastRun.get().plus(maintenanceInterval.toJavaTime()).isAfter(clock.instant())) {
+                    continue;
+                }
+                MaintenanceOutcome outcome = maintenance.run(command);
+                stats.maintenanceFinished(table, outcome, clock.instant());
+                log.info("%s (%s)", outcome.describe(), Duration.succinctNanos(stopwatch.elapsed().toNanos()));
+            }
+            catch (SQLException | RuntimeException e) {
+                String message = "%s: %s failed: %s".formatted(name, command.commandName(), Failures.describe(e));
+                stats.maintenanceFailed(table, command, message);
+                if (e instanceof SQLException || e instanceof MeterstoreException || e instanceof ArchivalException) {
+                    log.error("%s", message);
+                }
+                else {
+                    log.error(e, "%s", message);
+                }
+            }
+        }
     }
 
     /** Runs one cycle of {@code table} and checks its invariant; returns whether a window was archived. */
@@ -166,6 +213,8 @@ public final class ArchiverScheduler
             InvariantReport report = InvariantCheck.check(icebergTable, tables.hotTier(table), connection);
             List<String> previous = stats.table(table).info().invariantViolations();
             stats.invariantChecked(table, report);
+            // for "<table>$invariant": the connector shows what the archiver last found
+            InvariantLog.record(connection, tables.hotTier(table), report, clock.instant());
             // a violation is logged when it appears, not once per cycle while it persists
             for (String violation : report.violations()) {
                 if (!previous.contains(violation)) {

@@ -5,13 +5,17 @@ import com.google.inject.Inject;
 import io.airlift.stats.CounterStat;
 import io.airlift.stats.TimeStat;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
-import io.meterstore.archiver.invariant.InvariantReport;
+import io.meterstore.archiver.maintenance.MaintenanceCommand;
+import io.meterstore.archiver.maintenance.MaintenanceOutcome;
+import io.meterstore.core.InvariantReport;
 import org.weakref.jmx.Managed;
 import org.weakref.jmx.Nested;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.stream.DoubleStream;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
@@ -33,6 +37,10 @@ public final class ArchiverStats
     private final Map<CycleResult, CounterStat> cycles = Arrays.stream(CycleResult.values())
             .collect(toImmutableMap(identity(), _ -> new CounterStat()));
     private final TimeStat cycleTime = new TimeStat(SECONDS);
+    private final CounterStat expiredSnapshots = new CounterStat();
+    private final CounterStat orphanFilesRemoved = new CounterStat();
+    private final CounterStat rewrittenBytes = new CounterStat();
+    private final CounterStat maintenanceFailures = new CounterStat();
 
     @Inject
     public ArchiverStats(Map<String, TableArchiverStats> tables)
@@ -62,6 +70,23 @@ public final class ArchiverStats
         table(table).cycleFailed(message, elapsed);
         cycles.get(CycleResult.FAILED).update(1);
         cycleTime.add(elapsed.toNanos(), NANOSECONDS);
+    }
+
+    public void maintenanceFinished(String table, MaintenanceOutcome outcome, Instant finishedAt)
+    {
+        table(table).maintenanceFinished(outcome, finishedAt);
+        if (outcome.leaseContended()) {
+            return;
+        }
+        outcome.expired().ifPresent(expired -> expiredSnapshots.update(expired.snapshots()));
+        outcome.orphans().ifPresent(orphans -> orphanFilesRemoved.update(orphans.files()));
+        rewrittenBytes.update(outcome.rewrittenBytes());
+    }
+
+    public void maintenanceFailed(String table, MaintenanceCommand command, String message)
+    {
+        table(table).maintenanceFailed(command, message);
+        maintenanceFailures.update(1);
     }
 
     public void invariantChecked(String table, InvariantReport report)
@@ -130,6 +155,45 @@ public final class ArchiverStats
     public CounterStat getCyclesFailed()
     {
         return cycles.get(CycleResult.FAILED);
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getExpiredSnapshots()
+    {
+        return expiredSnapshots;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getOrphanFilesRemoved()
+    {
+        return orphanFilesRemoved;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getRewrittenBytes()
+    {
+        return rewrittenBytes;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getMaintenanceFailures()
+    {
+        return maintenanceFailures;
+    }
+
+    /** The one number to alert on for "maintenance is not running", whichever table and command it is. */
+    @Managed(description = "The most seconds since any maintenance command last finished on any table; NaN until one has")
+    public double getMaxSecondsSinceMaintenance()
+    {
+        return tables.values().stream()
+                .flatMapToDouble(stats -> DoubleStream.of(stats.getSecondsSinceExpire(), stats.getSecondsSinceCompact()))
+                .filter(seconds -> !Double.isNaN(seconds))
+                .max()
+                .orElse(Double.NaN);
     }
 
     /** The one number to alert on for "archival is not keeping up", whichever table it is. */

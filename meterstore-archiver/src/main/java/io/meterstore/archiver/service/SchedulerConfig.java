@@ -6,12 +6,14 @@ import io.airlift.units.Duration;
 import io.airlift.units.MinDuration;
 import jakarta.validation.constraints.NotNull;
 
+import static java.util.concurrent.TimeUnit.DAYS;
 import static java.util.concurrent.TimeUnit.MINUTES;
 
 public class SchedulerConfig
 {
     private Duration scheduleInterval = new Duration(1, MINUTES);
     private Duration shutdownTimeout = new Duration(5, MINUTES);
+    private Duration maintenanceInterval = new Duration(1, DAYS);
 
     @NotNull
     @MinDuration("1s")
@@ -40,6 +42,21 @@ public class SchedulerConfig
     public SchedulerConfig setShutdownTimeout(Duration shutdownTimeout)
     {
         this.shutdownTimeout = shutdownTimeout;
+        return this;
+    }
+
+    @NotNull
+    @MinDuration("1m")
+    public Duration getMaintenanceInterval()
+    {
+        return maintenanceInterval;
+    }
+
+    @Config("meterstore.maintenance-interval")
+    @ConfigDescription("How often the service runs 'expire' (snapshot expiry, orphan-file removal) and 'compact' (manifest rewrite) on each table, between its archival cycles")
+    public SchedulerConfig setMaintenanceInterval(Duration maintenanceInterval)
+    {
+        this.maintenanceInterval = maintenanceInterval;
         return this;
     }
 }

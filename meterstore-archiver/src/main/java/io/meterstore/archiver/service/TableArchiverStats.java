@@ -4,7 +4,12 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.airlift.stats.CounterStat;
 import io.airlift.stats.TimeStat;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
-import io.meterstore.archiver.invariant.InvariantReport;
+import io.meterstore.archiver.maintenance.ColdTierLayout;
+import io.meterstore.archiver.maintenance.MaintenanceCommand;
+import io.meterstore.archiver.maintenance.MaintenanceOutcome;
+import io.meterstore.archiver.service.TableInfo.ColdTierInfo;
+import io.meterstore.archiver.service.TableInfo.MaintenanceInfo;
+import io.meterstore.core.InvariantReport;
 import io.meterstore.core.TieringWatermark;
 import org.weakref.jmx.Managed;
 import org.weakref.jmx.Nested;
@@ -13,6 +18,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -37,9 +43,20 @@ public final class TableArchiverStats
     private final Map<CycleResult, CounterStat> cycles = Arrays.stream(CycleResult.values())
             .collect(toImmutableMap(identity(), _ -> new CounterStat()));
     private final TimeStat cycleTime = new TimeStat(SECONDS);
+    private final CounterStat expiredSnapshots = new CounterStat();
+    private final CounterStat expiredFiles = new CounterStat();
+    private final CounterStat orphanFilesRemoved = new CounterStat();
+    private final CounterStat orphanBytesRemoved = new CounterStat();
+    private final CounterStat rewrittenManifests = new CounterStat();
+    private final CounterStat rewrittenBytes = new CounterStat();
+    private final CounterStat maintenanceFailures = new CounterStat();
 
     @GuardedBy("this")
     private Optional<TieringWatermark> watermark = Optional.empty();
+    @GuardedBy("this")
+    private Optional<ColdTierLayout> layout = Optional.empty();
+    @GuardedBy("this")
+    private final Map<MaintenanceCommand, LastMaintenance> lastMaintenance = new EnumMap<>(MaintenanceCommand.class);
     @GuardedBy("this")
     private Optional<LastCycle> lastCycle = Optional.empty();
     @GuardedBy("this")
@@ -74,6 +91,52 @@ public final class TableArchiverStats
         }
     }
 
+    /** A maintenance command finished; one without the lease changed nothing and is not counted. */
+    public void maintenanceFinished(MaintenanceOutcome outcome, Instant finishedAt)
+    {
+        if (outcome.leaseContended()) {
+            return;
+        }
+        outcome.expired().ifPresent(expired -> {
+            expiredSnapshots.update(expired.snapshots());
+            expiredFiles.update(expired.deletedFiles());
+        });
+        outcome.orphans().ifPresent(orphans -> {
+            orphanFilesRemoved.update(orphans.files());
+            orphanBytesRemoved.update(orphans.bytes());
+        });
+        outcome.rewritten().ifPresent(rewritten -> rewrittenManifests.update(rewritten.replacedManifests()));
+        rewrittenBytes.update(outcome.rewrittenBytes());
+        synchronized (this) {
+            layout = Optional.of(outcome.layout());
+            lastMaintenance.put(outcome.command(), new LastMaintenance(Optional.of(finishedAt), outcome.describe()));
+        }
+    }
+
+    public void maintenanceFailed(MaintenanceCommand command, String message)
+    {
+        maintenanceFailures.update(1);
+        synchronized (this) {
+            Optional<Instant> finished = Optional.ofNullable(lastMaintenance.get(command)).flatMap(LastMaintenance::finishedAt);
+            lastMaintenance.put(command, new LastMaintenance(finished, message));
+        }
+    }
+
+    /** When {@code command} last finished on the table as the table records it: by this archiver or another replica. */
+    public synchronized void maintenanceRecorded(MaintenanceCommand command, Optional<Instant> finishedAt)
+    {
+        LastMaintenance last = lastMaintenance.get(command);
+        if (finishedAt.isEmpty() || (last != null && last.finishedAt().filter(known -> !known.isBefore(finishedAt.get())).isPresent())) {
+            return;
+        }
+        lastMaintenance.put(command, new LastMaintenance(finishedAt, last == null ? "%s ran on %s".formatted(command.commandName(), finishedAt.get()) : last.description()));
+    }
+
+    public synchronized Optional<ColdTierLayout> layout()
+    {
+        return layout;
+    }
+
     public synchronized void invariantChecked(InvariantReport report)
     {
         watermark = Optional.of(report.watermark());
@@ -100,7 +163,11 @@ public final class TableArchiverStats
                 lastCycle.map(LastCycle::result),
                 lastCycle.map(LastCycle::description),
                 lastCycle.map(LastCycle::finishedAt),
-                lastInvariantReport.map(InvariantReport::violations).orElse(List.of()));
+                lastInvariantReport.map(InvariantReport::violations).orElse(List.of()),
+                layout.map(ColdTierInfo::of),
+                lastMaintenance.entrySet().stream()
+                        .map(entry -> new MaintenanceInfo(entry.getKey().commandName(), entry.getValue().finishedAt(), entry.getValue().description()))
+                        .toList());
     }
 
     @Managed
@@ -196,6 +263,110 @@ public final class TableArchiverStats
     public synchronized int getPartitionsAwaitingDrop()
     {
         return lastInvariantReport.map(report -> report.partitionsAwaitingDrop().size()).orElse(0);
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getExpiredSnapshots()
+    {
+        return expiredSnapshots;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getExpiredFiles()
+    {
+        return expiredFiles;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getOrphanFilesRemoved()
+    {
+        return orphanFilesRemoved;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getOrphanBytesRemoved()
+    {
+        return orphanBytesRemoved;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getRewrittenManifests()
+    {
+        return rewrittenManifests;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getRewrittenBytes()
+    {
+        return rewrittenBytes;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getMaintenanceFailures()
+    {
+        return maintenanceFailures;
+    }
+
+    /** NaN until maintenance has read the table's layout. */
+    @Managed(description = "Snapshots the Iceberg table keeps, as of the last maintenance")
+    public synchronized double getSnapshots()
+    {
+        return layout.map(value -> (double) value.snapshots()).orElse(Double.NaN);
+    }
+
+    @Managed(description = "Data files of the current snapshot, as of the last maintenance")
+    public synchronized double getDataFiles()
+    {
+        return layout.map(value -> (double) value.dataFiles()).orElse(Double.NaN);
+    }
+
+    @Managed(description = "The most data files of any month of \"from\", as of the last maintenance")
+    public synchronized double getMaxDataFilesPerMonth()
+    {
+        return layout.map(value -> (double) value.maxDataFilesPerMonth()).orElse(Double.NaN);
+    }
+
+    @Managed(description = "Data manifests of the current snapshot, as of the last maintenance")
+    public synchronized double getManifests()
+    {
+        return layout.map(value -> (double) value.manifests()).orElse(Double.NaN);
+    }
+
+    @Managed(description = "Seconds since 'expire' last finished on the table; NaN until it has")
+    public synchronized double getSecondsSinceExpire()
+    {
+        return secondsSince(MaintenanceCommand.EXPIRE);
+    }
+
+    @Managed(description = "Seconds since 'compact' last finished on the table; NaN until it has")
+    public synchronized double getSecondsSinceCompact()
+    {
+        return secondsSince(MaintenanceCommand.COMPACT);
+    }
+
+    @GuardedBy("this")
+    private double secondsSince(MaintenanceCommand command)
+    {
+        return Optional.ofNullable(lastMaintenance.get(command))
+                .flatMap(LastMaintenance::finishedAt)
+                .map(finished -> Math.max(Duration.between(finished, clock.instant()).toMillis(), 0) / 1000.0)
+                .orElse(Double.NaN);
+    }
+
+    private record LastMaintenance(Optional<Instant> finishedAt, String description)
+    {
+        private LastMaintenance
+        {
+            requireNonNull(finishedAt, "finishedAt is null");
+            requireNonNull(description, "description is null");
+        }
     }
 
     private record LastCycle(CycleResult result, String description, Instant finishedAt)

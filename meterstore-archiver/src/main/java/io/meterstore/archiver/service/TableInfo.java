@@ -1,14 +1,17 @@
 package io.meterstore.archiver.service;
 
+import com.google.common.collect.ImmutableMap;
 import io.airlift.units.Duration;
+import io.meterstore.archiver.maintenance.ColdTierLayout;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
-/** One table in {@code GET /v1/info}: where its watermark stands and what its last cycle did. */
+/** One table in {@code GET /v1/info}: where its watermark stands, what its last cycle did, and its cold tier's upkeep. */
 public record TableInfo(
         String name,
         Optional<Instant> watermark,
@@ -16,7 +19,9 @@ public record TableInfo(
         Optional<CycleResult> lastResult,
         Optional<String> lastCycle,
         Optional<Instant> lastCycleFinished,
-        List<String> invariantViolations)
+        List<String> invariantViolations,
+        Optional<ColdTierInfo> coldTier,
+        List<MaintenanceInfo> maintenance)
 {
     public TableInfo
     {
@@ -27,5 +32,34 @@ public record TableInfo(
         requireNonNull(lastCycle, "lastCycle is null");
         requireNonNull(lastCycleFinished, "lastCycleFinished is null");
         invariantViolations = List.copyOf(requireNonNull(invariantViolations, "invariantViolations is null"));
+        requireNonNull(coldTier, "coldTier is null");
+        maintenance = List.copyOf(requireNonNull(maintenance, "maintenance is null"));
+    }
+
+    /** The cold tier's layout as the last maintenance read it: snapshots, manifests and data files per month of "from". */
+    public record ColdTierInfo(int snapshots, int manifests, int dataFiles, int maxDataFilesPerMonth, Map<String, Integer> dataFilesPerMonth)
+    {
+        public ColdTierInfo
+        {
+            dataFilesPerMonth = ImmutableMap.copyOf(requireNonNull(dataFilesPerMonth, "dataFilesPerMonth is null"));
+        }
+
+        static ColdTierInfo of(ColdTierLayout layout)
+        {
+            ImmutableMap.Builder<String, Integer> months = ImmutableMap.builder();
+            layout.months().forEach((month, files) -> months.put(month.toString(), files.files()));
+            return new ColdTierInfo(layout.snapshots(), layout.manifests(), layout.dataFiles(), layout.maxDataFilesPerMonth(), months.buildOrThrow());
+        }
+    }
+
+    /** A maintenance command of the table: when it last finished, and what its last run did or why it failed. */
+    public record MaintenanceInfo(String command, Optional<Instant> lastFinished, String lastRun)
+    {
+        public MaintenanceInfo
+        {
+            requireNonNull(command, "command is null");
+            requireNonNull(lastFinished, "lastFinished is null");
+            requireNonNull(lastRun, "lastRun is null");
+        }
     }
 }

@@ -2,6 +2,7 @@ package io.meterstore.archiver.cli;
 
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.cycle.TestingClock;
+import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
@@ -400,13 +401,18 @@ final class TestArchiverCli
             Run run = run(new String[] {"status", "--config", config.toString()}, clock);
             assertThat(run.err()).isEmpty();
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
-            assertThat(run.out()).isEqualTo("""
+            assertThat(run.out()).startsWith("""
                     metering.readings: healthy
                       watermark      2024-03-06T00:00:00Z, lag 7.00d
                       hot            1 partition attached, 2024-03-06T00:00:00Z to 2024-03-07T00:00:00Z
                       awaiting drop  1 (detached below the watermark, dropped once the reader grace has passed): readings_2024_03_05_0000
                       invariant      holds
                     """);
+            // the cold tier's layout and upkeep, for information (the snapshot's time is the committing machine's clock)
+            assertThat(run.out().lines().skip(5).toList()).satisfiesExactly(
+                    line -> assertThat(line).matches("  cold tier      1 data file in 1 month \\(at most 1 in a month\\), 1 manifest, 1 snapshot, the oldest from \\S+Z"),
+                    line -> assertThat(line).isEqualTo("  retention      snapshots older than 3653d, except the newest 20; orphan files removed once older than 3d"),
+                    line -> assertThat(line).isEqualTo("  maintenance    expire never ran, compact never ran; month compaction is not yet available"));
             assertThat(relations(database)).isEqualTo(relations);
 
             // a day below W attached again: its rows are read by neither tier
@@ -529,6 +535,60 @@ final class TestArchiverCli
             finally {
                 ((Closeable) catalog).close();
             }
+        }
+    }
+
+    @Test
+    void testCompactThenExpire()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_maintenance")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Path config = write("archiver.properties", properties(database, warehouse) + """
+                    meterstore.snapshot-retention=1h
+                    meterstore.min-snapshots-to-keep=1
+                    meterstore.orphan-safety-age=1h
+                    """);
+            TestingClock clock = new TestingClock(MARCH_5.plus(Duration.ofDays(8)));
+            assertThat(run(new String[] {"create", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            Catalog catalog = warehouse.catalog();
+            TableIdentifier identifier = TableIdentifier.of(Namespace.of("metering"), "readings");
+            // the configured retention, for every engine that expires the table by its properties
+            assertThat(catalog.loadTable(identifier).properties())
+                    .containsEntry("history.expire.max-snapshot-age-ms", "3600000")
+                    .containsEntry("history.expire.min-snapshots-to-keep", "1");
+            try (Connection connection = database.connect()) {
+                new ReadingsLoader(HOT_TIER).load(connection, utcDay(MARCH_5));
+                new ReadingsLoader(HOT_TIER).load(connection, utcDay(MARCH_5.plus(Duration.ofDays(1))));
+            }
+            assertThat(run(new String[] {"archive-once", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            clock.advance(Duration.ofDays(1));
+            assertThat(run(new String[] {"archive-once", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+
+            Run run = run(new String[] {"compact", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run.err()).isEmpty();
+            assertThat(run.out()).matches("""
+                    metering.readings: compact: 2 manifests rewritten into 1 by month \\(\\d+ bytes\\), watermark 2024-03-07T00:00:00Z republished; \
+                    month compaction is not yet available, so data files are not merged; now 2 data files in 1 month \\(at most 2 in a month\\), 1 manifest, 3 snapshots
+                    """);
+            run = run(new String[] {"compact", "--config", config.toString()}, clock);
+            assertThat(run.out()).startsWith("metering.readings: compact: manifests already one per month, nothing rewritten; month compaction is not yet available");
+            assertThat(MaintenanceCommand.COMPACT.lastRun(catalog.loadTable(identifier))).contains(clock.instant());
+
+            // the last archived partition is dropped after the reader grace; then, an hour after the commits, every snapshot but the newest expires
+            clock.advance(Duration.ofHours(2));
+            assertThat(run(new String[] {"archive-once", "--config", config.toString()}, clock).out()).endsWith("dropped readings_2024_03_06_0000\n");
+            Instant later = Instant.ofEpochMilli(catalog.loadTable(identifier).currentSnapshot().timestampMillis()).plus(Duration.ofHours(2));
+            run = run(new String[] {"expire", "--config", config.toString()}, new TestingClock(later));
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run.out()).matches("""
+                    metering.readings: expire: 2 snapshots expired with 4 files only they referenced, kept 1 snapshot, the oldest from \\S+ \\(retention: snapshots older than 1h, except the newest 1\\); \
+                    0 files no snapshot references removed \\(0 bytes\\) of \\d+ listed, older than 1h; now 2 data files in 1 month \\(at most 2 in a month\\), 1 manifest, 1 snapshot
+                    """);
+
+            run = run(new String[] {"status", "--config", config.toString()}, new TestingClock(later));
+            assertThat(run.out()).contains("  maintenance    expire %s (".formatted(later));
         }
     }
 

@@ -1,11 +1,15 @@
 package io.meterstore.archiver.cycle;
 
 import io.meterstore.archiver.cycle.ArchiveOutcome.Kind;
+import io.meterstore.archiver.maintenance.MaintenanceCommand;
+import io.meterstore.archiver.maintenance.MaintenanceSettings;
+import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergCatalogs;
 import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
 import io.meterstore.core.LocalFileIo;
 import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.SnapshotRetention;
 import io.meterstore.testing.TestingWarehouse;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.io.OutputFile;
@@ -19,6 +23,7 @@ import java.sql.DriverManager;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -36,7 +41,9 @@ import static java.nio.charset.StandardCharsets.UTF_8;
  * that another writer can commit in between.
  * <p>
  * Arguments, as {@code key=value}: {@code url}, {@code user}, {@code warehouse}, {@code clock} (RFC 3339),
- * {@code grace} (ISO-8601 duration), {@code mode} ({@code once} or {@code until-idle}), {@code barrier}, {@code pause}.
+ * {@code grace} (ISO-8601 duration), {@code mode} ({@code once} or {@code until-idle}), {@code barrier}, {@code pause}. With
+ * {@code mode} {@code expire} or {@code compact} it runs that maintenance command once instead, with {@code retention}
+ * and {@code orphan-age} (ISO-8601 durations) and {@code keep} (snapshots), and prints {@code MAINTAINED <description>}.
  */
 public final class ArchiverProcess
 {
@@ -85,6 +92,30 @@ public final class ArchiverProcess
         };
         Catalog catalog = IcebergCatalogs.jdbc(new JdbcCatalogSpec(TestingWarehouse.CATALOG_NAME, url, user, Optional.empty(), arguments.get("warehouse")), properties -> fileIo);
         HotTier hotTier = new HotTier(TestingArchiverTable.SCHEMA, new PartitionNaming(TestingArchiverTable.TABLE, Duration.ofDays(1)), Duration.ofSeconds(5));
+        Optional<MaintenanceCommand> maintenance = Arrays.stream(MaintenanceCommand.values())
+                .filter(command -> command.commandName().equals(arguments.get("mode")))
+                .findFirst();
+        if (maintenance.isPresent()) {
+            MaintenanceSettings maintenanceSettings = new MaintenanceSettings(
+                    new SnapshotRetention(Duration.parse(arguments.get("retention")), Integer.parseInt(arguments.get("keep"))),
+                    Duration.parse(arguments.get("orphan-age")),
+                    Duration.parse(arguments.get("grace")));
+            TableMaintenance tableMaintenance = new TableMaintenance(catalog, TestingArchiverTable.identifier(), hotTier, () -> DriverManager.getConnection(url, user, null), maintenanceSettings, clock);
+            int exitCode = 0;
+            try {
+                System.out.println("MAINTAINED " + tableMaintenance.run(maintenance.get()).describe());
+            }
+            catch (Exception e) {
+                System.out.println("FAILED " + e);
+                e.printStackTrace();
+                exitCode = 1;
+            }
+            finally {
+                ((Closeable) catalog).close();
+            }
+            System.out.flush();
+            System.exit(exitCode);
+        }
         ArchivalCycle cycle = new ArchivalCycle(catalog, TestingArchiverTable.identifier(), hotTier, () -> DriverManager.getConnection(url, user, null), settings, clock);
         if (Boolean.parseBoolean(arguments.getOrDefault("barrier", "false"))) {
             System.out.println("READY");

@@ -3,6 +3,8 @@ package io.meterstore.archiver.cycle;
 import com.google.common.collect.ImmutableList;
 import io.meterstore.archiver.cycle.ArchiveOutcome.Kind;
 import io.meterstore.archiver.cycle.Failpoints.Failpoint;
+import io.meterstore.archiver.maintenance.MaintenanceCommand;
+import io.meterstore.archiver.maintenance.MaintenanceSettings;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -24,7 +26,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
 /** An {@link ArchiverProcess} started by a test: its stdout lines as they arrive, its stderr in a file, and SIGKILL. */
-final class TestingArchiverProcess
+public final class TestingArchiverProcess
         implements AutoCloseable
 {
     private static final Duration POLL = Duration.ofMillis(20);
@@ -54,6 +56,27 @@ final class TestingArchiverProcess
     static TestingArchiverProcess start(String name, TestingArchiverTable tables, Path directory, Instant clock, Duration readerGrace, boolean untilIdle, Optional<Failpoint> failpoint, boolean barrier, boolean pauseBeforeCommit)
             throws IOException
     {
+        List<String> arguments = new ArrayList<>(List.of("mode=" + (untilIdle ? "until-idle" : "once"), "barrier=" + barrier));
+        if (pauseBeforeCommit) {
+            arguments.add("pause=before-commit");
+        }
+        return start(name, tables, directory, clock, readerGrace, failpoint, arguments);
+    }
+
+    /** Starts an archiver that runs the maintenance {@code command} of {@code tables} once on the fixed instant {@code clock}. */
+    public static TestingArchiverProcess startMaintenance(String name, TestingArchiverTable tables, Path directory, Instant clock, MaintenanceCommand command, MaintenanceSettings settings, Optional<Failpoint> failpoint)
+            throws IOException
+    {
+        return start(name, tables, directory, clock, settings.readerGrace(), failpoint, List.of(
+                "mode=" + command.commandName(),
+                "retention=" + settings.retention().maxSnapshotAge(),
+                "keep=" + settings.retention().minSnapshotsToKeep(),
+                "orphan-age=" + settings.orphanSafetyAge()));
+    }
+
+    private static TestingArchiverProcess start(String name, TestingArchiverTable tables, Path directory, Instant clock, Duration readerGrace, Optional<Failpoint> failpoint, List<String> arguments)
+            throws IOException
+    {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Xmx256m");
@@ -73,11 +96,7 @@ final class TestingArchiverProcess
         command.add("warehouse=" + tables.warehouse().location());
         command.add("clock=" + clock);
         command.add("grace=" + readerGrace);
-        command.add("mode=" + (untilIdle ? "until-idle" : "once"));
-        command.add("barrier=" + barrier);
-        if (pauseBeforeCommit) {
-            command.add("pause=before-commit");
-        }
+        command.addAll(arguments);
         Path errors = directory.resolve(name + ".err");
         Process process = new ProcessBuilder(command)
                 .redirectError(errors.toFile())
@@ -98,7 +117,7 @@ final class TestingArchiverProcess
     }
 
     /** Waits for the first stdout line matching {@code matches}; fails with the process's output if none comes. */
-    String awaitLine(Predicate<String> matches, Duration timeout)
+    public String awaitLine(Predicate<String> matches, Duration timeout)
             throws InterruptedException
     {
         Instant deadline = Instant.now().plus(timeout);
@@ -122,7 +141,7 @@ final class TestingArchiverProcess
         }
     }
 
-    String awaitLine(String line, Duration timeout)
+    public String awaitLine(String line, Duration timeout)
             throws InterruptedException
     {
         return awaitLine(line::equals, timeout);
@@ -147,7 +166,7 @@ final class TestingArchiverProcess
     }
 
     /** SIGKILL: no shutdown hook, no finally block, no clean close of any connection. */
-    void kill()
+    public void kill()
             throws InterruptedException
     {
         process.destroyForcibly();
@@ -156,7 +175,7 @@ final class TestingArchiverProcess
         }
     }
 
-    int awaitExit(Duration timeout)
+    public int awaitExit(Duration timeout)
             throws InterruptedException
     {
         if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -166,7 +185,7 @@ final class TestingArchiverProcess
         return process.exitValue();
     }
 
-    List<String> lines()
+    public List<String> lines()
     {
         return ImmutableList.copyOf(lines);
     }
@@ -183,7 +202,7 @@ final class TestingArchiverProcess
                 .collect(ImmutableList.toImmutableList());
     }
 
-    String output()
+    public String output()
     {
         String stderr;
         try {

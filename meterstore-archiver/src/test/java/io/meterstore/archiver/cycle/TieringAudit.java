@@ -14,8 +14,13 @@ import io.meterstore.testing.ReadingsOracle.Totals;
 import io.meterstore.testing.ReadingsOracle.View;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.ManifestReader;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Conversions;
 import org.apache.iceberg.util.SnapshotUtil;
@@ -51,7 +56,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * What must hold after any interruption of archival, checked against both tiers as they are stored: PostgreSQL by
  * partition name, Iceberg by reading every data file of the current snapshot back with Trino's Parquet reader.
  */
-final class TieringAudit
+public final class TieringAudit
 {
     private static final int VALUE_SCALE = Reading.VALUE_SCALE;
     private static final ZoneId BERLIN = ZoneId.of("Europe/Berlin");
@@ -59,14 +64,14 @@ final class TieringAudit
     private TieringAudit() {}
 
     /** An archival commit as its snapshot summary records it. */
-    record ArchivedRange(Instant from, Instant to) {}
+    public record ArchivedRange(Instant from, Instant to) {}
 
     /**
      * Asserts the invariant and the oracle on both tiers: no attached partition below W, every cold file's "from" below
      * W, the cold rows exactly the oracle's rows below W with no key twice, and every Berlin day's rows (hot partitions at
      * or above W read by name, plus cold rows) equal to the oracle's. Returns the watermark it checked against.
      */
-    static TieringWatermark assertConsistent(TestingArchiverTable tables, ReadingsOracle oracle)
+    public static TieringWatermark assertConsistent(TestingArchiverTable tables, ReadingsOracle oracle)
             throws SQLException, IOException
     {
         Table table = tables.table();
@@ -116,7 +121,7 @@ final class TieringAudit
     }
 
     /** The archival commits of the current ancestry, oldest first; asserts W only ever moved forward. */
-    static List<ArchivedRange> assertWatermarkHistory(TestingArchiverTable tables)
+    public static List<ArchivedRange> assertWatermarkHistory(TestingArchiverTable tables)
     {
         Table table = tables.table();
         if (table.currentSnapshot() == null) {
@@ -150,7 +155,7 @@ final class TieringAudit
     }
 
     /** Every Parquet file in the warehouse, referenced or not. */
-    static Set<Path> parquetFilesOnDisk(TestingArchiverTable tables)
+    public static Set<Path> parquetFilesOnDisk(TestingArchiverTable tables)
             throws IOException
     {
         try (Stream<Path> files = Files.walk(tables.warehouse().directory())) {
@@ -164,8 +169,51 @@ final class TieringAudit
         }
     }
 
+    /** Every file in the warehouse: data, manifests, manifest lists, metadata files, referenced or not. */
+    public static Set<Path> filesOnDisk(TestingArchiverTable tables)
+            throws IOException
+    {
+        try (Stream<Path> files = Files.walk(tables.warehouse().directory())) {
+            return files.filter(Files::isRegularFile)
+                    .map(Path::toAbsolutePath)
+                    .collect(ImmutableSet.toImmutableSet());
+        }
+    }
+
+    /**
+     * Every file the table needs, read independently of the maintenance code: the current metadata file and those its
+     * log records, and for every snapshot it keeps, its manifest list, its manifests and their data files.
+     */
+    public static Set<Path> liveFiles(TestingArchiverTable tables)
+            throws IOException
+    {
+        Table table = tables.table();
+        ImmutableSet.Builder<Path> live = ImmutableSet.builder();
+        TableMetadata metadata = ((HasTableOperations) table).operations().current();
+        live.add(LocalFileIo.path(metadata.metadataFileLocation()).toAbsolutePath());
+        metadata.previousFiles().forEach(entry -> live.add(LocalFileIo.path(entry.file()).toAbsolutePath()));
+        for (Snapshot snapshot : table.snapshots()) {
+            live.add(LocalFileIo.path(snapshot.manifestListLocation()).toAbsolutePath());
+            for (ManifestFile manifest : snapshot.allManifests(table.io())) {
+                live.add(LocalFileIo.path(manifest.path()).toAbsolutePath());
+                try (ManifestReader<DataFile> reader = ManifestFiles.read(manifest, table.io(), table.specs())) {
+                    reader.forEach(file -> live.add(LocalFileIo.path(file.location()).toAbsolutePath()));
+                }
+            }
+        }
+        return live.build();
+    }
+
+    /** Asserts that every file the table needs exists: no maintenance step removed a live file. */
+    public static void assertNoLiveFileLost(TestingArchiverTable tables)
+            throws IOException
+    {
+        Set<Path> onDisk = filesOnDisk(tables);
+        assertThat(liveFiles(tables)).as("files the table's snapshots and metadata reference").allSatisfy(file -> assertThat(onDisk).contains(file));
+    }
+
     /** The data files the current snapshot references. */
-    static Set<Path> referencedFiles(TestingArchiverTable tables)
+    public static Set<Path> referencedFiles(TestingArchiverTable tables)
     {
         return tables.dataFiles().stream()
                 .map(file -> LocalFileIo.path(file.location()).toAbsolutePath())

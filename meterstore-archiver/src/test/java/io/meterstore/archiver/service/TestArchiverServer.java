@@ -12,6 +12,9 @@ import io.airlift.units.Duration;
 import io.meterstore.archiver.ArchiverMain;
 import io.meterstore.archiver.ArchiverModule;
 import io.meterstore.archiver.cycle.TestingArchiverTable;
+import io.meterstore.archiver.maintenance.MaintenanceCommand;
+import io.meterstore.archiver.service.TableInfo.ColdTierInfo;
+import io.meterstore.archiver.service.TableInfo.MaintenanceInfo;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
@@ -37,6 +40,7 @@ import static io.airlift.http.client.StringResponseHandler.createStringResponseH
 import static io.airlift.json.JsonCodec.jsonCodec;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 /** The service in-process, as {@code run} starts it: real PostgreSQL, a real warehouse, HTTP on a random port. */
 final class TestArchiverServer
@@ -59,8 +63,8 @@ final class TestArchiverServer
             try {
                 URI server = injector.getInstance(HttpServerInfo.class).getHttpUri();
                 TableArchiverStats stats = injector.getInstance(ArchiverStats.class).table("readings");
-                // the backlog of three windows goes at once, then the table is idle
-                await(() -> stats.getCyclesIdle().getTotalCount() > 0);
+                // the backlog of three windows goes at once, then the table is idle and its maintenance runs
+                await(() -> stats.getCyclesIdle().getTotalCount() > 0 && !Double.isNaN(stats.getSecondsSinceCompact()));
 
                 ArchiverInfo info = INFO_CODEC.fromJson(get(client, server.resolve("/v1/info")).getBody());
                 assertThat(info.version()).isEqualTo("unknown");
@@ -74,6 +78,11 @@ final class TestArchiverServer
                 assertThat(readings.lastResult()).contains(CycleResult.IDLE);
                 assertThat(readings.lastCycle()).contains("metering.readings: idle, nothing closed to archive, watermark 2024-03-07T00:00:00Z");
                 assertThat(readings.invariantViolations()).isEmpty();
+                // the three archival commits' manifests became one for March; nothing is old enough to expire
+                assertThat(readings.coldTier()).contains(new ColdTierInfo(4, 1, 3, 3, Map.of("2024-03", 3)));
+                assertThat(readings.maintenance()).extracting(MaintenanceInfo::command, MaintenanceInfo::lastFinished)
+                        .containsExactly(tuple("expire", Optional.of(table.clock().instant())), tuple("compact", Optional.of(table.clock().instant())));
+                assertThat(MaintenanceCommand.COMPACT.lastRun(table.table())).contains(table.clock().instant());
 
                 StringResponse state = get(client, server.resolve("/v1/info/state"));
                 assertThat(state.getStatusCode()).isEqualTo(200);
@@ -93,6 +102,15 @@ final class TestArchiverServer
                                 TABLE_METRIC + "InvariantViolations 0.0",
                                 TABLE_METRIC + "AttachedPartitions 0.0",
                                 TABLE_METRIC + "PartitionsAwaitingDrop 3.0",
+                                TABLE_METRIC + "Snapshots 4.0",
+                                TABLE_METRIC + "Manifests 1.0",
+                                TABLE_METRIC + "DataFiles 3.0",
+                                TABLE_METRIC + "MaxDataFilesPerMonth 3.0",
+                                TABLE_METRIC + "RewrittenManifests 3",
+                                TABLE_METRIC + "ExpiredSnapshots 0",
+                                TABLE_METRIC + "SecondsSinceExpire 0.0",
+                                TABLE_METRIC + "MaintenanceFailures 0",
+                                TOTAL_METRIC + "MaxSecondsSinceMaintenance 0.0",
                                 TOTAL_METRIC + "ArchivedRows " + rows,
                                 TOTAL_METRIC + "MaxWatermarkLagSeconds 626400.0",
                                 TOTAL_METRIC + "InvariantViolations 0.0")

@@ -1,16 +1,28 @@
 package io.meterstore.archiver.service;
 
 import com.google.common.collect.ImmutableMap;
+import com.google.common.collect.ImmutableSortedMap;
 import io.meterstore.archiver.cycle.ArchivalWindow;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.cycle.TestingClock;
-import io.meterstore.archiver.invariant.InvariantReport;
+import io.meterstore.archiver.maintenance.ColdTierLayout;
+import io.meterstore.archiver.maintenance.ColdTierLayout.MonthFiles;
+import io.meterstore.archiver.maintenance.MaintenanceCommand;
+import io.meterstore.archiver.maintenance.MaintenanceOutcome;
+import io.meterstore.archiver.maintenance.ManifestRewrite.Rewritten;
+import io.meterstore.archiver.maintenance.OrphanFiles.Removed;
+import io.meterstore.archiver.maintenance.SnapshotExpiry.Expired;
+import io.meterstore.archiver.service.TableInfo.ColdTierInfo;
+import io.meterstore.archiver.service.TableInfo.MaintenanceInfo;
 import io.meterstore.core.HotPartition;
+import io.meterstore.core.InvariantReport;
+import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.TieringWatermark;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.YearMonth;
 import java.util.List;
 import java.util.Optional;
 
@@ -98,6 +110,70 @@ final class TestArchiverStats
 
         stats.invariantChecked("readings", new InvariantReport("metering.readings", TieringWatermark.of(MARCH_6), Optional.of(1L), partitions.subList(1, 3), List.of()));
         assertThat(stats.getInvariantViolations()).isZero();
+    }
+
+    @Test
+    void testMaintenanceMetrics()
+    {
+        TestingClock clock = new TestingClock(MARCH_6.plus(Duration.ofDays(7)));
+        ArchiverStats stats = stats(clock);
+        TableArchiverStats readings = stats.table("readings");
+        assertThat(readings.getSnapshots()).isNaN();
+        assertThat(readings.getSecondsSinceExpire()).isNaN();
+        assertThat(stats.getMaxSecondsSinceMaintenance()).isNaN();
+
+        ColdTierLayout layout = new ColdTierLayout(21, Optional.of(MARCH_6), 3, ImmutableSortedMap.of(
+                YearMonth.of(2024, 2), new MonthFiles(29, 2784, 90_000),
+                YearMonth.of(2024, 3), new MonthFiles(31, 2976, 95_000)));
+        MaintenanceOutcome expire = new MaintenanceOutcome("metering.readings", MaintenanceCommand.EXPIRE, false,
+                Optional.of(new Expired(3, 5, 21, Optional.of(MARCH_6))), Optional.of(new Removed(2, 100, 40)), Optional.empty(),
+                layout, SnapshotRetention.DEFAULT, Duration.ofDays(3));
+        stats.maintenanceFinished("readings", expire, clock.instant());
+        assertThat(readings.getExpiredSnapshots().getTotalCount()).isEqualTo(3);
+        assertThat(readings.getExpiredFiles().getTotalCount()).isEqualTo(5);
+        assertThat(readings.getOrphanFilesRemoved().getTotalCount()).isEqualTo(2);
+        assertThat(readings.getOrphanBytesRemoved().getTotalCount()).isEqualTo(100);
+        assertThat(readings.getSnapshots()).isEqualTo(21);
+        assertThat(readings.getManifests()).isEqualTo(3);
+        assertThat(readings.getDataFiles()).isEqualTo(60);
+        assertThat(readings.getMaxDataFilesPerMonth()).isEqualTo(31);
+        assertThat(stats.getExpiredSnapshots().getTotalCount()).isEqualTo(3);
+        assertThat(stats.getOrphanFilesRemoved().getTotalCount()).isEqualTo(2);
+
+        clock.advance(Duration.ofHours(1));
+        assertThat(readings.getSecondsSinceExpire()).isEqualTo(3600);
+        assertThat(readings.getSecondsSinceCompact()).isNaN();
+        assertThat(stats.getMaxSecondsSinceMaintenance()).isEqualTo(3600);
+
+        MaintenanceOutcome compact = new MaintenanceOutcome("metering.readings", MaintenanceCommand.COMPACT, false, Optional.empty(), Optional.empty(),
+                Optional.of(new Rewritten(3, 1, 500, 42, TieringWatermark.of(MARCH_6), 1)), layout, SnapshotRetention.DEFAULT, Duration.ofDays(3));
+        stats.maintenanceFinished("readings", compact, clock.instant());
+        assertThat(readings.getRewrittenManifests().getTotalCount()).isEqualTo(3);
+        assertThat(readings.getRewrittenBytes().getTotalCount()).isEqualTo(500);
+        assertThat(stats.getRewrittenBytes().getTotalCount()).isEqualTo(500);
+        assertThat(readings.getSecondsSinceCompact()).isZero();
+
+        // without the lease nothing ran: nothing counted, the last run stays
+        stats.maintenanceFinished("readings", new MaintenanceOutcome("metering.readings", MaintenanceCommand.EXPIRE, true, Optional.empty(), Optional.empty(), Optional.empty(),
+                ColdTierLayout.EMPTY, SnapshotRetention.DEFAULT, Duration.ofDays(3)), clock.instant());
+        assertThat(readings.getExpiredSnapshots().getTotalCount()).isEqualTo(3);
+        assertThat(readings.getSecondsSinceExpire()).isEqualTo(3600);
+        assertThat(readings.getSnapshots()).isEqualTo(21);
+
+        // a failure keeps when it last finished, and says what went wrong
+        stats.maintenanceFailed("readings", MaintenanceCommand.EXPIRE, "metering.readings: expire failed: Connection refused");
+        assertThat(readings.getMaintenanceFailures().getTotalCount()).isEqualTo(1);
+        assertThat(stats.getMaintenanceFailures().getTotalCount()).isEqualTo(1);
+        TableInfo info = readings.info();
+        assertThat(info.maintenance()).containsExactly(
+                new MaintenanceInfo("expire", Optional.of(MARCH_6.plus(Duration.ofDays(7))), "metering.readings: expire failed: Connection refused"),
+                new MaintenanceInfo("compact", Optional.of(clock.instant()), compact.describe()));
+        assertThat(info.coldTier()).contains(new ColdTierInfo(21, 3, 60, 31, ImmutableMap.of("2024-02", 29, "2024-03", 31)));
+
+        // another replica ran it since, as the table records it
+        clock.advance(Duration.ofHours(1));
+        readings.maintenanceRecorded(MaintenanceCommand.EXPIRE, Optional.of(clock.instant().minus(Duration.ofMinutes(10))));
+        assertThat(readings.getSecondsSinceExpire()).isEqualTo(600);
     }
 
     private static ArchiverStats stats(TestingClock clock)

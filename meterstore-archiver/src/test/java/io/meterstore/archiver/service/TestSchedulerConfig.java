@@ -11,6 +11,8 @@ import static io.airlift.configuration.testing.ConfigAssertions.assertFullMappin
 import static io.airlift.configuration.testing.ConfigAssertions.assertRecordedDefaults;
 import static io.airlift.configuration.testing.ConfigAssertions.recordDefaults;
 import static io.airlift.testing.ValidationAssertions.assertFailsValidation;
+import static java.util.concurrent.TimeUnit.DAYS;
+import static java.util.concurrent.TimeUnit.HOURS;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.MINUTES;
 import static java.util.concurrent.TimeUnit.SECONDS;
@@ -22,7 +24,8 @@ final class TestSchedulerConfig
     {
         assertRecordedDefaults(recordDefaults(SchedulerConfig.class)
                 .setScheduleInterval(new Duration(1, MINUTES))
-                .setShutdownTimeout(new Duration(5, MINUTES)));
+                .setShutdownTimeout(new Duration(5, MINUTES))
+                .setMaintenanceInterval(new Duration(1, DAYS)));
     }
 
     @Test
@@ -31,11 +34,13 @@ final class TestSchedulerConfig
         Map<String, String> properties = ImmutableMap.<String, String>builder()
                 .put("meterstore.schedule-interval", "30s")
                 .put("meterstore.shutdown-timeout", "10m")
+                .put("meterstore.maintenance-interval", "6h")
                 .buildOrThrow();
 
         SchedulerConfig expected = new SchedulerConfig()
                 .setScheduleInterval(new Duration(30, SECONDS))
-                .setShutdownTimeout(new Duration(10, MINUTES));
+                .setShutdownTimeout(new Duration(10, MINUTES))
+                .setMaintenanceInterval(new Duration(6, HOURS));
 
         assertFullMapping(properties, expected);
     }
@@ -47,6 +52,16 @@ final class TestSchedulerConfig
                 new SchedulerConfig().setScheduleInterval(new Duration(100, MILLISECONDS)),
                 "scheduleInterval",
                 "must be greater than or equal to 1s",
+                MinDuration.class);
+    }
+
+    @Test
+    void testMaintenanceIntervalIsAtLeastOneMinute()
+    {
+        assertFailsValidation(
+                new SchedulerConfig().setMaintenanceInterval(new Duration(30, SECONDS)),
+                "maintenanceInterval",
+                "must be greater than or equal to 1m",
                 MinDuration.class);
     }
 }

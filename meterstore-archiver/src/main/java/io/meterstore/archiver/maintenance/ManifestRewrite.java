@@ -1,0 +1,158 @@
+package io.meterstore.archiver.maintenance;
+
+import com.google.common.collect.ImmutableSet;
+import io.airlift.log.Logger;
+import io.meterstore.archiver.cycle.ArchivalException;
+import io.meterstore.core.TieringWatermark;
+import io.meterstore.core.WatermarkReader;
+import io.meterstore.core.WatermarkRepublished;
+import org.apache.iceberg.ManifestContent;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFile.PartitionFieldSummary;
+import org.apache.iceberg.RewriteManifests;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.PropertyUtil;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static io.meterstore.archiver.cycle.ArchivalException.Reason.COMMIT_FAILED;
+import static io.meterstore.core.TieringWatermark.ROW_COUNT_KEY;
+import static io.meterstore.core.TieringWatermark.WATERMARK_KEY;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Rewrites a readings table's data manifests into one per month of "from" (Iceberg's RewriteManifests, clustered by the
+ * month partition), so that planning a query reads the manifests of the months it touches instead of one per commit:
+ * its cost stays flat however many commits accumulate. Only what is not laid out so yet is rewritten (a manifest
+ * spanning several months, or a month with more than one small manifest), so a table already in order gets no
+ * snapshot. The rewrite moves no row, and republishes the watermark of the base it lands on as a late correction does,
+ * guarded the same way against an archival commit landing in between ({@link WatermarkRepublished}).
+ */
+public final class ManifestRewrite
+{
+    private static final Logger log = Logger.get(ManifestRewrite.class);
+    private static final int MAX_ATTEMPTS = 5;
+
+    private final Runnable beforeCommit;
+
+    public ManifestRewrite()
+    {
+        this(() -> {});
+    }
+
+    /** {@code beforeCommit} runs after the watermark was read and before each commit attempt: a test's race. */
+    ManifestRewrite(Runnable beforeCommit)
+    {
+        this.beforeCommit = requireNonNull(beforeCommit, "beforeCommit is null");
+    }
+
+    /** What a rewrite did: the manifests it replaced and wrote, their bytes, the snapshot and the watermark it republished. */
+    public record Rewritten(int replacedManifests, int createdManifests, long createdBytes, long snapshotId, TieringWatermark watermark, int attempts)
+    {
+        public Rewritten
+        {
+            requireNonNull(watermark, "watermark is null");
+            checkArgument(replacedManifests >= 0 && createdManifests >= 0 && createdBytes >= 0 && attempts > 0, "counts must not be negative");
+        }
+    }
+
+    /** Rewrites what is not one manifest per month yet; empty when nothing is, and no snapshot is made. */
+    public Optional<Rewritten> rewrite(Table table)
+    {
+        for (int attempt = 1; ; attempt++) {
+            table.refresh();
+            Snapshot base = table.currentSnapshot();
+            if (base == null) {
+                return Optional.empty();
+            }
+            Set<String> rewritten = manifestsToRewrite(table, base);
+            if (rewritten.isEmpty()) {
+                return Optional.empty();
+            }
+            // re-derived from the fresh base on every attempt: an archival commit in between moves W, and the rewrite follows
+            TieringWatermark watermark = WatermarkReader.current(table).watermark();
+            RewriteManifests rewrite = table.rewriteManifests()
+                    .clusterBy(file -> file.partition().get(0, Integer.class))
+                    .rewriteIf(manifest -> rewritten.contains(manifest.path()))
+                    .set(WATERMARK_KEY, watermark.toProperty())
+                    .set(ROW_COUNT_KEY, "0")
+                    .validateWith(new WatermarkRepublished(watermark));
+            beforeCommit.run();
+            try {
+                rewrite.commit();
+            }
+            catch (CommitFailedException | ValidationException e) {
+                // another commit landed first; if it moved W the next attempt republishes the new one
+                if (attempt >= MAX_ATTEMPTS) {
+                    throw new ArchivalException(COMMIT_FAILED, "Rewriting the manifests of table '%s' lost the commit race %s times: other writers keep committing; run 'compact' again later"
+                            .formatted(table.name(), attempt), e);
+                }
+                log.info("Rewriting the manifests of table '%s' lost a commit race; attempt %s of %s", table.name(), attempt + 1, MAX_ATTEMPTS);
+                continue;
+            }
+            Snapshot committed = table.currentSnapshot();
+            List<ManifestFile> created = committed.dataManifests(table.io()).stream()
+                    .filter(manifest -> Objects.equals(manifest.snapshotId(), committed.snapshotId()))
+                    .toList();
+            long bytes = created.stream().mapToLong(ManifestFile::length).sum();
+            return Optional.of(new Rewritten(rewritten.size(), created.size(), bytes, committed.snapshotId(), watermark, attempt));
+        }
+    }
+
+    /**
+     * The data manifests not laid out one per month: every manifest spanning more than one month (or without partition
+     * bounds), and every manifest of a month that has more than one smaller than half the target manifest size.
+     */
+    static Set<String> manifestsToRewrite(Table table, Snapshot snapshot)
+    {
+        long small = PropertyUtil.propertyAsLong(table.properties(), TableProperties.MANIFEST_TARGET_SIZE_BYTES, TableProperties.MANIFEST_TARGET_SIZE_BYTES_DEFAULT) / 2;
+        ImmutableSet.Builder<String> rewrite = ImmutableSet.builder();
+        Map<Integer, List<ManifestFile>> byMonth = new HashMap<>();
+        for (ManifestFile manifest : snapshot.dataManifests(table.io())) {
+            if (manifest.content() != ManifestContent.DATA) {
+                continue;
+            }
+            Optional<Integer> month = singleMonth(manifest);
+            if (month.isEmpty()) {
+                rewrite.add(manifest.path());
+                continue;
+            }
+            byMonth.computeIfAbsent(month.get(), _ -> new ArrayList<>()).add(manifest);
+        }
+        for (List<ManifestFile> manifests : byMonth.values()) {
+            if (manifests.stream().filter(manifest -> manifest.length() < small).count() > 1) {
+                manifests.forEach(manifest -> rewrite.add(manifest.path()));
+            }
+        }
+        return rewrite.build();
+    }
+
+    /** The one month a manifest's partition bounds hold, if they hold one. */
+    private static Optional<Integer> singleMonth(ManifestFile manifest)
+    {
+        List<PartitionFieldSummary> partitions = manifest.partitions();
+        if (partitions == null || partitions.size() != 1) {
+            return Optional.empty();
+        }
+        PartitionFieldSummary summary = partitions.getFirst();
+        if (summary.lowerBound() == null || summary.upperBound() == null || Boolean.TRUE.equals(summary.containsNull())) {
+            return Optional.empty();
+        }
+        Integer lower = Conversions.fromByteBuffer(Types.IntegerType.get(), summary.lowerBound());
+        Integer upper = Conversions.fromByteBuffer(Types.IntegerType.get(), summary.upperBound());
+        return lower.equals(upper) ? Optional.of(lower) : Optional.empty();
+    }
+}

@@ -1,0 +1,162 @@
+package io.meterstore.archiver.maintenance;
+
+import io.airlift.log.Logger;
+import io.meterstore.archiver.cycle.ArchivalException;
+import io.meterstore.archiver.cycle.ConnectionFactory;
+import io.meterstore.archiver.lease.ArchiverLease;
+import io.meterstore.core.HotPartition;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.TieringWatermark;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.util.PropertyUtil;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.Optional;
+
+import static io.meterstore.archiver.cycle.ArchivalException.Reason.GC_DISABLED;
+import static io.meterstore.core.MeterstoreException.Reason.TABLE_MISSING;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The maintenance of one table's cold tier, under the same lease as its archival cycles, so it never runs beside one:
+ * {@link #expire()} expires the snapshots past the retention and removes the files no snapshot references;
+ * {@link #compact()} rewrites the manifests one per month (month compaction of the data files plugs in here).
+ * <p>
+ * Each step is one Iceberg commit, or deletes only what no snapshot references, so an interrupted step leaves what a
+ * finished one leaves or files no snapshot references, which the next {@code expire} removes once they are older than
+ * the safety age. Without the lease a command reports it and changes nothing.
+ */
+public final class TableMaintenance
+{
+    private static final Logger log = Logger.get(TableMaintenance.class);
+
+    private final Catalog catalog;
+    private final TableIdentifier identifier;
+    private final HotTier hotTier;
+    private final ConnectionFactory connections;
+    private final MaintenanceSettings settings;
+    private final InstantSource clock;
+    private final ManifestRewrite manifestRewrite;
+
+    public TableMaintenance(Catalog catalog, TableIdentifier identifier, HotTier hotTier, ConnectionFactory connections, MaintenanceSettings settings, InstantSource clock)
+    {
+        this.catalog = requireNonNull(catalog, "catalog is null");
+        this.identifier = requireNonNull(identifier, "identifier is null");
+        this.hotTier = requireNonNull(hotTier, "hotTier is null");
+        this.connections = requireNonNull(connections, "connections is null");
+        this.settings = requireNonNull(settings, "settings is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.manifestRewrite = new ManifestRewrite();
+    }
+
+    public String tableName()
+    {
+        return identifier.toString();
+    }
+
+    public MaintenanceOutcome run(MaintenanceCommand command)
+            throws SQLException
+    {
+        return switch (command) {
+            case EXPIRE -> expire();
+            case COMPACT -> compact();
+        };
+    }
+
+    /**
+     * Restates the retention's table properties, expires the snapshots past it and removes the files no snapshot
+     * references that are older than the safety age.
+     */
+    public MaintenanceOutcome expire()
+            throws SQLException
+    {
+        Optional<ArchiverLease> lease = ArchiverLease.tryAcquire(connections.open(), hotTier.schema(), hotTier.naming().table(), hotTier.lockTimeout());
+        if (lease.isEmpty()) {
+            return MaintenanceOutcome.leaseContended(tableName(), MaintenanceCommand.EXPIRE, settings);
+        }
+        try (ArchiverLease held = lease.get(); Connection connection = connections.open()) {
+            Table table = loadTable();
+            requireGarbageCollection(table);
+            Instant now = clock.instant();
+            // any engine expiring the table by its properties keeps what MeterStore keeps
+            IcebergTableSpec.restateMaintenanceProperties(table, settings.retention());
+            // the archival commits of every partition still in PostgreSQL are kept: its drop counts their rows
+            List<HotPartition> partitions = hotTier.partitions(connection);
+            held.verifyHeld();
+            SnapshotExpiry.Expired expired = SnapshotExpiry.expire(table, now, settings, partitions);
+            held.verifyHeld();
+            OrphanFiles.Removed orphans = OrphanFiles.remove(table, now, settings.orphanSafetyAge());
+            recordRun(table, MaintenanceCommand.EXPIRE, now);
+            return new MaintenanceOutcome(tableName(), MaintenanceCommand.EXPIRE, false, Optional.of(expired), Optional.of(orphans), Optional.empty(),
+                    ColdTierLayout.of(table), settings.retention(), settings.orphanSafetyAge());
+        }
+    }
+
+    /** Rewrites the manifests that are not one per month yet. Month compaction does not exist yet, and says so. */
+    public MaintenanceOutcome compact()
+            throws SQLException
+    {
+        Optional<ArchiverLease> lease = ArchiverLease.tryAcquire(connections.open(), hotTier.schema(), hotTier.naming().table(), hotTier.lockTimeout());
+        if (lease.isEmpty()) {
+            return MaintenanceOutcome.leaseContended(tableName(), MaintenanceCommand.COMPACT, settings);
+        }
+        try (ArchiverLease held = lease.get()) {
+            Table table = loadTable();
+            Instant now = clock.instant();
+            held.verifyHeld();
+            Optional<ManifestRewrite.Rewritten> rewritten = manifestRewrite.rewrite(table);
+            recordRun(table, MaintenanceCommand.COMPACT, now);
+            return new MaintenanceOutcome(tableName(), MaintenanceCommand.COMPACT, false, Optional.empty(), Optional.empty(), rewritten,
+                    ColdTierLayout.of(table), settings.retention(), settings.orphanSafetyAge());
+        }
+    }
+
+    /** When {@code command} last finished on the table, as the table records it. */
+    public Optional<Instant> lastRun(MaintenanceCommand command)
+    {
+        return command.lastRun(loadTable());
+    }
+
+    private void recordRun(Table table, MaintenanceCommand command, Instant at)
+    {
+        try {
+            table.updateProperties().set(command.lastRunProperty(), TieringWatermark.formatInstant(at)).commit();
+        }
+        catch (CommitFailedException e) {
+            // only the schedule's memory: the command runs again a little early, which changes nothing
+            log.warn("Cannot record that '%s' ran on table '%s' (%s): it runs again at the next cycle", command.commandName(), tableName(), e.getMessage());
+        }
+    }
+
+    private void requireGarbageCollection(Table table)
+    {
+        if (!PropertyUtil.propertyAsBoolean(table.properties(), TableProperties.GC_ENABLED, TableProperties.GC_ENABLED_DEFAULT)) {
+            throw new ArchivalException(GC_DISABLED, "Table '%s' sets '%s' = false, which says its files may belong to other tables: the archiver neither expires its snapshots nor removes orphan files; set it to true if only this table uses its files"
+                    .formatted(tableName(), TableProperties.GC_ENABLED));
+        }
+    }
+
+    private Table loadTable()
+    {
+        Table table;
+        try {
+            table = catalog.loadTable(identifier);
+        }
+        catch (NoSuchTableException e) {
+            throw new MeterstoreException(TABLE_MISSING, "Iceberg table '%s' does not exist: run the archiver's 'create' command first".formatted(identifier), e);
+        }
+        IcebergTableSpec.verify(table);
+        return table;
+    }
+}

@@ -1,0 +1,240 @@
+package io.meterstore.benchmark;
+
+import com.google.common.collect.ImmutableList;
+import io.airlift.log.Logger;
+import io.meterstore.archiver.maintenance.ColdTierLayout;
+import io.meterstore.benchmark.BenchmarkReport.Environment;
+import io.meterstore.benchmark.BenchmarkResult.Target;
+import io.meterstore.benchmark.QueryBenchmark.Answer;
+import io.meterstore.benchmark.QueryBenchmark.Pair;
+import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.testing.ReadingsGenerator;
+import io.trino.testing.DistributedQueryRunner;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+
+import static com.google.common.base.Preconditions.checkState;
+
+/**
+ * The years benchmark of issue 13 ({@code bin/benchmark -Dbenchmark.dataset=years}): makes or reuses the years dataset
+ * and writes {@code docs/benchmarks-years.md}. Y3 (planning stays flat) and Y4's metadata files come from the making.
+ * Y1, Y2 and Y4's data files need month compaction: their code is here and runs when named
+ * ({@code -Dbenchmark.queries=Y1,Y2,Y4D}); until then the report says they are not yet measured.
+ */
+final class YearsBenchmark
+{
+    private static final Logger log = Logger.get(YearsBenchmark.class);
+    private static final String OPTIMIZED = "iceberg.%s.%s_optimized".formatted(YearsDataset.SCHEMA, YearsDataset.TABLE);
+    private static final String RAW = "iceberg.%s.%s".formatted(YearsDataset.SCHEMA, YearsDataset.TABLE);
+    private static final String WINNERS = """
+            (SELECT *, row_number() OVER (PARTITION BY malo_id, obis_code, "from", version_scope ORDER BY version DESC, recorded_at DESC) AS winner
+             FROM %s WHERE %s)""";
+    private static final String COLUMNS = "malo_id, melo_id, obis_code, sparte, \"from\", \"to\", value, unit, quality, resolution, source_kind, source_detail, provenance, version, version_scope, recorded_at, balancing_day";
+
+    private YearsBenchmark() {}
+
+    static int run(YearsSettings settings, PrintStream console)
+    {
+        try {
+            Files.createDirectories(settings.directory());
+            try (YearsDataset dataset = YearsDataset.open(settings, warehouse -> MeterstoreBenchmark.queryRunner(warehouse, false, "%s,%s".formatted(YearsDataset.TABLE, YearsDataset.EARLY_TABLE)))) {
+                log.info("Years dataset %s", dataset.reused() ? "reused" : "made");
+                List<BenchmarkResult> queries = new ArrayList<>();
+                if (settings.runs("Y1") || settings.runs("Y2")) {
+                    queries.addAll(queries(settings, dataset));
+                }
+                ColdTierLayout layout = ColdTierLayout.of(dataset.table());
+                String report = markdown(settings, dataset, layout, queries, MeterstoreBenchmark.environment(dataset.database()));
+                Files.createDirectories(settings.output());
+                Path markdown = settings.output().resolve("benchmarks-years.md");
+                Files.writeString(markdown, report);
+                console.println(report);
+                console.printf("Wrote %s%n", markdown);
+            }
+            return 0;
+        }
+        catch (Exception e) {
+            log.error(e, "Years benchmark failed");
+            return 1;
+        }
+    }
+
+    /** Y1 and Y2 against Trino's Iceberg connector: the raw table as archived, and a copy optimised by Trino itself. */
+    private static List<BenchmarkResult> queries(YearsSettings settings, YearsDataset dataset)
+            throws Exception
+    {
+        try (DistributedQueryRunner engine = MeterstoreBenchmark.queryRunner(dataset.warehouse(), false);
+                Connection trino = MeterstoreBenchmark.trinoConnection(engine)) {
+            optimizedCopy(trino);
+            QueryBenchmark benchmark = new QueryBenchmark(settings.rounds());
+            String meter = ReadingsGenerator.maloId(Math.min(42, settings.meters() - 1));
+            String oneMeter = "malo_id = '%s'".formatted(meter);
+            List<Pair> pairs = new ArrayList<>();
+            if (settings.runs("Y1")) {
+                TimedQuery meterstore = new TimedQuery("meterstore", trino, "SELECT %s FROM meterstore.%s.%s WHERE %s ORDER BY \"from\"".formatted(COLUMNS, YearsDataset.SCHEMA, YearsDataset.TABLE, oneMeter));
+                pairs.add(new Pair("Y1", "one meter over two years, every interval of readings", "readings", "Iceberg connector, raw table, ROW_NUMBER",
+                        meterstore, List.of(winners(trino, RAW, oneMeter)), Answer.SAME_ROWS, Target.atMost(0.5)));
+                pairs.add(new Pair("Y1b", "one meter over two years, every interval of readings", "readings", "Iceberg connector, optimised copy, ROW_NUMBER",
+                        meterstore, List.of(winners(trino, OPTIMIZED, oneMeter)), Answer.SAME_ROWS, Target.atMost(1.0)));
+            }
+            if (settings.runs("Y2")) {
+                String monthly = "SELECT date_trunc('month', balancing_day), count(*), sum(value) FROM %s GROUP BY 1 ORDER BY 1";
+                pairs.add(new Pair("Y2", "monthly totals of readings over two years", "readings", "Iceberg connector, optimised copy, ROW_NUMBER",
+                        new TimedQuery("meterstore", trino, monthly.formatted("meterstore.%s.%s".formatted(YearsDataset.SCHEMA, YearsDataset.TABLE))),
+                        List.of(new TimedQuery("iceberg", trino, monthly.formatted(WINNERS.formatted(OPTIMIZED, "true") + " WHERE winner = 1"))),
+                        Answer.SAME_ROWS, Target.atMost(1.0)));
+            }
+            List<BenchmarkResult> results = new ArrayList<>();
+            for (Pair pair : pairs) {
+                results.add(benchmark.run(pair));
+            }
+            return results;
+        }
+    }
+
+    private static TimedQuery winners(Connection trino, String table, String filter)
+    {
+        return new TimedQuery("iceberg", trino, "SELECT %s FROM %s WHERE winner = 1 ORDER BY \"from\"".formatted(COLUMNS, WINNERS.formatted(table, filter)));
+    }
+
+    /** The raw table copied by Trino and optimised by Trino's own {@code ALTER TABLE ... EXECUTE optimize}; made once, kept. */
+    private static void optimizedCopy(Connection trino)
+            throws Exception
+    {
+        try (Statement statement = trino.createStatement()) {
+            try (ResultSet result = statement.executeQuery("SELECT count(*) FROM iceberg.information_schema.tables WHERE table_schema = '%s' AND table_name = '%s_optimized'".formatted(YearsDataset.SCHEMA, YearsDataset.TABLE))) {
+                checkState(result.next());
+                if (result.getLong(1) > 0) {
+                    return;
+                }
+            }
+            log.info("Years: copying the raw table and optimising the copy with Trino");
+            statement.execute("""
+                    CREATE TABLE %s WITH (format = 'PARQUET', partitioning = ARRAY['month("from")'], sorted_by = ARRAY['malo_id', 'obis_code', '"from"', 'version'],
+                    parquet_bloom_filter_columns = ARRAY['malo_id', 'obis_code']) AS SELECT * FROM %s""".formatted(OPTIMIZED, RAW));
+            statement.execute("ALTER TABLE %s EXECUTE optimize".formatted(OPTIMIZED));
+        }
+    }
+
+    private static String markdown(YearsSettings settings, YearsDataset dataset, ColdTierLayout layout, List<BenchmarkResult> queries, Environment environment)
+    {
+        StringBuilder out = new StringBuilder();
+        out.append("""
+                # Benchmarks: a cold tier over years
+
+                Issue 13's "years" dataset: what planning, metadata and reads cost after two years of daily archival and late
+                corrections. Written by `bin/benchmark -Dbenchmark.dataset=years` (see [below](#how-to-run)); do not edit by
+                hand, run it again. The other benchmarks are in [benchmarks.md](benchmarks.md).
+
+                """);
+        out.append("## Machine\n\n");
+        out.append("| date | cores | memory | JVM | OS | PostgreSQL |\n|---|---|---|---|---|---|\n");
+        out.append("| %s | %s | %s | %s | %s | %s |\n\n".formatted(environment.date(), environment.cores(), environment.memory(), environment.jvm(), environment.os(), environment.postgres()));
+        out.append("## Dataset\n\n");
+        out.append("- %,d meters x %s days from %s (Berlin days), seed %s: %s rows with %s%% of intervals corrected by a second version when delivered (meterstore-testing ReadingsGenerator).\n"
+                .formatted(settings.meters(), settings.days(), YearsSettings.START_DAY, YearsSettings.SEED, dataset.measured("rows").orElse("?"), Math.round(BenchmarkSettings.CORRECTIONS_FRACTION * 100)));
+        out.append("- Made by the archiver's own code: %s days at a time loaded into PostgreSQL by the parallel binary COPY (2 connections), then archived by `ArchivalCycle`, one UTC day per commit (%s archival commits), each partition dropped after the reader grace. Loading took %s s, archiving %s s.\n"
+                .formatted(settings.chunkDays(), dataset.measured("archival-commits").orElse("?"), dataset.measured("load-seconds").orElse("?"), dataset.measured("archive-seconds").orElse("?")));
+        out.append("- Late corrections: after each of the last %s archived days, one `INSERT INTO readings_versions ... SELECT` through Trino of a new version of one interval in %s (2 %%) of a day 5 to 40 days back, below W (%s correction commits, %s s).\n"
+                .formatted(settings.correctionDays(), YearsSettings.CORRECTED_ONE_IN, dataset.measured("correction-commits").orElse("?"), dataset.measured("correction-seconds").orElse("?")));
+        out.append("- The archiver's maintenance (`expire`, then `compact`) ran every %s archived days, as a service archiving a day a day with `meterstore.maintenance-interval=%sd` would (%s s in all); the retention is the default ten years, so no snapshot expired while the dataset was made.\n"
+                .formatted(settings.maintenanceEvery(), settings.maintenanceEvery(), dataset.measured("maintenance-seconds").orElse("?")));
+        out.append("- Now: %s; watermark %s.\n\n".formatted(layout.describe(), dataset.watermark()));
+
+        out.append("## Results\n\n");
+        out.append("| | benchmark | measured | target | |\n|---|---|---|---|---|\n");
+        for (BenchmarkResult result : queries) {
+            out.append("| %s | %s: %s / %s | %s / %s = %s | %s | %s |\n".formatted(result.id(), result.title(), result.meterstoreLabel(), result.peerLabel(),
+                    BenchmarkReport.figure(result.meterstore(), result.unit()), BenchmarkReport.figure(result.peer(), result.unit()),
+                    Double.isFinite(result.ratio()) ? BenchmarkReport.ratio(result.ratio()) : "-", result.target().text(), BenchmarkReport.verdict(result)));
+        }
+        if (!settings.runs("Y1")) {
+            out.append("| Y1 | one meter over two years, every interval of `readings`: MeterStore / Trino's Iceberg connector on the raw table (ROW_NUMBER), and / on a copy optimised by `ALTER TABLE ... EXECUTE optimize` | not yet measured: needs month compaction | <= 0.5 and <= 1.0 | |\n");
+        }
+        if (!settings.runs("Y2")) {
+            out.append("| Y2 | monthly totals of `readings` over two years / Trino's Iceberg connector summing the optimised copy (ROW_NUMBER) | not yet measured: needs month compaction | <= 1.0 | |\n");
+        }
+        Optional<Double> early = median(dataset.measured("y3.early.nanos"));
+        Optional<Double> late = median(dataset.measured("y3.late.nanos"));
+        if (early.isPresent() && late.isPresent()) {
+            double ratio = late.get() / early.get();
+            out.append("| Y3 | planning a one-day query (EXPLAIN): after all %s commits / after %s | %s / %s = %s | <= 1.50 | %s |\n".formatted(
+                    commits(dataset), YearsSettings.EARLY_COMMITS, seconds(late.get()), seconds(early.get()), BenchmarkReport.ratio(ratio), ratio <= 1.5 ? "met" : "**missed**"));
+        }
+        long after = files(dataset, "after");
+        // what the kept snapshots can reference: one manifest a month after compact, and at most two more per kept snapshot
+        long months = Long.parseLong(dataset.measured("y4.months").orElse("0"));
+        long bound = IcebergTableSpec.PREVIOUS_METADATA_VERSIONS + 1 + YearsDataset.KEPT_SNAPSHOTS + months + 2L * YearsDataset.KEPT_SNAPSHOTS;
+        out.append("| Y4 | metadata files (metadata JSON, manifest lists, manifests): after all commits, and after an expiry that keeps the newest %s snapshots | %s; %s | bounded by the retention, not the history: <= %s (101 metadata JSON; one manifest list per kept snapshot; a manifest a month plus at most two per kept snapshot) | %s |\n".formatted(
+                YearsDataset.KEPT_SNAPSHOTS, files(dataset, "before"), after, bound, after <= bound ? "met" : "**missed**"));
+        out.append("| Y4d | data files per month after compaction | %s | <= 2 per month | |\n".formatted(settings.runs("Y4D")
+                ? "%s at most (%s data files in %s months)".formatted(layout.maxDataFilesPerMonth(), layout.dataFiles(), layout.months().size())
+                : "not yet measured: month compaction is not yet available (now at most %s per month, one per archived day and correction)".formatted(layout.maxDataFilesPerMonth())));
+
+        out.append("\n## What each row ran\n\n");
+        out.append("### Y3: planning stays flat\n\n");
+        out.append("```sql\n%s\n```\n\nthrough Trino's JDBC driver, against the dataset and against `%s`, its twin made the same way but stopped after the %sth archival commit, alternately on one warm engine when the dataset was made (ten warm-up runs each, then %s rounds, each after the tables' maintenance). The twin: %s; the dataset: %s. Rounds (s): after %s commits %s; after all %s.\n\n"
+                .formatted(PlanningTime.oneDay(YearsDataset.TABLE, settings.planDay()), YearsDataset.EARLY_TABLE, YearsSettings.EARLY_COMMITS, settings.rounds(),
+                        dataset.measured("y3.early.layout").orElse("?"), dataset.measured("y3.late.layout").orElse("?"),
+                        YearsSettings.EARLY_COMMITS, rounds(dataset.measured("y3.early.nanos")), rounds(dataset.measured("y3.late.nanos"))));
+        out.append("### Y4: metadata files\n\n");
+        out.append("Files in the table's `metadata/` directory right after the last commit: %s metadata JSON, %s manifest lists (one per snapshot), %s manifests. Then `SnapshotExpiry` with a retention that has passed and the newest %s snapshots kept: %s metadata JSON, %s manifest lists, %s manifests. Metadata JSON stays at most 101 (`write.metadata.previous-versions-max`); manifest lists are one per kept snapshot, so the retention bounds them; manifests are what the kept snapshots reference, about one a month after `compact`.\n\n"
+                .formatted(dataset.measured("y4.before.metadata-json").orElse("?"), dataset.measured("y4.before.manifest-lists").orElse("?"), dataset.measured("y4.before.manifests").orElse("?"),
+                        YearsDataset.KEPT_SNAPSHOTS, dataset.measured("y4.after.metadata-json").orElse("?"), dataset.measured("y4.after.manifest-lists").orElse("?"), dataset.measured("y4.after.manifests").orElse("?")));
+        for (BenchmarkResult result : queries) {
+            out.append("### %s: %s\n\n".formatted(result.id(), result.title()));
+            result.details().forEach(detail -> out.append(detail).append("\n\n"));
+        }
+        out.append("""
+                ## How to run
+
+                    bin/benchmark -Dbenchmark.dataset=years                     # 1,000 meters x 730 days, Y3 and Y4
+                    bin/benchmark -Dbenchmark.dataset=years -Dbenchmark.years.meters=50 -Dbenchmark.years.days=120 -Dbenchmark.years.correction-days=20
+                    bin/benchmark -Dbenchmark.dataset=years -Dbenchmark.queries=Y1,Y2,Y3,Y4,Y4D   # once month compaction exists
+
+                The dataset is kept in `var/benchmark-years/` and reused while its parameters match; Y3 and Y4's metadata files are
+                measured while it is made. Properties: `benchmark.years.meters` (1000), `benchmark.years.days` (730),
+                `benchmark.years.correction-days` (90), `benchmark.years.chunk-days` (30), `benchmark.years.maintenance-every` (7),
+                `benchmark.years.dir`, `benchmark.rounds` (5), `benchmark.output`. Y1 and Y2 also make (once) the optimised copy
+                `iceberg.metering.readings_optimized` with Trino; Y1's first peer reads the table as archived, so run it before
+                compacting.
+                """);
+        return out.toString();
+    }
+
+    private static String commits(YearsDataset dataset)
+    {
+        return "%s archival and %s correction".formatted(dataset.measured("archival-commits").orElse("?"), dataset.measured("correction-commits").orElse("?"));
+    }
+
+    private static long files(YearsDataset dataset, String when)
+    {
+        return ImmutableList.of("metadata-json", "manifest-lists", "manifests").stream()
+                .mapToLong(kind -> Long.parseLong(dataset.measured("y4.%s.%s".formatted(when, kind)).orElse("0")))
+                .sum();
+    }
+
+    private static Optional<Double> median(Optional<String> nanos)
+    {
+        return nanos.map(values -> Medians.median(Arrays.stream(values.split(",")).map(Long::parseLong).toList()));
+    }
+
+    private static String rounds(Optional<String> nanos)
+    {
+        return nanos.map(values -> String.join(", ", Arrays.stream(values.split(",")).map(value -> seconds(Long.parseLong(value))).toList())).orElse("?");
+    }
+
+    private static String seconds(double nanos)
+    {
+        return BenchmarkReport.figure(Medians.seconds(Math.round(nanos)), BenchmarkResult.Unit.SECONDS);
+    }
+}
