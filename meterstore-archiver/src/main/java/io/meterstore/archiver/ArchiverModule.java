@@ -13,6 +13,8 @@ import io.meterstore.archiver.service.ShutdownAction;
 import io.meterstore.archiver.service.ShutdownHandler;
 import io.meterstore.archiver.service.TableArchiverStats;
 import io.meterstore.core.TiersConfig;
+import io.meterstore.storage.ColdStorageModule;
+import io.trino.filesystem.manager.FileSystemConfig;
 
 import java.time.Clock;
 import java.time.InstantSource;
@@ -52,8 +54,11 @@ public class ArchiverModule
         TiersConfig tiers = buildConfigObject(TiersConfig.class);
         buildConfigObject(ArchiverConfig.class);
         configBinder(binder).bindConfig(SchedulerConfig.class);
+        // the cold tier's storage, configured by the connector's fs.* and s3.* keys
+        install(new ColdStorageModule());
+        boolean s3Enabled = buildConfigObject(FileSystemConfig.class).isS3Enabled();
         // every command and the service refuse a warehouse the archiver cannot write, before anything touches it
-        Optional.ofNullable(tiers.getIcebergWarehouse()).flatMap(ArchiverStorage::unwritable).ifPresent(refusal -> binder.addError("%s", refusal));
+        Optional.ofNullable(tiers.getIcebergWarehouse()).flatMap(warehouse -> ArchiverStorage.unwritable(warehouse, s3Enabled)).ifPresent(refusal -> binder.addError("%s", refusal));
 
         binder.bind(InstantSource.class).toInstance(clock);
         binder.bind(ShutdownAction.class).toInstance(shutdownAction);

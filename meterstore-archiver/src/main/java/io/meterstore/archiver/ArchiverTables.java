@@ -8,9 +8,12 @@ import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.HotTier;
-import io.meterstore.core.IcebergCatalogs;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.TiersConfig;
+import io.meterstore.storage.ColdStorage;
+import io.trino.filesystem.TrinoFileSystem;
+import io.trino.filesystem.TrinoFileSystemFactory;
+import io.trino.spi.security.ConnectorIdentity;
 import jakarta.annotation.PreDestroy;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
@@ -39,18 +42,22 @@ import static java.util.Objects.requireNonNull;
 public final class ArchiverTables
         implements Closeable
 {
+    private static final String USER = "meterstore-archiver";
+
     private final TiersConfig tiers;
     private final ArchiverConfig config;
     private final List<String> tables;
+    private final TrinoFileSystemFactory fileSystemFactory;
 
     @GuardedBy("this")
     private Optional<Catalog> catalog = Optional.empty();
 
     @Inject
-    public ArchiverTables(TiersConfig tiers, ArchiverConfig config)
+    public ArchiverTables(TiersConfig tiers, ArchiverConfig config, TrinoFileSystemFactory fileSystemFactory)
     {
         this.tiers = requireNonNull(tiers, "tiers is null");
         this.config = requireNonNull(config, "config is null");
+        this.fileSystemFactory = requireNonNull(fileSystemFactory, "fileSystemFactory is null");
         this.tables = ImmutableList.copyOf(tiers.getTables());
     }
 
@@ -140,10 +147,16 @@ public final class ArchiverTables
         return DriverManager.getConnection(url, tiers.connectionProperties("meterstore-archiver"));
     }
 
+    /** The cold tier's storage, as the archiver's own user. */
+    public TrinoFileSystem fileSystem()
+    {
+        return fileSystemFactory.create(ConnectorIdentity.ofUser(USER));
+    }
+
     public synchronized Catalog catalog()
     {
         if (catalog.isEmpty()) {
-            catalog = Optional.of(IcebergCatalogs.jdbc(tiers.catalogSpec(), properties -> ArchiverStorage.fileIo()));
+            catalog = Optional.of(tiers.openCatalog(properties -> ColdStorage.fileIo(fileSystemFactory, USER)));
         }
         return catalog.get();
     }

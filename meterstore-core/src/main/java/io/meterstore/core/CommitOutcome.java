@@ -2,6 +2,7 @@ package io.meterstore.core;
 
 import org.apache.iceberg.PendingUpdate;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.exceptions.RESTException;
 import org.apache.iceberg.jdbc.UncheckedSQLException;
 
 /**
@@ -25,6 +26,11 @@ public final class CommitOutcome
             update.commit();
         }
         catch (UncheckedSQLException e) {
+            throw new CommitStateUnknownException(e);
+        }
+        catch (RESTException e) {
+            // the REST catalogue's client reports a POST whose reply was lost (and any reply it cannot read) as this,
+            // though the server may have committed it; replies it can read that say so are CommitStateUnknownException
             throw new CommitStateUnknownException(e);
         }
     }

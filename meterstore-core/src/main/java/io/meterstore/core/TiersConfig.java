@@ -8,12 +8,19 @@ import io.airlift.configuration.LegacyConfig;
 import io.airlift.units.Duration;
 import io.airlift.units.MinDuration;
 import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
+import io.meterstore.core.IcebergCatalogs.RestCatalogSpec;
+import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.NotEmpty;
 import jakarta.validation.constraints.NotNull;
 
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.io.FileIO;
+
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.function.Function;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 
@@ -26,6 +33,14 @@ public class TiersConfig
 {
     public static final String LOCK_TIMEOUT_PROPERTY = "meterstore.postgresql.lock-timeout";
 
+    public enum CatalogType
+    {
+        /** Iceberg's JDBC catalogue in PostgreSQL. */
+        JDBC,
+        /** A server speaking Iceberg's REST catalogue protocol. */
+        REST,
+    }
+
     private String postgresqlUrl;
     private String postgresqlUser;
     private Optional<String> postgresqlPassword = Optional.empty();
@@ -35,6 +50,11 @@ public class TiersConfig
     private String icebergCatalogName = "meterstore";
     private Optional<String> icebergJdbcUrl = Optional.empty();
     private String icebergWarehouse;
+    private CatalogType catalogType = CatalogType.JDBC;
+    private Optional<String> restUri = Optional.empty();
+    private Optional<String> restWarehouse = Optional.empty();
+    private Optional<String> restToken = Optional.empty();
+    private Optional<String> restCredential = Optional.empty();
 
     @NotNull
     public String getPostgresqlUrl()
@@ -130,7 +150,7 @@ public class TiersConfig
     }
 
     @Config("meterstore.iceberg.catalog-name")
-    @ConfigDescription("Name of the Iceberg JDBC catalogue; the connector, the archiver and Trino's Iceberg connector use the same")
+    @ConfigDescription("Name of the Iceberg catalogue; the connector, the archiver and Trino's Iceberg connector use the same")
     public TiersConfig setIcebergCatalogName(String icebergCatalogName)
     {
         this.icebergCatalogName = icebergCatalogName;
@@ -164,6 +184,80 @@ public class TiersConfig
         return this;
     }
 
+    @NotNull
+    public CatalogType getCatalogType()
+    {
+        return catalogType;
+    }
+
+    @Config("meterstore.iceberg.catalog-type")
+    @ConfigDescription("Iceberg catalogue of the cold tables: JDBC (in PostgreSQL) or REST")
+    public TiersConfig setCatalogType(CatalogType catalogType)
+    {
+        this.catalogType = catalogType;
+        return this;
+    }
+
+    public Optional<String> getRestUri()
+    {
+        return restUri;
+    }
+
+    @Config("meterstore.iceberg.rest-catalog.uri")
+    @ConfigDescription("URI of the REST catalogue, e.g. http://iceberg-rest:8181 (Trino's iceberg.rest-catalog.uri)")
+    public TiersConfig setRestUri(String restUri)
+    {
+        this.restUri = Optional.ofNullable(restUri);
+        return this;
+    }
+
+    public Optional<String> getRestWarehouse()
+    {
+        return restWarehouse;
+    }
+
+    @Config("meterstore.iceberg.rest-catalog.warehouse")
+    @ConfigDescription("Warehouse identifier the REST catalogue serves, if it serves several (Trino's iceberg.rest-catalog.warehouse)")
+    public TiersConfig setRestWarehouse(String restWarehouse)
+    {
+        this.restWarehouse = Optional.ofNullable(restWarehouse);
+        return this;
+    }
+
+    public Optional<String> getRestToken()
+    {
+        return restToken;
+    }
+
+    @Config("meterstore.iceberg.rest-catalog.oauth2.token")
+    @ConfigSecuritySensitive
+    @ConfigDescription("OAuth2 bearer token for the REST catalogue (Trino's iceberg.rest-catalog.oauth2.token)")
+    public TiersConfig setRestToken(String restToken)
+    {
+        this.restToken = Optional.ofNullable(restToken);
+        return this;
+    }
+
+    public Optional<String> getRestCredential()
+    {
+        return restCredential;
+    }
+
+    @Config("meterstore.iceberg.rest-catalog.oauth2.credential")
+    @ConfigSecuritySensitive
+    @ConfigDescription("OAuth2 client credential client_id:client_secret for the REST catalogue (Trino's iceberg.rest-catalog.oauth2.credential)")
+    public TiersConfig setRestCredential(String restCredential)
+    {
+        this.restCredential = Optional.ofNullable(restCredential);
+        return this;
+    }
+
+    @AssertTrue(message = "meterstore.iceberg.rest-catalog.uri must be set when meterstore.iceberg.catalog-type is REST")
+    public boolean isRestUriSetForRest()
+    {
+        return catalogType != CatalogType.REST || restUri.isPresent();
+    }
+
     /** The catalogue's database: the hot tier's own unless configured otherwise. */
     public String catalogJdbcUrl()
     {
@@ -173,6 +267,29 @@ public class TiersConfig
     public JdbcCatalogSpec catalogSpec()
     {
         return new JdbcCatalogSpec(icebergCatalogName, catalogJdbcUrl(), postgresqlUser, postgresqlPassword, icebergWarehouse);
+    }
+
+    public RestCatalogSpec restCatalogSpec()
+    {
+        return new RestCatalogSpec(icebergCatalogName, restUri.orElseThrow(() -> new IllegalStateException("meterstore.iceberg.rest-catalog.uri is not set")), restWarehouse, restToken, restCredential);
+    }
+
+    /** Opens the configured catalogue, which reads and writes files with {@code fileIo}. */
+    public Catalog openCatalog(Function<Map<String, String>, FileIO> fileIo)
+    {
+        return switch (catalogType) {
+            case JDBC -> IcebergCatalogs.jdbc(catalogSpec(), fileIo);
+            case REST -> IcebergCatalogs.rest(restCatalogSpec(), fileIo);
+        };
+    }
+
+    /** Where the configured catalogue is, for messages: the database's JDBC URL or the REST server's URI. */
+    public String catalogLocation()
+    {
+        return switch (catalogType) {
+            case JDBC -> catalogJdbcUrl();
+            case REST -> restUri.orElse("");
+        };
     }
 
     /** The hot tier of {@code table}, whose partitions are {@code step} long, with the configured lock timeout. */

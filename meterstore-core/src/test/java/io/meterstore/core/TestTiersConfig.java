@@ -31,7 +31,12 @@ final class TestTiersConfig
                 .setTables(List.of("readings"))
                 .setIcebergCatalogName("meterstore")
                 .setIcebergJdbcUrl(null)
-                .setIcebergWarehouse(null));
+                .setIcebergWarehouse(null)
+                .setCatalogType(TiersConfig.CatalogType.JDBC)
+                .setRestUri(null)
+                .setRestWarehouse(null)
+                .setRestToken(null)
+                .setRestCredential(null));
     }
 
     @Test
@@ -47,6 +52,11 @@ final class TestTiersConfig
                 .put("meterstore.iceberg.catalog-name", "lake")
                 .put("meterstore.iceberg.jdbc-url", "jdbc:postgresql://catalog:5432/iceberg")
                 .put("meterstore.iceberg.warehouse", "file:///var/lib/meterstore/warehouse")
+                .put("meterstore.iceberg.catalog-type", "REST")
+                .put("meterstore.iceberg.rest-catalog.uri", "http://iceberg-rest:8181")
+                .put("meterstore.iceberg.rest-catalog.warehouse", "metering")
+                .put("meterstore.iceberg.rest-catalog.oauth2.token", "token")
+                .put("meterstore.iceberg.rest-catalog.oauth2.credential", "client:secret")
                 .buildOrThrow();
         TiersConfig expected = new TiersConfig()
                 .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
@@ -57,7 +67,12 @@ final class TestTiersConfig
                 .setTables(List.of("readings", "gas_readings"))
                 .setIcebergCatalogName("lake")
                 .setIcebergJdbcUrl("jdbc:postgresql://catalog:5432/iceberg")
-                .setIcebergWarehouse("file:///var/lib/meterstore/warehouse");
+                .setIcebergWarehouse("file:///var/lib/meterstore/warehouse")
+                .setCatalogType(TiersConfig.CatalogType.REST)
+                .setRestUri("http://iceberg-rest:8181")
+                .setRestWarehouse("metering")
+                .setRestToken("token")
+                .setRestCredential("client:secret");
         assertFullMapping(properties, expected);
     }
 
@@ -89,6 +104,13 @@ final class TestTiersConfig
         assertThat(config.catalogJdbcUrl()).isEqualTo("jdbc:postgresql://catalog:5432/iceberg");
 
         assertThat(config.hotTier("readings", java.time.Duration.ofHours(1)).lockTimeout()).isEqualTo(java.time.Duration.ofMillis(700));
+
+        // a REST catalogue needs its URI; the spec never prints its secret
+        assertThat(config.setCatalogType(TiersConfig.CatalogType.REST).isRestUriSetForRest()).isFalse();
+        config.setRestUri("http://iceberg-rest:8181").setRestToken("bearer-secret");
+        assertThat(config.isRestUriSetForRest()).isTrue();
+        assertThat(config.restCatalogSpec().toString()).contains("http://iceberg-rest:8181").doesNotContain("bearer-secret");
+        assertThat(config.catalogLocation()).isEqualTo("http://iceberg-rest:8181");
 
         Properties properties = config.setPostgresqlPassword("secret").connectionProperties("meterstore-test");
         assertThat(properties).containsExactlyInAnyOrderEntriesOf(Map.of("user", "meterstore", "password", "secret", "ApplicationName", "meterstore-test"));

@@ -2,6 +2,7 @@ package io.meterstore.trino;
 
 import com.google.inject.Injector;
 import io.airlift.bootstrap.Bootstrap;
+import io.meterstore.storage.ColdStorageModule;
 import io.trino.plugin.base.ConnectorContextModule;
 import io.trino.spi.connector.Connector;
 import io.trino.spi.connector.ConnectorContext;
@@ -33,7 +34,7 @@ public class MeterstoreConnectorFactory
         Bootstrap app = new Bootstrap(
                 "io.trino.bootstrap.catalog." + catalogName,
                 new ConnectorContextModule(catalogName, context),
-                new MeterstoreFileSystemModule(catalogName, context),
+                new ColdStorageModule(),
                 new MeterstoreModule(),
                 // the engine builds the connector's functions from their annotated classes
                 binder -> binder.bind(FunctionBundleFactory.class).toInstance(context.getFunctionBundleFactory()));

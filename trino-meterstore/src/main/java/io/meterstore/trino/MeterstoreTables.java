@@ -4,13 +4,11 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
 import io.meterstore.core.HotTier;
-import io.meterstore.core.IcebergCatalogs;
-import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.TiersConfig;
-import io.meterstore.trino.cold.ForwardingFileIo;
+import io.meterstore.storage.ForwardingFileIo;
 import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.SchemaTableName;
@@ -61,16 +59,18 @@ public final class MeterstoreTables
         this.config = requireNonNull(config, "config is null");
         this.postgres = requireNonNull(postgres, "postgres is null");
         requireNonNull(fileSystemFactory, "fileSystemFactory is null");
-        JdbcCatalogSpec spec = config.catalogSpec();
         // created on first use, so that a catalogue that is down fails the query that needs it, not the server start
         this.catalog = memoize(() -> {
             try {
                 // manifests never change once written: Iceberg keeps the ones planning reads in memory instead of reading them for every query
-                return IcebergCatalogs.jdbc(spec, properties -> new ForwardingFileIo(fileSystemFactory.create(ConnectorIdentity.ofUser("meterstore")), MANIFEST_CACHE));
+                return config.openCatalog(properties -> new ForwardingFileIo(fileSystemFactory.create(ConnectorIdentity.ofUser("meterstore")), MANIFEST_CACHE));
             }
             catch (RuntimeException e) {
-                throw new TrinoException(METERSTORE_CATALOG_UNAVAILABLE, "Cannot open the Iceberg catalogue '%s' at '%s': %s; check meterstore.iceberg.* and that the database is reachable"
-                        .formatted(spec.catalogName(), spec.url(), e.getMessage()), e);
+                throw new TrinoException(METERSTORE_CATALOG_UNAVAILABLE, "Cannot open the Iceberg catalogue '%s' at '%s': %s; check meterstore.iceberg.* and that the %s is reachable"
+                        .formatted(config.getIcebergCatalogName(), config.catalogLocation(), e.getMessage(), switch (config.getCatalogType()) {
+                            case JDBC -> "database";
+                            case REST -> "REST catalogue (meterstore.iceberg.rest-catalog.uri)";
+                        }), e);
             }
         });
     }

@@ -44,11 +44,20 @@ public final class MeterstoreQueryRunner
                 .put("meterstore.tables", "readings")
                 .put("meterstore.iceberg.catalog-name", warehouse.catalogName())
                 .put("meterstore.iceberg.warehouse", warehouse.location())
+                .putAll(warehouse.catalogProperties())
+                .putAll(warehouse.storageProperties())
                 .buildOrThrow();
     }
 
     public static Map<String, String> icebergCatalogProperties(TestingWarehouse warehouse)
     {
+        if (warehouse.restCatalogUri().isPresent()) {
+            return ImmutableMap.<String, String>builder()
+                    .put("iceberg.catalog.type", "rest")
+                    .put("iceberg.rest-catalog.uri", warehouse.restCatalogUri().get())
+                    .putAll(warehouse.storageProperties())
+                    .buildOrThrow();
+        }
         return ImmutableMap.<String, String>builder()
                 .put("iceberg.catalog.type", "jdbc")
                 .put("iceberg.jdbc-catalog.driver-class", "org.postgresql.Driver")
@@ -59,6 +68,7 @@ public final class MeterstoreQueryRunner
                 .put("fs.local.enabled", "true")
                 // the archiver writes absolute file:/// locations; Trino's local file system resolves them against this root
                 .put("local.location", "/")
+                .putAll(warehouse.storageProperties())
                 .buildOrThrow();
     }
 
@@ -77,6 +87,17 @@ public final class MeterstoreQueryRunner
                     .build());
             this.warehouse = requireNonNull(warehouse, "warehouse is null");
             setWorkerCount(1);
+        }
+
+        /**
+         * {@code workers} workers and a coordinator that schedules no splits, as a production cluster runs: every split
+         * is read on a worker, in a node other than the one that planned it.
+         */
+        public Builder withWorkersOnly(int workers)
+        {
+            setWorkerCount(workers);
+            addCoordinatorProperty("node-scheduler.include-coordinator", "false");
+            return this;
         }
 
         public Builder withoutIceberg()

@@ -6,6 +6,7 @@ import com.google.inject.Injector;
 import com.sun.net.httpserver.HttpServer;
 import io.airlift.bootstrap.Bootstrap;
 import io.meterstore.core.WatermarkReader;
+import io.meterstore.storage.ColdStorageModule;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
@@ -127,7 +128,7 @@ final class TestMeterstoreFileSystems
                     .put("fs.local.enabled", "false")
                     .buildOrThrow());
             assertThatThrownBy(() -> s3Only.newInputFile(location).exists())
-                    .hasMessageContaining("No factory for location");
+                    .hasMessageContaining("No file system is configured for location");
         }
         finally {
             Files.delete(file);
@@ -139,7 +140,7 @@ final class TestMeterstoreFileSystems
     {
         for (String property : List.of("fs.azure.enabled", "fs.native-azure.enabled", "fs.gcs.enabled", "fs.native-gcs.enabled", "fs.hadoop.enabled", "fs.cache.enabled")) {
             assertThatThrownBy(() -> fileSystem(ImmutableMap.of(property, "true")))
-                    .hasMessageContaining("remove '%s' from the catalog".formatted(property));
+                    .hasMessageContaining("remove '%s' from the configuration".formatted(property));
         }
     }
 
@@ -162,7 +163,7 @@ final class TestMeterstoreFileSystems
         TestingConnectorContext context = new TestingConnectorContext();
         Injector injector = new Bootstrap(
                 new ConnectorContextModule("test", context),
-                new MeterstoreFileSystemModule("test", context))
+                new ColdStorageModule())
                 .doNotInitializeLogging()
                 .disableSystemProperties()
                 .quiet()

@@ -51,7 +51,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * by running it again. Both tiers are checked directly: PostgreSQL partitions by name, Iceberg through Trino's own
  * Iceberg connector.
  */
-final class TestMeterstoreInsert
+class TestMeterstoreInsert
         extends AbstractTestQueryFramework
 {
     private static final int ARCHIVED_WINDOWS = 3;
@@ -65,7 +65,7 @@ final class TestMeterstoreInsert
     protected QueryRunner createQueryRunner()
             throws Exception
     {
-        warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("insert"));
+        warehouse = deployment().warehouse(TestingPostgresServer.shared().createDatabase("insert"));
         table = TestingMeterstoreTables.createTables(warehouse);
         generator = ReadingsGenerator.builder()
                 .seed(5)
@@ -80,11 +80,16 @@ final class TestMeterstoreInsert
         TestingArchival.archiveWindows(warehouse, ARCHIVED_WINDOWS);
         table.refresh();
         watermark = WatermarkReader.current(table).watermark();
-        DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse).build();
+        DistributedQueryRunner queryRunner = deployment().queryRunner(warehouse).build();
         Map<String, String> shortLock = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
         shortLock.put("meterstore.postgresql.lock-timeout", "700ms");
         queryRunner.createCatalog("short_lock", "meterstore", shortLock);
         return queryRunner;
+    }
+
+    protected TestingDeployment deployment()
+    {
+        return TestingDeployment.SINGLE_NODE;
     }
 
     /** A quarter-hour {@code days} after the watermark's day (negative: before it) and {@code quarters} into it. */

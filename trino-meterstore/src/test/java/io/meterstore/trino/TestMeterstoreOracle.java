@@ -46,7 +46,7 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
  * JDBC driver equals an independent computation over the same generated rows, on both tables.
  */
 @TestInstance(PER_CLASS)
-final class TestMeterstoreOracle
+class TestMeterstoreOracle
 {
     private static final LocalDate START = LocalDate.of(2026, 3, 10);
     private static final int DAYS = 40;
@@ -64,12 +64,12 @@ final class TestMeterstoreOracle
     void setUp()
             throws Exception
     {
-        warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("oracle"));
+        warehouse = deployment().warehouse(TestingPostgresServer.shared().createDatabase("oracle"));
         table = TestingMeterstoreTables.createTables(warehouse);
-        // 200 meters x 40 Berlin days from 2026-03-10: spans the spring DST day (92 quarter-hours), 3 % corrections
+        // meters() (200 here) x 40 Berlin days from 2026-03-10: spans the spring DST day (92 quarter-hours), 3 % corrections
         generator = ReadingsGenerator.builder()
                 .seed(20260310)
-                .meters(200)
+                .meters(meters())
                 .startDay(START)
                 .days(DAYS)
                 .correctionsFraction(0.03)
@@ -78,7 +78,22 @@ final class TestMeterstoreOracle
         try (Connection connection = warehouse.database().connect()) {
             new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
         }
-        queryRunner = MeterstoreQueryRunner.builder(warehouse).build();
+        queryRunner = deployment().queryRunner(warehouse).build();
+    }
+
+    protected TestingDeployment deployment()
+    {
+        return TestingDeployment.SINGLE_NODE;
+    }
+
+    protected int meters()
+    {
+        return 200;
+    }
+
+    protected DistributedQueryRunner queryRunner()
+    {
+        return queryRunner;
     }
 
     @AfterAll

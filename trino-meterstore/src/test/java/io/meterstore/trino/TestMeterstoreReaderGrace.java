@@ -65,7 +65,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * commit in between must not take a window out of its answer. Driven through the connector's SPI, so the order of
  * planning, archival and execution is exact.
  */
-final class TestMeterstoreReaderGrace
+class TestMeterstoreReaderGrace
 {
     private static final SchemaTableName VERSIONS = new SchemaTableName(SCHEMA, "readings_versions");
 
@@ -77,7 +77,7 @@ final class TestMeterstoreReaderGrace
     void setUp()
             throws Exception
     {
-        warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("reader_grace"));
+        warehouse = deployment().warehouse(TestingPostgresServer.shared().createDatabase("reader_grace"));
         TestingMeterstoreTables.createTables(warehouse);
         ReadingsGenerator generator = ReadingsGenerator.builder()
                 .seed(7)
@@ -90,6 +90,11 @@ final class TestMeterstoreReaderGrace
             rows = new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
         }
         connector = new MeterstoreConnectorFactory().create("meterstore", MeterstoreQueryRunner.catalogProperties(warehouse), new TestingConnectorContext());
+    }
+
+    protected TestingDeployment deployment()
+    {
+        return TestingDeployment.SINGLE_NODE;
     }
 
     @AfterEach

@@ -14,6 +14,7 @@ import io.meterstore.core.Reading;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.core.WatermarkReader;
+import io.meterstore.storage.ColdStorage;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.ReadingsOracle;
@@ -301,7 +302,8 @@ final class TestMeterstoreSystemTables
                 .setPostgresqlUser(warehouse.database().user())
                 .setIcebergWarehouse(warehouse.location());
         InstantSource clock = InstantSource.fixed(now);
-        try (ArchiverTables tables = new ArchiverTables(tiers, new ArchiverConfig())) {
+        try (ColdStorage storage = ColdStorage.create(warehouse.storageProperties());
+                ArchiverTables tables = new ArchiverTables(tiers, new ArchiverConfig(), storage.fileSystemFactory())) {
             ArchiverScheduler scheduler = new ArchiverScheduler(
                     tables,
                     new ArchiverStats(ImmutableMap.of("readings", new TableArchiverStats("metering.readings", clock))),

@@ -12,6 +12,7 @@ import io.meterstore.archiver.service.ShutdownAction;
 import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.storage.ColdStorage;
 import org.apache.iceberg.Table;
 
 import java.io.IOException;
@@ -152,7 +153,8 @@ public final class ArchiverCli
             }
             return new CompletenessCommand(configuration.tiers().getTables(), out, err).run(options) ? EXIT_OK : EXIT_FAILED;
         }
-        try (ArchiverTables tables = new ArchiverTables(configuration.tiers(), configuration.archiver())) {
+        try (ColdStorage storage = ColdStorage.create(configuration.resolvedProperties());
+                ArchiverTables tables = new ArchiverTables(configuration.tiers(), configuration.archiver(), storage.fileSystemFactory())) {
             return switch (command.get()) {
                 case CREATE -> forEachTable(tables, this::create);
                 case CHECK -> new ConfigurationCheck(configuration.archiver(), tables, out, err).run() ? EXIT_OK : EXIT_FAILED;

@@ -26,16 +26,17 @@ import static com.google.common.collect.ImmutableSet.toImmutableSet;
 import static java.util.Objects.requireNonNull;
 
 /**
- * A configuration file as the command line reads it: validated by the service's own Bootstrap, so every property
- * the service knows is accepted, a misspelt one is refused with a suggestion, and {@code ${ENV:NAME}} is resolved
- * exactly as {@code run} resolves it.
+ * A configuration file as the command line reads it, its properties as written and resolved: validated by the
+ * service's own Bootstrap, so every property the service knows is accepted, a misspelt one is refused with a
+ * suggestion, and {@code ${ENV:NAME}} is resolved exactly as {@code run} resolves it.
  */
-record CliConfiguration(Path file, Map<String, String> properties, TiersConfig tiers, ArchiverConfig archiver, SchedulerConfig scheduler)
+record CliConfiguration(Path file, Map<String, String> properties, Map<String, String> resolvedProperties, TiersConfig tiers, ArchiverConfig archiver, SchedulerConfig scheduler)
 {
     CliConfiguration
     {
         requireNonNull(file, "file is null");
         properties = ImmutableMap.copyOf(requireNonNull(properties, "properties is null"));
+        resolvedProperties = ImmutableMap.copyOf(requireNonNull(resolvedProperties, "resolvedProperties is null"));
         requireNonNull(tiers, "tiers is null");
         requireNonNull(archiver, "archiver is null");
         requireNonNull(scheduler, "scheduler is null");
@@ -69,7 +70,7 @@ record CliConfiguration(Path file, Map<String, String> properties, TiersConfig t
                 .quiet()
                 .configure();
         try (ConfigurationFactory factory = new ConfigurationFactory(resolved)) {
-            return new CliConfiguration(file, properties, factory.build(TiersConfig.class), factory.build(ArchiverConfig.class), factory.build(SchedulerConfig.class));
+            return new CliConfiguration(file, properties, resolved, factory.build(TiersConfig.class), factory.build(ArchiverConfig.class), factory.build(SchedulerConfig.class));
         }
     }
 }

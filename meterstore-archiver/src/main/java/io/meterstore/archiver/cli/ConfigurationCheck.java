@@ -8,10 +8,14 @@ import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.TiersConfig;
+import io.meterstore.core.TiersConfig.CatalogType;
 import io.meterstore.core.WatermarkReader;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 
+import io.trino.filesystem.Location;
+
+import java.io.IOException;
 import java.io.PrintStream;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -54,6 +58,11 @@ final class ConfigurationCheck
             out.println("postgresql: ok, logged in to '%s' as '%s' (PostgreSQL %s)".formatted(
                     tiers.getPostgresqlUrl(), tiers.getPostgresqlUser(), connection.getMetaData().getDatabaseProductVersion()));
             Optional<Catalog> catalog = catalog();
+            boolean warehouse = warehouse();
+            // tables are checked without the catalogue if the warehouse cannot be read: each would repeat the storage error
+            if (!warehouse) {
+                catalog = Optional.empty();
+            }
             boolean passed = catalog.isPresent();
             for (String table : tables.tables()) {
                 passed &= checkTable(connection, catalog, table);
@@ -82,12 +91,35 @@ final class ConfigurationCheck
         }
         try {
             Catalog catalog = tables.catalog();
-            out.println("catalogue: ok, Iceberg JDBC catalogue '%s' in '%s', warehouse '%s'".formatted(tiers.getIcebergCatalogName(), url, tiers.getIcebergWarehouse()));
+            out.println("catalogue: ok, Iceberg %s catalogue '%s' in '%s', warehouse '%s'".formatted(tiers.getCatalogType(), tiers.getIcebergCatalogName(), tiers.catalogLocation(), tiers.getIcebergWarehouse()));
             return Optional.of(catalog);
         }
         catch (RuntimeException e) {
-            err.println("catalogue: cannot open the Iceberg catalogue '%s' in '%s': %s; check meterstore.iceberg.*".formatted(tiers.getIcebergCatalogName(), url, Failures.describe(e)));
+            String settings = switch (tiers.getCatalogType()) {
+                case JDBC -> "meterstore.iceberg.*";
+                case REST -> "meterstore.iceberg.rest-catalog.uri and that the REST catalogue is running";
+            };
+            err.println("catalogue: cannot open the Iceberg catalogue '%s' in '%s': %s; check %s".formatted(tiers.getIcebergCatalogName(), tiers.catalogLocation(), Failures.describe(e), settings));
             return Optional.empty();
+        }
+    }
+
+    /** Whether the warehouse can be listed: reaches the storage with the configured endpoint, bucket and credentials. */
+    private boolean warehouse()
+    {
+        String warehouse = tables.tiers().getIcebergWarehouse();
+        Location location = Location.of(warehouse);
+        try {
+            tables.fileSystem().listFiles(location).hasNext();
+            out.println("warehouse: ok, '%s' is readable".formatted(warehouse));
+            return true;
+        }
+        catch (IOException | RuntimeException e) {
+            boolean s3 = location.scheme().filter(scheme -> scheme.startsWith("s3")).isPresent();
+            err.println("warehouse: cannot list '%s': %s; %s".formatted(warehouse, Failures.describe(e), s3
+                    ? "check meterstore.iceberg.warehouse (its bucket must exist), s3.endpoint, s3.aws-access-key and s3.aws-secret-key"
+                    : "check meterstore.iceberg.warehouse and the file system properties (fs.local.enabled, local.location)"));
+            return false;
         }
     }
 
@@ -140,6 +172,10 @@ final class ConfigurationCheck
     static boolean catalogTablesExist(ArchiverTables tables)
             throws SQLException
     {
+        if (tables.tiers().getCatalogType() == CatalogType.REST) {
+            // a REST catalogue keeps its own storage; opening it creates nothing
+            return true;
+        }
         try (Connection connection = tables.connectCatalogDatabase();
                 PreparedStatement statement = connection.prepareStatement("SELECT to_regclass('iceberg_tables') IS NOT NULL");
                 ResultSet result = statement.executeQuery()) {

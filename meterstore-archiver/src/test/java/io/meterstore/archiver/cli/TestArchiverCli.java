@@ -1,5 +1,6 @@
 package io.meterstore.archiver.cli;
 
+import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.cycle.TestingClock;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.core.HotPartition;
@@ -47,6 +48,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
+import static java.util.stream.Collectors.joining;
 import static org.assertj.core.api.Assertions.assertThat;
 
 final class TestArchiverCli
@@ -141,7 +143,7 @@ final class TestArchiverCli
     void testWarehouseTheArchiverCannotWriteIsRefused()
             throws IOException
     {
-        // the connector reads S3; the archiver would take the URI for a relative local path and archive where no reader looks
+        // an S3 warehouse needs the S3 file system: without it nothing could write there, and nothing is touched
         Path s3 = write("s3.properties", """
                 meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
                 meterstore.postgresql.user=archiver
@@ -152,7 +154,7 @@ final class TestArchiverCli
             assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
             assertThat(run.err()).as(command).isEqualTo("""
                     Invalid configuration in '%s':
-                      'meterstore.iceberg.warehouse' = 's3://meterstore/warehouse' is on 's3' storage, which the archiver cannot write yet: it writes local directories only; use a file:/// directory that Trino reads at the same path
+                      'meterstore.iceberg.warehouse' = 's3://meterstore/warehouse' is on S3 storage, which is not enabled: set fs.s3.enabled=true and the s3.* properties (s3.endpoint, s3.region, s3.aws-access-key, s3.aws-secret-key) as in Trino's catalog
                     """.formatted(s3));
         }
         assertThat(Path.of("s3:")).doesNotExist();
@@ -245,6 +247,7 @@ final class TestArchiverCli
                     "configuration: ok, tables [readings] in schema 'metering', archival step 1.00d, settlement lag 7.00d, reader grace 1.00h",
                     run.out().lines().toList().get(1),
                     "catalogue: ok, Iceberg JDBC catalogue 'meterstore' in '%s', warehouse '%s'".formatted(database.jdbcUrl(), warehouse.location()),
+                    "warehouse: ok, '%s' is readable".formatted(warehouse.location()),
                     "metering.readings: ok, PostgreSQL table \"metering\".\"readings\" with 1 partition, Iceberg table 'metering.readings' at watermark 1970-01-01T00:00:00Z");
             assertThat(relations(database)).isEqualTo(relations);
         }
@@ -614,11 +617,13 @@ final class TestArchiverCli
                 meterstore.postgresql.url=%s
                 meterstore.postgresql.user=%s
                 meterstore.iceberg.warehouse=%s
-                """.formatted(database.jdbcUrl(), database.user(), warehouse.location());
+                """.formatted(database.jdbcUrl(), database.user(), warehouse.location())
+                + ImmutableMap.<String, String>builder().putAll(warehouse.catalogProperties()).putAll(warehouse.storageProperties()).buildOrThrow()
+                        .entrySet().stream().map(entry -> entry.getKey() + "=" + entry.getValue() + "\n").collect(joining());
     }
 
     /** The readings of four meters whose interval starts on the UTC day starting at {@code day}. */
-    private static List<Reading> utcDay(Instant day)
+    static List<Reading> utcDay(Instant day)
     {
         return ReadingsGenerator.builder()
                 .meters(4)
@@ -660,7 +665,7 @@ final class TestArchiverCli
         return run(args, new TestingClock(Instant.EPOCH));
     }
 
-    private static Run run(String[] args, TestingClock clock)
+    static Run run(String[] args, TestingClock clock)
     {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -668,5 +673,5 @@ final class TestArchiverCli
         return new Run(exitCode, out.toString(UTF_8), err.toString(UTF_8));
     }
 
-    private record Run(int exitCode, String out, String err) {}
+    record Run(int exitCode, String out, String err) {}
 }

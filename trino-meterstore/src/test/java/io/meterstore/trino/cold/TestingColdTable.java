@@ -7,6 +7,7 @@ import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.TieringWatermark;
+import io.meterstore.storage.ForwardingFileIo;
 import io.meterstore.testing.TestingDatabase;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;

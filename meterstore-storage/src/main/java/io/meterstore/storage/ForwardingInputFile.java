@@ -1,4 +1,4 @@
-package io.meterstore.trino.cold;
+package io.meterstore.storage;
 
 import io.trino.filesystem.TrinoInputFile;
 import org.apache.iceberg.exceptions.NotFoundException;

@@ -1,4 +1,4 @@
-package io.meterstore.trino.cold;
+package io.meterstore.storage;
 
 import com.google.common.io.CountingOutputStream;
 import io.trino.filesystem.TrinoFileSystem;

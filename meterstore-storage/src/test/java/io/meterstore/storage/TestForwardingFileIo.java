@@ -1,5 +1,6 @@
-package io.meterstore.trino.cold;
+package io.meterstore.storage;
 
+import io.trino.filesystem.local.LocalFileSystem;
 import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.InputFile;
@@ -25,7 +26,7 @@ final class TestForwardingFileIo
         Path directory = Files.createTempDirectory("meterstore-fileio-");
         // Iceberg hands out locations as file:///abs/path (and Hadoop-style file:/abs/path); both reach the same file
         String location = directory.toUri() + "metadata/v1.metadata.json";
-        FileIO fileIo = new ForwardingFileIo(TestingColdTable.FILE_SYSTEM);
+        FileIO fileIo = new ForwardingFileIo(new LocalFileSystem(Path.of("/")));
 
         OutputFile outputFile = fileIo.newOutputFile(location);
         try (PositionOutputStream stream = outputFile.create()) {
