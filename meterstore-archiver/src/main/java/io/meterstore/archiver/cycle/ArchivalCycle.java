@@ -223,7 +223,14 @@ public final class ArchivalCycle
                     files.addAll(writer.finish().all());
                 }
                 catch (SQLException | IOException | RuntimeException e) {
-                    writer.abort();
+                    try {
+                        writer.abort();
+                    }
+                    catch (RuntimeException abortFailure) {
+                        // the storage that failed the write may fail the cleanup too: its files become orphans for
+                        // `expire` to remove, and the write's own failure is the one to report
+                        e.addSuppressed(abortFailure);
+                    }
                     throw e;
                 }
                 monthStart = monthEnd;
