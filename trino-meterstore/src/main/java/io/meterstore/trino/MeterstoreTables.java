@@ -80,6 +80,12 @@ public final class MeterstoreTables
         return config.getSchema();
     }
 
+    /** The configured readings tables, by their name in both tiers. */
+    public List<String> storageTables()
+    {
+        return config.getTables();
+    }
+
     public List<SchemaTableName> versionsTables()
     {
         return config.getTables().stream().map(table -> new SchemaTableName(schema(), table + VERSIONS_SUFFIX)).collect(ImmutableList.toImmutableList());

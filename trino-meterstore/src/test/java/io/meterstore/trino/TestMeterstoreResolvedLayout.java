@@ -1,11 +1,11 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableMap;
-import io.meterstore.archiver.invariant.ColdFileCheck;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.ManifestRewrite;
 import io.meterstore.archiver.maintenance.OrphanFiles;
 import io.meterstore.archiver.maintenance.SnapshotExpiry;
+import io.meterstore.core.ColdFileCheck;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.LocalFileIo;
 import io.meterstore.core.Quality;
