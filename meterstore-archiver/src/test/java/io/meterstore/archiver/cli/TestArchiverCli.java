@@ -406,9 +406,10 @@ final class TestArchiverCli
                       awaiting drop  1 (detached below the watermark, dropped once the reader grace has passed): readings_2024_03_05_0000
                       invariant      holds
                     """);
-            // the cold tier's layout and upkeep, for information (the snapshot's time is the committing machine's clock)
+            // the cold tier's layout and upkeep, for information (the snapshot's time is the committing machine's clock);
+            // the archived day carries corrections: a winners and a superseded file
             assertThat(run.out().lines().skip(5).toList()).satisfiesExactly(
-                    line -> assertThat(line).matches("  cold tier      1 data file in 1 month \\(at most 1 in a month\\), 1 manifest, 1 snapshot, the oldest from \\S+Z"),
+                    line -> assertThat(line).matches("  cold tier      2 data files in 1 month \\(at most 2 in a month\\), 1 manifest, 1 snapshot, the oldest from \\S+Z"),
                     line -> assertThat(line).isEqualTo("  retention      snapshots older than 3653d, except the newest 20; orphan files removed once older than 3d"),
                     line -> assertThat(line).isEqualTo("  maintenance    expire never ran, compact never ran; month compaction is not yet available"));
             assertThat(relations(database)).isEqualTo(relations);
