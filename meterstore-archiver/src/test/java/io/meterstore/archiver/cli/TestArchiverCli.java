@@ -409,9 +409,10 @@ final class TestArchiverCli
                       awaiting drop  1 (detached below the watermark, dropped once the reader grace has passed): readings_2024_03_05_0000
                       invariant      holds
                     """);
-            // the cold tier's layout and upkeep, for information (the snapshot's time is the committing machine's clock)
+            // the cold tier's layout and upkeep, for information (the snapshot's time is the committing machine's clock);
+            // the archived day carries corrections: a winners and a superseded file
             assertThat(run.out().lines().skip(5).toList()).satisfiesExactly(
-                    line -> assertThat(line).matches("  cold tier      1 data file in 1 month \\(at most 1 in a month\\), 1 manifest, 1 snapshot, the oldest from \\S+Z"),
+                    line -> assertThat(line).matches("  cold tier      2 data files in 1 month \\(at most 2 in a month\\), 1 manifest, 1 snapshot, the oldest from \\S+Z"),
                     line -> assertThat(line).isEqualTo("  retention      snapshots older than 3653d, except the newest 20; orphan files removed once older than 3d"),
                     line -> assertThat(line).isEqualTo("  maintenance    expire never ran, compact never ran; month compaction is not yet available"));
             assertThat(relations(database)).isEqualTo(relations);
@@ -477,9 +478,10 @@ final class TestArchiverCli
             finally {
                 ((Closeable) catalog).close();
             }
-            assertThat(files).hasSize(2);
+            // each archived day with corrections is a winners and a superseded file
+            assertThat(files).hasSize(4);
 
-            // one data file deleted by hand, the other cut short
+            // one data file deleted by hand, another cut short
             Path deleted = LocalFileIo.path(files.get(0).location());
             Path truncated = LocalFileIo.path(files.get(1).location());
             byte[] deletedContent = Files.readAllBytes(deleted);
@@ -571,7 +573,7 @@ final class TestArchiverCli
             assertThat(run.err()).isEmpty();
             assertThat(run.out()).matches("""
                     metering.readings: compact: 2 manifests rewritten into 1 by month \\(\\d+ bytes\\), watermark 2024-03-07T00:00:00Z republished; \
-                    month compaction is not yet available, so data files are not merged; now 2 data files in 1 month \\(at most 2 in a month\\), 1 manifest, 3 snapshots
+                    month compaction is not yet available, so data files are not merged; now 4 data files in 1 month \\(at most 4 in a month\\), 1 manifest, 3 snapshots
                     """);
             run = run(new String[] {"compact", "--config", config.toString()}, clock);
             assertThat(run.out()).startsWith("metering.readings: compact: manifests already one per month, nothing rewritten; month compaction is not yet available");
@@ -585,7 +587,7 @@ final class TestArchiverCli
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
             assertThat(run.out()).matches("""
                     metering.readings: expire: 2 snapshots expired with 4 files only they referenced, kept 1 snapshot, the oldest from \\S+ \\(retention: snapshots older than 1h, except the newest 1\\); \
-                    0 files no snapshot references removed \\(0 bytes\\) of \\d+ listed, older than 1h; now 2 data files in 1 month \\(at most 2 in a month\\), 1 manifest, 1 snapshot
+                    0 files no snapshot references removed \\(0 bytes\\) of \\d+ listed, older than 1h; now 4 data files in 1 month \\(at most 4 in a month\\), 1 manifest, 1 snapshot
                     """);
 
             run = run(new String[] {"status", "--config", config.toString()}, new TestingClock(later));

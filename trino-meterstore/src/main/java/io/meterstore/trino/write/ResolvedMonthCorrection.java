@@ -4,7 +4,7 @@ import io.airlift.log.Logger;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
-import io.meterstore.core.VersionRule;
+import io.meterstore.core.ResolutionRule;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import io.meterstore.parquet.MonthFileWriter;
 import io.meterstore.parquet.PositionDeleteFileWriter;
@@ -188,7 +188,7 @@ final class ResolvedMonthCorrection
             // a key delivered under two version scopes competes in each
             Map<String, Reading> bestByScope = new TreeMap<>();
             for (Reading reading : keyRows) {
-                bestByScope.merge(reading.versionScope(), reading, (left, right) -> VersionRule.beats(right, left) ? right : left);
+                bestByScope.merge(reading.versionScope(), reading, (left, right) -> ResolutionRule.beats(right, left) ? right : left);
             }
             for (Reading reading : keyRows) {
                 if (reading != bestByScope.get(reading.versionScope())) {
@@ -196,7 +196,7 @@ final class ResolvedMonthCorrection
                     continue;
                 }
                 Optional<StoredWinner> winner = Optional.ofNullable(stored.get(ScopedKey.of(reading)));
-                if (winner.isPresent() && !VersionRule.beats(reading, winner.get().reading())) {
+                if (winner.isPresent() && !ResolutionRule.beats(reading, winner.get().reading())) {
                     // an older version delivered late: it never showed in readings, and does not now
                     superseded.add(reading);
                     continue;
