@@ -56,7 +56,7 @@ public final class ArchiverCli
               status         print each table's watermark, lag, partitions and invariant; exits 1 when a table is unhealthy
               archive-once   run one archival cycle for every configured table
               expire         expire the snapshots past meterstore.snapshot-retention and remove the files no snapshot references
-              compact        rewrite the manifests of every table one per month of "from"; month compaction of data files is not yet available
+              compact        compact the months below the watermark into few large files, then rewrite the manifests one per month of "from"
               run            start the archiver service: scheduled cycles, /v1/info and /metrics over HTTP""";
 
     private final PrintStream out;
