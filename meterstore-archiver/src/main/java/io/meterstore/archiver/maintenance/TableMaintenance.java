@@ -59,8 +59,8 @@ public final class TableMaintenance
         this(catalog, identifier, hotTier, connections, settings, clock, () -> {});
     }
 
-    /** As the public constructor, with {@code beforeCompactionCommit} run after each month is written, before its commit: a test's race. */
-    TableMaintenance(Catalog catalog, TableIdentifier identifier, HotTier hotTier, ConnectionFactory connections, MaintenanceSettings settings, InstantSource clock, Runnable beforeCompactionCommit)
+    /** With {@code beforeCompactionCommit} run after each month is written, before the lease is taken for its commit: a test's race. */
+    public TableMaintenance(Catalog catalog, TableIdentifier identifier, HotTier hotTier, ConnectionFactory connections, MaintenanceSettings settings, InstantSource clock, Runnable beforeCompactionCommit)
     {
         this.catalog = requireNonNull(catalog, "catalog is null");
         this.identifier = requireNonNull(identifier, "identifier is null");
