@@ -1,10 +1,16 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableMap;
+import io.meterstore.archiver.invariant.ColdFileCheck;
+import io.meterstore.archiver.maintenance.MaintenanceSettings;
+import io.meterstore.archiver.maintenance.ManifestRewrite;
+import io.meterstore.archiver.maintenance.OrphanFiles;
+import io.meterstore.archiver.maintenance.SnapshotExpiry;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.LocalFileIo;
 import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
+import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.Readings;
@@ -31,6 +37,7 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.RewriteFiles;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
@@ -59,6 +66,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.YearMonth;
@@ -73,6 +81,7 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.function.Predicate;
 
+import static com.google.common.collect.ImmutableSet.toImmutableSet;
 import static io.meterstore.testing.ReadingsOracle.all;
 import static io.meterstore.testing.ReadingsOracle.fromAtOrAfter;
 import static io.meterstore.testing.ReadingsOracle.fromBefore;
@@ -248,6 +257,64 @@ final class TestMeterstoreResolvedLayout
         assertThat(read.get(MeterstoreMetrics.COLD_ROWS_DELETED)).isGreaterThanOrEqualTo(positions.size());
         assertThat(read.getOrDefault(MeterstoreMetrics.COLD_ROW_GROUPS_RESOLVED, 0L)).isZero();
         assertMatchesOracle(List.of(FIRST_STREAM.minusSeconds(1), THIRD_STREAM.minusSeconds(1)));
+    }
+
+    @Test
+    @Order(5)
+    void testMaintenanceKeepsLiveDeleteFiles()
+            throws Exception
+    {
+        Set<String> deletes = liveDeleteFiles();
+        assertThat(deletes).isNotEmpty();
+        table.refresh();
+        Set<String> deleteManifests = table.currentSnapshot().deleteManifests(table.io()).stream().map(ManifestFile::path).collect(toImmutableSet());
+
+        // manifests one per month: the data manifests are rewritten, the delete manifests kept as they are
+        assertThat(new ManifestRewrite().rewrite(table)).isPresent();
+        table.refresh();
+        assertThat(table.currentSnapshot().deleteManifests(table.io()).stream().map(ManifestFile::path).collect(toImmutableSet())).isEqualTo(deleteManifests);
+        // every snapshot but the current one expires, then every file no snapshot references goes, whatever its age
+        Instant later = Instant.ofEpochMilli(table.currentSnapshot().timestampMillis()).plus(Duration.ofDays(1));
+        assertThat(SnapshotExpiry.expire(table, later, new MaintenanceSettings(new SnapshotRetention(Duration.ZERO, 1), Duration.ofHours(1), Duration.ofHours(1)), List.of()).deletedFiles()).isPositive();
+        assertThat(OrphanFiles.remove(table, later, Duration.ofHours(1)).listed()).isPositive();
+        assertThat(liveDeleteFiles()).isEqualTo(deletes);
+        assertThat(deletes).allSatisfy(location -> assertThat(LocalFileIo.path(location)).exists());
+
+        // the same answers: no superseded winner comes back, none is lost
+        ReadingsOracle oracle = oracle();
+        Instant watermark = watermark().instant();
+        for (View view : View.values()) {
+            String relation = view == View.VERSIONS ? "readings_versions" : "readings";
+            assertThat(summary(getSession(), "SELECT count(*), sum(value) FROM %s WHERE \"from\" < %s".formatted(relation, literal(watermark))))
+                    .as(relation + " cold").isEqualTo(totals(oracle, view, fromBefore(watermark)));
+        }
+        assertThat(computeActual("SELECT count(*) FROM iceberg.metering.readings").getOnlyValue()).isEqualTo(oracle.count(View.VERSIONS, fromBefore(watermark)));
+
+        // a delete file lost by hand is named by the archiver's status check, as a data file is
+        String lost = deletes.iterator().next();
+        byte[] content = Files.readAllBytes(LocalFileIo.path(lost));
+        Files.delete(LocalFileIo.path(lost));
+        try {
+            assertThat(ColdFileCheck.damagedFiles(table)).containsExactly("'%s' does not exist".formatted(lost));
+        }
+        finally {
+            Files.write(LocalFileIo.path(lost), content);
+        }
+        assertThat(ColdFileCheck.damagedFiles(table)).isEmpty();
+    }
+
+    /** The delete files the current snapshot applies, by location. */
+    private Set<String> liveDeleteFiles()
+    {
+        table.refresh();
+        Set<String> deletes = new HashSet<>();
+        try (CloseableIterable<FileScanTask> planned = table.newScan().planFiles()) {
+            planned.forEach(task -> task.deletes().forEach(delete -> deletes.add(delete.location())));
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return deletes;
     }
 
     private void assertMatchesOracle(List<Instant> knownAt)
