@@ -2,6 +2,7 @@ package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.invariant.ColdFileCheck;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
 import io.meterstore.archiver.maintenance.CompactionSettings;
@@ -116,9 +117,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 final class TestMeterstoreCompaction
         extends AbstractTestQueryFramework
 {
-    // Berlin days 2026-03-28 to 2026-05-02: the UTC partitions from 2026-03-27; 36 windows move W to 2026-05-02
-    private static final LocalDate START = LocalDate.of(2026, 3, 28);
-    private static final int ARCHIVED_WINDOWS = 36;
+    // the last Berlin days of March and of April: the idle stretch between is one archival window, so few commits
+    // move W to 2026-05-02, below which both months lie whole
+    private static final LocalDate MARCH_START = LocalDate.of(2026, 3, 28);
+    private static final LocalDate APRIL_START = LocalDate.of(2026, 4, 26);
+    private static final Instant ARCHIVED_TO = Instant.parse("2026-05-02T00:00:00Z");
     private static final YearMonth MARCH = YearMonth.of(2026, 3);
     private static final YearMonth APRIL = YearMonth.of(2026, 4);
     private static final Instant FIRST_STREAM = Instant.parse("2026-05-10T08:00:00Z");
@@ -131,6 +134,7 @@ final class TestMeterstoreCompaction
     private TestingWarehouse warehouse;
     private Table table;
     private final List<Reading> delivered = new ArrayList<>();
+    private final List<String> replacedByCompaction = new ArrayList<>();
 
     @Override
     protected QueryRunner createQueryRunner()
@@ -138,21 +142,29 @@ final class TestMeterstoreCompaction
     {
         warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("compaction"));
         table = TestingMeterstoreTables.createTables(warehouse);
-        ReadingsGenerator generator = ReadingsGenerator.builder()
-                .seed(1313)
-                .meters(4)
-                .startDay(START)
-                .days(36)
-                .correctionsFraction(0.06)
-                .build();
-        generator.forEach(delivered::add);
-        try (Connection connection = warehouse.database().connect()) {
-            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
+        for (ReadingsGenerator generator : List.of(generator(MARCH_START, 4), generator(APRIL_START, 7))) {
+            generator.forEach(delivered::add);
+            try (Connection connection = warehouse.database().connect()) {
+                new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
+            }
         }
-        TestingArchival.archiveWindows(warehouse, ARCHIVED_WINDOWS);
+        while (watermark().instant().isBefore(ARCHIVED_TO)) {
+            TestingArchival.archiveWindows(warehouse, 1);
+        }
         // March as a table archived before the resolved layout has it: the same rows in files without a role
         rewriteAsPlainFiles(MARCH);
         return MeterstoreQueryRunner.builder(warehouse).build();
+    }
+
+    private static ReadingsGenerator generator(LocalDate start, int days)
+    {
+        return ReadingsGenerator.builder()
+                .seed(1313)
+                .meters(4)
+                .startDay(start)
+                .days(days)
+                .correctionsFraction(0.06)
+                .build();
     }
 
     @Test
@@ -160,12 +172,12 @@ final class TestMeterstoreCompaction
     void testCompactionAfterLateCorrectionsResolvesBothMonths()
             throws Exception
     {
-        assertThat(watermark().instant()).isEqualTo(Instant.parse("2026-05-02T00:00:00Z"));
+        assertThat(watermark().instant()).isEqualTo(ARCHIVED_TO);
         ReadingsOracle before = oracle();
         List<Reading> first = new ArrayList<>();
         first.addAll(corrections(before, utcDay("2026-03-29"), 5, 1_000, FIRST_STREAM));
-        first.addAll(corrections(before, utcDay("2026-04-03"), 4, 1_000, FIRST_STREAM));
-        first.addAll(corrections(before, utcDay("2026-04-20"), 7, -1, FIRST_STREAM));
+        first.addAll(corrections(before, utcDay("2026-04-27"), 4, 1_000, FIRST_STREAM));
+        first.addAll(corrections(before, utcDay("2026-04-28"), 7, -1, FIRST_STREAM));
         insert(first);
         assertThat(deleteFiles(APRIL)).isNotEmpty();
         assertMatchesOracle(List.of(FIRST_STREAM.minusSeconds(1)));
@@ -200,6 +212,7 @@ final class TestMeterstoreCompaction
         assertThat(plainParquetTotals()).isEqualTo(oracle().totalsByMeterDay(View.VERSIONS, fromBefore(watermark.instant())));
         // the replaced files stay for expiry
         assertThat(replaced).allSatisfy(location -> assertThat(Files.exists(LocalFileIo.path(location))).isTrue());
+        replacedByCompaction.addAll(replaced);
     }
 
     @Test
@@ -210,17 +223,17 @@ final class TestMeterstoreCompaction
         ReadingsOracle before = oracle();
         List<Reading> second = new ArrayList<>();
         // new versions of compacted winners: position deletes against the compacted winners file
-        second.addAll(corrections(before, utcDay("2026-04-03"), 3, 2_000, SECOND_STREAM));
-        second.addAll(corrections(before, utcDay("2026-04-28"), 5, 1_000, SECOND_STREAM));
+        second.addAll(corrections(before, utcDay("2026-04-27"), 3, 2_000, SECOND_STREAM));
+        second.addAll(corrections(before, utcDay("2026-04-29"), 5, 1_000, SECOND_STREAM));
         insert(second);
         assertThat(deleteFiles(APRIL)).isNotEmpty();
         assertMatchesOracle(List.of(FIRST_STREAM.minusSeconds(1), SECOND_STREAM.minusSeconds(1)));
 
-        // below the default threshold of files from corrections: left as it is
-        long current = currentSnapshotId();
+        // below the default threshold of files from corrections: left as it is (only the corrections' manifests are merged)
+        List<String> corrected = locations(dataFiles(APRIL));
         MaintenanceOutcome unchanged = maintenance(CompactionSettings.DEFAULTS, COMPACTION_TIME).compact();
         assertThat(unchanged.compaction().orElseThrow().compacted()).isEmpty();
-        assertThat(currentSnapshotId()).isEqualTo(current);
+        assertThat(locations(dataFiles(APRIL))).containsExactlyInAnyOrderElementsOf(corrected);
 
         // past a threshold of two: April alone is compacted again
         CompactionSettings eager = new CompactionSettings(CompactionSettings.DEFAULT_DELAY, CompactionSettings.DEFAULT_TARGET_FILE_SIZE_BYTES, 2);
@@ -237,16 +250,21 @@ final class TestMeterstoreCompaction
     void testExpiryDeletesTheReplacedFilesAndKeepsTheAnswers()
             throws Exception
     {
+        // the last window archived two hours later, and the partitions archived before dropped: their archival commits need not stay
+        ArchiveOutcome archived = TestingArchival.cycle(warehouse, InstantSource.fixed(TestingArchival.LATER.plus(Duration.ofHours(2)))).archiveOnce();
+        assertThat(archived.kind()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);
+        assertThat(archived.droppedPartitions()).isNotEmpty();
         Set<String> live = Set.copyOf(locations(allDataFiles()));
         MaintenanceSettings settings = new MaintenanceSettings(new SnapshotRetention(Duration.ZERO, 1), Duration.ofDays(3), Duration.ofHours(1));
         table.refresh();
         Instant later = Instant.ofEpochMilli(table.currentSnapshot().timestampMillis()).plus(Duration.ofHours(2));
         MaintenanceOutcome expired = new TableMaintenance(warehouse.catalog(), TableIdentifier.of(SCHEMA, TestingMeterstoreTables.TABLE), TestingMeterstoreTables.hotTier(),
                 () -> warehouse.database().connect(), settings, InstantSource.fixed(later)).expire();
-        assertThat(expired.expired().orElseThrow().deletedFiles()).isPositive();
+        assertThat(expired.expired().orElseThrow().deletedFiles()).as(expired.describe()).isPositive();
         table.refresh();
         assertThat(ColdFileCheck.damagedFiles(table)).isEmpty();
         assertThat(Set.copyOf(locations(allDataFiles()))).isEqualTo(live);
+        assertThat(replacedByCompaction).noneSatisfy(location -> assertThat(Files.exists(LocalFileIo.path(location))).isTrue());
         assertMatchesOracle(List.of(FIRST_STREAM.minusSeconds(1), SECOND_STREAM.minusSeconds(1)));
     }
 
@@ -258,16 +276,16 @@ final class TestMeterstoreCompaction
         // April needs compacting again (threshold one); while it is written, a correction supersedes winners of its
         // compacted file: the compaction's commit conflicts, and its second attempt reads the correction
         CompactionSettings everyFile = new CompactionSettings(CompactionSettings.DEFAULT_DELAY, CompactionSettings.DEFAULT_TARGET_FILE_SIZE_BYTES, 1);
-        insert(corrections(oracle(), utcDay("2026-04-10"), 6, 1_000, RACE_STREAM));
-        List<Reading> racing = corrections(oracle(), utcDay("2026-04-11"), 5, 1_000, RACE_STREAM.plusSeconds(1));
+        insert(corrections(oracle(), utcDay("2026-04-27"), 6, 1_000, RACE_STREAM));
+        List<Reading> racing = corrections(oracle(), utcDay("2026-04-28"), 5, 1_000, RACE_STREAM.plusSeconds(1));
         Compacted conflicting = raceCompaction(everyFile, racing);
         assertThat(conflicting.attempts()).isEqualTo(2);
         assertThat(deleteFiles(APRIL)).isEmpty();
         assertMatchesOracle(List.of(SECOND_STREAM.minusSeconds(1), RACE_STREAM));
 
         // older versions delivered late add superseded rows and delete nothing: the compaction commits beside them
-        insert(corrections(oracle(), utcDay("2026-04-12"), 6, 1_000, RACE_STREAM.plusSeconds(2)));
-        List<Reading> losing = corrections(oracle(), utcDay("2026-04-13"), 5, -1, RACE_STREAM.plusSeconds(3));
+        insert(corrections(oracle(), utcDay("2026-04-29"), 6, 1_000, RACE_STREAM.plusSeconds(2)));
+        List<Reading> losing = corrections(oracle(), utcDay("2026-04-30"), 5, -1, RACE_STREAM.plusSeconds(3));
         Compacted beside = raceCompaction(everyFile, losing);
         assertThat(beside.attempts()).isEqualTo(1);
         assertThat(dataFiles(APRIL)).hasSize(3);
@@ -404,12 +422,6 @@ final class TestMeterstoreCompaction
         return WatermarkReader.current(table).watermark();
     }
 
-    private long currentSnapshotId()
-    {
-        table.refresh();
-        return table.currentSnapshot().snapshotId();
-    }
-
     private SortedMap<MeterDay, Totals> totalsByMeterDay(String relation)
     {
         MaterializedResult result = computeActual("""
@@ -431,7 +443,7 @@ final class TestMeterstoreCompaction
 
     private static String literal(Instant instant)
     {
-        return "TIMESTAMP '%s UTC'".formatted(TestingInserts.timestamp(instant));
+        return TestingInserts.timestamp(instant);
     }
 
     private static Predicate<Reading> utcDay(String day)

@@ -23,6 +23,9 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.ManifestReader;
 import org.apache.iceberg.RewriteFiles;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -156,7 +159,7 @@ public final class MonthCompaction
         {
             List<String> parts = new ArrayList<>();
             if (compacted.isEmpty()) {
-                parts.add("no month needed compaction");
+                parts.add(skipped.isEmpty() && waiting == 0 ? "no month needed compaction" : "no month compacted");
             }
             else {
                 parts.add("%s compacted (%s bytes written): %s".formatted(ColdTierLayout.count(compacted.size(), "month"), bytesWritten(),
@@ -387,6 +390,19 @@ public final class MonthCompaction
             }
             catch (IOException e) {
                 throw new UncheckedIOException("Cannot list the files of month %s of table '%s'".formatted(month, table.name()), e);
+            }
+            // a delete file whose data files are gone applies to nothing, and leaves with the month's other files
+            for (ManifestFile manifest : snapshot.deleteManifests(table.io())) {
+                try (ManifestReader<DeleteFile> reader = ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
+                    for (DeleteFile deleteFile : reader) {
+                        if (ColdTierLayout.month(deleteFile).equals(month)) {
+                            deleteFiles.putIfAbsent(deleteFile.location(), deleteFile.copyWithoutStats());
+                        }
+                    }
+                }
+                catch (IOException e) {
+                    throw new UncheckedIOException("Cannot read delete manifest '%s' of table '%s'".formatted(manifest.path(), table.name()), e);
+                }
             }
             return new MonthInput(snapshot.snapshotId(), snapshot.sequenceNumber(), ImmutableList.copyOf(dataFiles.values()), ImmutableList.copyOf(deleteFiles.values()));
         }

@@ -408,7 +408,7 @@ final class TestArchiverCli
                     """);
             // the cold tier's layout and upkeep, for information (the snapshot's time is the committing machine's clock)
             assertThat(run.out().lines().skip(5).toList()).satisfiesExactly(
-                    line -> assertThat(line).matches("  cold tier      1 data file in 1 month \\(at most 1 in a month\\), 1 manifest, 1 snapshot, the oldest from \\S+Z"),
+                    line -> assertThat(line).matches("  cold tier      2 data files in 1 month \\(at most 2 in a month\\), 1 manifest, 1 snapshot, the oldest from \\S+Z"),
                     line -> assertThat(line).isEqualTo("  retention      snapshots older than 3653d, except the newest 20; orphan files removed once older than 3d"),
                     line -> assertThat(line).isEqualTo("  maintenance    expire never ran, compact never ran"),
                     line -> assertThat(line).isEqualTo("  compaction     no month compacted; 0 months not resolved"));
@@ -475,9 +475,10 @@ final class TestArchiverCli
             finally {
                 ((Closeable) catalog).close();
             }
-            assertThat(files).hasSize(2);
+            // each day a winners and a superseded file
+            assertThat(files).hasSize(4);
 
-            // one data file deleted by hand, the other cut short
+            // one data file deleted by hand, another cut short
             Path deleted = LocalFileIo.path(files.get(0).location());
             Path truncated = LocalFileIo.path(files.get(1).location());
             byte[] deletedContent = Files.readAllBytes(deleted);
@@ -569,7 +570,7 @@ final class TestArchiverCli
             assertThat(run.err()).isEmpty();
             assertThat(run.out()).matches("""
                     metering.readings: compact: no month needed compaction; manifests: 2 manifests rewritten into 1 by month \\(\\d+ bytes\\), \
-                    watermark 2024-03-07T00:00:00Z republished; now 2 data files in 1 month \\(at most 2 in a month\\), 1 manifest, 3 snapshots
+                    watermark 2024-03-07T00:00:00Z republished; now 4 data files in 1 month \\(at most 4 in a month\\), 1 manifest, 3 snapshots
                     """);
             run = run(new String[] {"compact", "--config", config.toString()}, clock);
             assertThat(run.out()).startsWith("metering.readings: compact: no month needed compaction; manifests: already one per month, nothing rewritten; now");
@@ -583,7 +584,7 @@ final class TestArchiverCli
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
             assertThat(run.out()).matches("""
                     metering.readings: expire: 2 snapshots expired with 4 files only they referenced, kept 1 snapshot, the oldest from \\S+ \\(retention: snapshots older than 1h, except the newest 1\\); \
-                    0 files no snapshot references removed \\(0 bytes\\) of \\d+ listed, older than 1h; now 2 data files in 1 month \\(at most 2 in a month\\), 1 manifest, 1 snapshot
+                    0 files no snapshot references removed \\(0 bytes\\) of \\d+ listed, older than 1h; now 4 data files in 1 month \\(at most 4 in a month\\), 1 manifest, 1 snapshot
                     """);
 
             run = run(new String[] {"status", "--config", config.toString()}, new TestingClock(later));
