@@ -79,7 +79,7 @@ final class TestArchiverServer
                 assertThat(readings.lastCycle()).contains("metering.readings: idle, nothing closed to archive, watermark 2024-03-07T00:00:00Z");
                 assertThat(readings.invariantViolations()).isEmpty();
                 // the three archival commits' manifests became one for March; nothing is old enough to expire
-                assertThat(readings.coldTier()).contains(new ColdTierInfo(4, 1, 3, 3, Map.of("2024-03", 3), Map.of(), 0));
+                assertThat(readings.coldTier()).contains(new ColdTierInfo(4, 1, 5, 5, Map.of("2024-03", 5), Map.of(), 0));
                 assertThat(readings.maintenance()).extracting(MaintenanceInfo::command, MaintenanceInfo::lastFinished)
                         .containsExactly(tuple("expire", Optional.of(table.clock().instant())), tuple("compact", Optional.of(table.clock().instant())));
                 assertThat(MaintenanceCommand.COMPACT.lastRun(table.table())).contains(table.clock().instant());
@@ -104,8 +104,11 @@ final class TestArchiverServer
                                 TABLE_METRIC + "PartitionsAwaitingDrop 3.0",
                                 TABLE_METRIC + "Snapshots 4.0",
                                 TABLE_METRIC + "Manifests 1.0",
-                                TABLE_METRIC + "DataFiles 3.0",
-                                TABLE_METRIC + "MaxDataFilesPerMonth 3.0",
+                                TABLE_METRIC + "DataFiles 5.0",
+                                TABLE_METRIC + "MaxDataFilesPerMonth 5.0",
+                                // March holds W: no month to compact yet
+                                TABLE_METRIC + "CompactedMonths 0",
+                                TABLE_METRIC + "UnresolvedMonths 0.0",
                                 TABLE_METRIC + "RewrittenManifests 3",
                                 TABLE_METRIC + "ExpiredSnapshots 0",
                                 TABLE_METRIC + "SecondsSinceExpire 0.0",
