@@ -13,6 +13,8 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.YearMonth;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -26,12 +28,13 @@ import static com.google.common.collect.Iterables.getOnlyElement;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Q1-Q6 (issue 4), R1-R2 (issue 5) and R3, R1L, R3L (issue 12): each query on MeterStore and on its peer, alternately, one warm-up and then
+ * Q1-Q6 (issue 4), R1-R2 (issue 5), R3, R1L, R3L (issue 12) and C1 (issue 14): each query on MeterStore and on its peer, alternately, one warm-up and then
  * {@code rounds} timed rounds, the order swapped every round so neither side always runs on a warmer cache.
  */
 final class QueryBenchmark
 {
     private static final Logger log = Logger.get(QueryBenchmark.class);
+    private static final ZoneId BERLIN = ZoneId.of("Europe/Berlin");
     private static final DateTimeFormatter LITERAL = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
     private static final String MS = "meterstore.metering.readings_versions";
     private static final String ICEBERG = "iceberg.metering.readings";
@@ -134,6 +137,7 @@ final class QueryBenchmark
                         new TimedQuery("meterstore", trino, trinoByMonth.formatted("meterstore.metering.readings", " WHERE " + lastTwentyDays)),
                         List.of(new TimedQuery("meterstore", trino, trinoByMonth.formatted(ROW_NUMBER.formatted(lastTwentyDays), " WHERE winner = 1"))),
                         Answer.SAME_AGGREGATES, Target.atMost(0.5)),
+                completeness(trino, YearMonth.from(watermark.atZone(BERLIN))),
                 oneMeterWinners("R3", "whole range: one meter, every interval, winners against all versions", trino, oneMeter),
                 // R1 in its two parts, to show where its time goes
                 new Pair("R1c", "R1's cold part: sum by month below W", "readings", "readings_versions",
@@ -157,6 +161,46 @@ final class QueryBenchmark
                         List.of(new TimedQuery("meterstore", trino, byMonth.formatted(MS))),
                         Answer.NOT_COMPARABLE, Target.atMost(1.3)),
                 oneMeterWinners("R3L", "R3 after a late-correction stream", trino, oneMeter));
+    }
+
+    /**
+     * C1 (issue 14): the completeness report of the settlement month that holds the watermark, so that both tiers are
+     * read, against the same report in plain SQL over readings: a calendar from sequence, LEFT JOIN, GROUP BY.
+     */
+    private static Pair completeness(Connection trino, YearMonth month)
+    {
+        String columns = "malo_id, obis_code, sparte, resolution, expected, actual, missing, surplus, first_gap, substituted, not_billable, complete, measurable";
+        String meterstore = "SELECT %s FROM TABLE(meterstore.system.meter_completeness(table_name => 'readings', settlement_month => '%s')) ORDER BY 1, 2, 3, 4"
+                .formatted(columns, month);
+        // the generated readings are electricity on a quarter-hour grid: a day holds its minutes / 15 intervals
+        String plain = """
+                WITH days AS (
+                    SELECT day, date_diff('minute', with_timezone(CAST(day AS timestamp), 'Europe/Berlin'), with_timezone(CAST(day + INTERVAL '1' DAY AS timestamp), 'Europe/Berlin')) / 15 AS expected
+                    FROM UNNEST(sequence(DATE '%1$s', DATE '%2$s')) AS t(day)),
+                counts AS (
+                    SELECT malo_id, obis_code, sparte, resolution, balancing_day, count(*) AS actual,
+                           count_if(quality = 'SUBSTITUTED') AS substituted,
+                           count_if(quality NOT IN ('MEASURED', 'ESTIMATED', 'SUBSTITUTED', 'CALCULATED', 'CORRECTED', 'PRELIMINARY')) AS not_billable
+                    FROM meterstore.metering.readings
+                    WHERE "from" >= TIMESTAMP '%1$s 00:00:00 Europe/Berlin' AND "from" < TIMESTAMP '%3$s 00:00:00 Europe/Berlin'
+                    GROUP BY 1, 2, 3, 4, 5),
+                channels AS (SELECT DISTINCT malo_id, obis_code, sparte, resolution FROM counts),
+                judged AS (
+                    SELECT c.malo_id, c.obis_code, c.sparte, c.resolution, d.day, d.expected, coalesce(n.actual, 0) AS actual,
+                           coalesce(n.substituted, 0) AS substituted, coalesce(n.not_billable, 0) AS not_billable
+                    FROM channels c CROSS JOIN days d
+                    LEFT JOIN counts n ON n.malo_id = c.malo_id AND n.obis_code = c.obis_code AND n.sparte = c.sparte AND n.resolution = c.resolution AND n.balancing_day = d.day)
+                SELECT malo_id, obis_code, sparte, resolution, sum(expected) AS expected, sum(actual) AS actual,
+                       sum(greatest(expected - actual, 0)) AS missing, sum(greatest(actual - expected, 0)) AS surplus,
+                       min(day) FILTER (WHERE actual < expected) AS first_gap, sum(substituted) AS substituted, sum(not_billable) AS not_billable,
+                       sum(greatest(expected - actual, 0)) = 0 AND sum(greatest(actual - expected, 0)) = 0 AS complete, sum(expected) > 0 AS measurable
+                FROM judged
+                GROUP BY 1, 2, 3, 4
+                ORDER BY 1, 2, 3, 4""".formatted(month.atDay(1), month.atEndOfMonth(), month.plusMonths(1).atDay(1));
+        return new Pair("C1", "completeness of settlement month %s, both tiers".formatted(month), "meter_completeness", "plain SQL over readings",
+                new TimedQuery("meterstore", trino, meterstore),
+                List.of(new TimedQuery("meterstore", trino, plain)),
+                Answer.SAME_ROWS, Target.atMost(0.5));
     }
 
     private static Pair oneMeterWinners(String id, String title, Connection trino, String oneMeter)

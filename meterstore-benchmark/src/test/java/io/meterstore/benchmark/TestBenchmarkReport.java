@@ -129,7 +129,7 @@ final class TestBenchmarkReport
         // the bigger run first, and How to run once, at the end
         assertThat(document.indexOf("## 10,000 meters")).isLessThan(document.indexOf("## 300 meters"));
         assertThat(document.split("## How to run", -1)).hasSize(2);
-        assertThat(document.strip()).endsWith("report: one per line, on Trino, or on PostgreSQL natively after `postgresql:`; each runs `benchmark.rounds` times.");
+        assertThat(document.strip()).endsWith("and writes [benchmarks-years.md](benchmarks-years.md) instead.");
 
         // a run replaces the section of its size and keeps the others
         String again = BenchmarkReport.document(document, report(new Run(300, 20), "small, second").section());

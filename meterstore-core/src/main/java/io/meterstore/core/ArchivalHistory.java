@@ -78,12 +78,9 @@ public final class ArchivalHistory
             if (range == null) {
                 continue;
             }
-            int separator = range.indexOf('/');
-            if (separator < 0) {
-                throw malformed(table, snapshot, ARCHIVED_RANGE_KEY, range, "'<from>/<to>'");
-            }
-            Instant from = TieringWatermark.parseInstant(ARCHIVED_RANGE_KEY, range.substring(0, separator));
-            Instant to = TieringWatermark.parseInstant(ARCHIVED_RANGE_KEY, range.substring(separator + 1));
+            Instant[] window = window(table, snapshot, range);
+            Instant from = window[0];
+            Instant to = window[1];
             Optional<Instant> archivedAt = Optional.ofNullable(summary.get(ARCHIVED_AT_KEY))
                     .map(value -> TieringWatermark.parseInstant(ARCHIVED_AT_KEY, value));
             String rowCount = summary.getOrDefault(ROW_COUNT_KEY, "");
@@ -97,6 +94,79 @@ public final class ArchivalHistory
             commits.add(new ArchivalCommit(snapshot.snapshotId(), from, to, archivedAt, rows, Optional.ofNullable(summary.get(ARCHIVED_PARTITION_KEY))));
         }
         return commits.build();
+    }
+
+    /**
+     * Every MeterStore commit in the current ancestry, newest first, readable: what kind of commit it was, the window an
+     * archival moved, its rows and files, and W before and after it. Snapshots of other tools (no watermark) are left
+     * out; the W before the oldest listed commit is the epoch when its ancestry holds no other.
+     */
+    public static List<MeterstoreCommit> meterstoreCommits(Table table)
+    {
+        List<Snapshot> ancestry = ImmutableList.copyOf(ancestry(table));
+        ImmutableList.Builder<MeterstoreCommit> commits = ImmutableList.builder();
+        for (int index = 0; index < ancestry.size(); index++) {
+            Snapshot snapshot = ancestry.get(index);
+            Map<String, String> summary = summary(snapshot);
+            Optional<TieringWatermark> after = TieringWatermark.fromSummary(summary);
+            if (after.isEmpty()) {
+                continue;
+            }
+            // the W the commit landed on: the newest older snapshot carrying one
+            TieringWatermark before = TieringWatermark.EPOCH;
+            for (Snapshot older : ancestry.subList(index + 1, ancestry.size())) {
+                Optional<TieringWatermark> carried = TieringWatermark.fromSummary(summary(older));
+                if (carried.isPresent()) {
+                    before = carried.get();
+                    break;
+                }
+            }
+            Optional<String> range = Optional.ofNullable(summary.get(ARCHIVED_RANGE_KEY));
+            long filesAdded = count(summary.get("added-data-files"));
+            CommitKind kind = range.isPresent() ? CommitKind.ARCHIVAL
+                    : "replace".equals(snapshot.operation()) ? CommitKind.COMPACTION
+                    : filesAdded > 0 ? CommitKind.CORRECTION
+                    : CommitKind.WATERMARK;
+            Optional<Instant[]> window = range.map(value -> window(table, snapshot, value));
+            commits.add(new MeterstoreCommit(
+                    snapshot.snapshotId(),
+                    Instant.ofEpochMilli(snapshot.timestampMillis()),
+                    kind,
+                    window.map(bounds -> bounds[0]),
+                    window.map(bounds -> bounds[1]),
+                    Optional.ofNullable(summary.get(ROW_COUNT_KEY)).map(ArchivalHistory::count),
+                    filesAdded,
+                    before,
+                    after.get(),
+                    Optional.ofNullable(summary.get(ARCHIVED_AT_KEY)).map(value -> TieringWatermark.parseInstant(ARCHIVED_AT_KEY, value)),
+                    Optional.ofNullable(summary.get(ARCHIVED_PARTITION_KEY))));
+        }
+        return commits.build();
+    }
+
+    // the two instants of '<from>/<to>'
+    private static Instant[] window(Table table, Snapshot snapshot, String range)
+    {
+        int separator = range.indexOf('/');
+        if (separator < 0) {
+            throw malformed(table, snapshot, ARCHIVED_RANGE_KEY, range, "'<from>/<to>'");
+        }
+        return new Instant[] {
+                TieringWatermark.parseInstant(ARCHIVED_RANGE_KEY, range.substring(0, separator)),
+                TieringWatermark.parseInstant(ARCHIVED_RANGE_KEY, range.substring(separator + 1))};
+    }
+
+    private static long count(String value)
+    {
+        if (value == null) {
+            return 0;
+        }
+        try {
+            return Long.parseLong(value);
+        }
+        catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     /**
@@ -175,6 +245,52 @@ public final class ArchivalHistory
             requireNonNull(archivedAt, "archivedAt is null");
             requireNonNull(partition, "partition is null");
             checkArgument(rows >= 0, "rows is negative");
+        }
+    }
+
+    /** What a MeterStore commit did. */
+    public enum CommitKind
+    {
+        /** Moved a window of hot rows below W. */
+        ARCHIVAL,
+        /** Appended late corrections below W, republishing W. */
+        CORRECTION,
+        /** Rewrote data files below W (compaction), republishing W. */
+        COMPACTION,
+        /** Added no data: restated W on the current snapshot. */
+        WATERMARK,
+    }
+
+    /**
+     * A MeterStore commit as {@code "<table>$archival"} lists it.
+     *
+     * @param rows the rows the commit wrote ({@code meterstore.row_count}), absent when it does not record them
+     * @param archivedAt the archiver's clock at an archival commit, which the reader grace counts from
+     */
+    public record MeterstoreCommit(
+            long snapshotId,
+            Instant committedAt,
+            CommitKind kind,
+            Optional<Instant> windowStart,
+            Optional<Instant> windowEnd,
+            Optional<Long> rows,
+            long filesAdded,
+            TieringWatermark watermarkBefore,
+            TieringWatermark watermarkAfter,
+            Optional<Instant> archivedAt,
+            Optional<String> partition)
+    {
+        public MeterstoreCommit
+        {
+            requireNonNull(committedAt, "committedAt is null");
+            requireNonNull(kind, "kind is null");
+            requireNonNull(windowStart, "windowStart is null");
+            requireNonNull(windowEnd, "windowEnd is null");
+            requireNonNull(rows, "rows is null");
+            requireNonNull(watermarkBefore, "watermarkBefore is null");
+            requireNonNull(watermarkAfter, "watermarkAfter is null");
+            requireNonNull(archivedAt, "archivedAt is null");
+            requireNonNull(partition, "partition is null");
         }
     }
 

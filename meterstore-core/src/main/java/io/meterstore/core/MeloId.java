@@ -9,15 +9,23 @@ public record MeloId(String value)
 {
     private static final Pattern SHAPE = Pattern.compile("[A-Z]{2}[0-9]{6}[A-Z0-9]{25}");
 
+    public static final int LENGTH = 33;
+
     public MeloId
     {
         requireNonNull(value, "value is null");
-        if (value.length() != 33) {
+        if (value.length() != LENGTH) {
             throw new InvalidReadingException("Invalid MeLo-ID '%s': a MeLo-ID has exactly 33 characters, this has %s".formatted(value, value.length()));
         }
         if (!SHAPE.matcher(value).matches()) {
             throw new InvalidReadingException("Invalid MeLo-ID '%s': a MeLo-ID is 2 uppercase letters, 6 digits and 25 uppercase letters or digits".formatted(value));
         }
+    }
+
+    /** Whether INSERT accepts {@code value} as a MeLo-ID, as it is (no blanks, uppercase). */
+    public static boolean isValid(String value)
+    {
+        return value != null && value.length() == LENGTH && SHAPE.matcher(value).matches();
     }
 
     @Override

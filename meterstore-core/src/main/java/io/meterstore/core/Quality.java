@@ -24,6 +24,23 @@ public enum Quality
         return billable;
     }
 
+    /** Whether a stored quality counts as a substitute value (Ersatzwert). */
+    public static boolean isSubstituted(String value)
+    {
+        return SUBSTITUTED.name().equals(value);
+    }
+
+    /** Whether a stored quality may be billed; a quality this model does not know is not billable, the safe direction. */
+    public static boolean isBillable(String value)
+    {
+        for (Quality quality : values()) {
+            if (quality.name().equals(value)) {
+                return quality.billable;
+            }
+        }
+        return false;
+    }
+
     public static Quality parse(String value)
     {
         for (Quality quality : values()) {

@@ -7,8 +7,8 @@ import java.math.BigInteger;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.time.YearMonth;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 import static java.util.Objects.requireNonNull;
 
@@ -34,7 +34,6 @@ public record Reading(
 {
     public static final int VALUE_PRECISION = 18;
     public static final int VALUE_SCALE = 6;
-    private static final Pattern VERSION_SCOPE = Pattern.compile("(\\d{13}):(\\d{4})-(\\d{2})");
     private static final BigInteger MAX_VERSION = BigInteger.TEN.pow(20);
 
     public Reading
@@ -92,12 +91,10 @@ public record Reading(
         if (version.signum() < 0 || version.compareTo(MAX_VERSION) >= 0) {
             throw new InvalidReadingException("Version %s of MaLo-ID '%s' at %s does not fit decimal(20,0)".formatted(version, maloId, from));
         }
-        String expectedMonth = MeteringCalendar.settlementMonth(sparte, from).toString();
-        var matcher = VERSION_SCOPE.matcher(versionScope);
-        if (!matcher.matches()) {
-            throw new InvalidReadingException("Version scope '%s' of MaLo-ID '%s' must be '<13-digit operator id>:<YYYY-MM>'".formatted(versionScope, maloId));
-        }
-        if (!versionScope.endsWith(":" + expectedMonth)) {
+        YearMonth expectedMonth = MeteringCalendar.settlementMonth(sparte, from);
+        VersionScope scope = VersionScope.tryParse(versionScope)
+                .orElseThrow(() -> new InvalidReadingException("Version scope '%s' of MaLo-ID '%s' must be '<13-digit operator id>:<YYYY-MM>'".formatted(versionScope, maloId)));
+        if (!scope.month().equals(expectedMonth)) {
             throw new InvalidReadingException("Version scope '%s' of MaLo-ID '%s' does not cover the interval at %s, whose settlement month is %s".formatted(versionScope, maloId, from, expectedMonth));
         }
         LocalDate expectedDay = MeteringCalendar.balancingDay(sparte, from);
@@ -134,20 +131,11 @@ public record Reading(
     /** The length of an ISO-8601 resolution: {@code PT15M}, {@code PT1H}, {@code PT60S}, ... */
     public static Duration resolutionDuration(String resolution)
     {
-        try {
-            Duration duration = Duration.parse(resolution);
-            if (duration.isNegative() || duration.isZero() || Duration.ofDays(1).toSeconds() % duration.toSeconds() != 0) {
-                throw new InvalidReadingException("Resolution '%s' must divide a day".formatted(resolution));
-            }
-            return duration;
-        }
-        catch (java.time.format.DateTimeParseException e) {
-            throw new InvalidReadingException("Resolution '%s' is not an ISO-8601 duration such as PT15M".formatted(resolution));
-        }
+        return IntervalResolution.parse(resolution).length();
     }
 
     public static String versionScope(String operatorId, Sparte sparte, Instant from)
     {
-        return operatorId + ":" + MeteringCalendar.settlementMonth(sparte, from);
+        return VersionScope.of(operatorId, sparte, from).toString();
     }
 }

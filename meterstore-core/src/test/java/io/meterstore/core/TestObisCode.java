@@ -59,4 +59,36 @@ final class TestObisCode
                     .hasMessage("Invalid OBIS code '%s': an OBIS code has the form A-B:C.D.E or A-B:C.D.E*F with each group 0 to 255".formatted(malformed));
         }
     }
+
+    @Test
+    void testValueGroups()
+    {
+        // direction is value group C alone, for electricity, whatever the kind of measurement D
+        for (String code : new String[] {"1-0:1.8.0", "1-0:1.9.0", "1-1:1.29.0", "1-0:1.6.0", "1-0:1.8.1"}) {
+            assertThat(new ObisCode(code).direction()).as(code).contains(ObisCode.Direction.IMPORT);
+        }
+        for (String code : new String[] {"1-0:2.8.0", "1-0:2.9.0", "1-0:2.29.0", "1-0:2.6.0"}) {
+            assertThat(new ObisCode(code).direction()).as(code).contains(ObisCode.Direction.EXPORT);
+        }
+        // D = 9 is a Vorschub, not a reverse flag; C = 3 is reactive, not a direction
+        ObisCode reactiveVorschub = new ObisCode("1-0:3.9.0");
+        assertThat(reactiveVorschub.direction()).isEmpty();
+        assertThat(reactiveVorschub.isReactive()).isTrue();
+        assertThat(reactiveVorschub.isVorschub()).isTrue();
+        assertThat(new ObisCode("1-0:8.8.0").isReactive()).isTrue();
+        assertThat(new ObisCode("1-0:9.8.0").isReactive()).isFalse();
+        // gas: no direction, no reactive, whatever C says
+        assertThat(new ObisCode("7-0:1.8.0").direction()).isEmpty();
+        assertThat(new ObisCode("7-0:3.8.0").isReactive()).isFalse();
+        // E = 63 is the Fehlerregister, not tariff 63
+        assertThat(new ObisCode("1-0:1.8.63").isFehlerregister()).isTrue();
+        assertThat(new ObisCode("1-0:1.8.63").tariffRegister()).isEmpty();
+        assertThat(new ObisCode("1-0:1.8.0").tariffRegister()).isEmpty();
+        assertThat(new ObisCode("1-0:1.8.0").isTotalRegister()).isTrue();
+        assertThat(new ObisCode("1-0:1.8.2").tariffRegister()).hasValue(2);
+        assertThat(new ObisCode("1-0:1.8.62*1").tariffRegister()).hasValue(62);
+        assertThat(new ObisCode("1-1:1.29.0").isLastgang()).isTrue();
+        assertThat(new ObisCode("1-0:1.6.0").isMaximum()).isTrue();
+        assertThat(new ObisCode("1-0:1.8.0").isZaehlerstand()).isTrue();
+    }
 }

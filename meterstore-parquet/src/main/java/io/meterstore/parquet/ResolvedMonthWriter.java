@@ -2,7 +2,7 @@ package io.meterstore.parquet;
 
 import com.google.common.collect.ImmutableList;
 import io.meterstore.core.ColdFileRole;
-import io.meterstore.core.VersionRule;
+import io.meterstore.core.ResolutionRule;
 import io.trino.spi.Page;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.PartitionData;
@@ -21,7 +21,7 @@ import static java.util.Objects.requireNonNull;
  * into {@link ColdFileRole#WINNERS} files, every version it supersedes into {@link ColdFileRole#SUPERSEDED} files,
  * both sorted by (malo_id, obis_code, "from", version) and rolled over at the table's target file size.
  * <p>
- * {@link #write} takes every version of the keys it is given, sorted, and splits them by {@link VersionRule}: what
+ * {@link #write} takes every version of the keys it is given, sorted, and splits them by {@link ResolutionRule}: what
  * archival streams from a hot partition, and what compaction streams from a month's live rows. The versions of a key
  * may straddle pages; the rows of the key still open are held until the next page shows its end, so each stream stays
  * sorted. {@link #writeWinners} and {@link #writeSuperseded} take rows already decided, as the cold INSERT decides them

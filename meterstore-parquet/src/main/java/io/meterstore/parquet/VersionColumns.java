@@ -1,7 +1,7 @@
 package io.meterstore.parquet;
 
 import io.meterstore.core.ReadingsColumn;
-import io.meterstore.core.VersionRule;
+import io.meterstore.core.ResolutionRule;
 import io.trino.spi.Page;
 import io.trino.spi.block.Block;
 import io.trino.spi.block.Fixed12Block;
@@ -12,7 +12,7 @@ import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
 
 /**
  * Reads the columns that decide a key's winner from pages of every readings column in storage order, in place: no
- * object per value. Rows are compared with {@link VersionRule}, never by a rule of their own.
+ * object per value. Rows are compared with {@link ResolutionRule}, never by a rule of their own.
  */
 final class VersionColumns
 {
@@ -69,7 +69,7 @@ final class VersionColumns
         return sameBytes(left.getBlock(VERSION_SCOPE), leftPosition, right.getBlock(VERSION_SCOPE), rightPosition);
     }
 
-    /** As {@link VersionRule#compare}: positive when the left row beats the right one. */
+    /** As {@link ResolutionRule#compare}: positive when the left row beats the right one. */
     static int compareVersions(Page left, int leftPosition, Page right, int rightPosition)
     {
         Block leftVersions = left.getBlock(VERSION);
@@ -78,7 +78,7 @@ final class VersionColumns
         Int128ArrayBlock rightValues = (Int128ArrayBlock) rightVersions.getUnderlyingValueBlock();
         int leftValue = leftVersions.getUnderlyingValuePosition(leftPosition);
         int rightValue = rightVersions.getUnderlyingValuePosition(rightPosition);
-        return VersionRule.compare(
+        return ResolutionRule.compare(
                 leftValues.getInt128High(leftValue), leftValues.getInt128Low(leftValue), epochMicros(left.getBlock(RECORDED_AT), leftPosition),
                 rightValues.getInt128High(rightValue), rightValues.getInt128Low(rightValue), epochMicros(right.getBlock(RECORDED_AT), rightPosition));
     }

@@ -1,9 +1,12 @@
 package io.meterstore.trino;
 
+import com.google.common.collect.ImmutableSet;
 import com.google.inject.Inject;
 import com.google.inject.Provider;
 import io.airlift.bootstrap.LifeCycleManager;
 import io.trino.spi.connector.Connector;
+import io.meterstore.trino.completeness.MeterCompletenessFunction;
+import io.meterstore.trino.system.MeterstoreFunctions;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.spi.connector.ConnectorMetadata;
 import io.trino.spi.connector.ConnectorPageSinkProvider;
@@ -11,10 +14,14 @@ import io.trino.spi.connector.ConnectorPageSourceProvider;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorSplitManager;
 import io.trino.spi.connector.ConnectorTransactionHandle;
+import io.trino.spi.function.FunctionProvider;
+import io.trino.spi.function.table.ConnectorTableFunction;
 import io.trino.spi.session.PropertyMetadata;
 import io.trino.spi.transaction.IsolationLevel;
 
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
 
@@ -27,6 +34,8 @@ public class MeterstoreConnector
     private final MeterstorePageSourceProvider pageSourceProvider;
     private final MeterstorePageSinkProvider pageSinkProvider;
     private final MeterstoreSessionProperties sessionProperties;
+    private final MeterstoreFunctions functions;
+    private final Set<ConnectorTableFunction> tableFunctions;
 
     @Inject
     public MeterstoreConnector(
@@ -35,7 +44,9 @@ public class MeterstoreConnector
             MeterstoreSplitManager splitManager,
             MeterstorePageSourceProvider pageSourceProvider,
             MeterstorePageSinkProvider pageSinkProvider,
-            MeterstoreSessionProperties sessionProperties)
+            MeterstoreSessionProperties sessionProperties,
+            MeterstoreFunctions functions,
+            MeterCompletenessFunction completenessFunction)
     {
         this.lifeCycleManager = requireNonNull(lifeCycleManager, "lifeCycleManager is null");
         this.metadata = requireNonNull(metadata, "metadata is null");
@@ -43,6 +54,8 @@ public class MeterstoreConnector
         this.pageSourceProvider = requireNonNull(pageSourceProvider, "pageSourceProvider is null");
         this.pageSinkProvider = requireNonNull(pageSinkProvider, "pageSinkProvider is null");
         this.sessionProperties = requireNonNull(sessionProperties, "sessionProperties is null");
+        this.functions = requireNonNull(functions, "functions is null");
+        this.tableFunctions = ImmutableSet.of(requireNonNull(completenessFunction, "completenessFunction is null"));
     }
 
     @Override
@@ -74,6 +87,18 @@ public class MeterstoreConnector
     public ConnectorPageSinkProvider getPageSinkProvider()
     {
         return pageSinkProvider;
+    }
+
+    @Override
+    public Optional<FunctionProvider> getFunctionProvider()
+    {
+        return Optional.of(functions.provider());
+    }
+
+    @Override
+    public Set<ConnectorTableFunction> getTableFunctions()
+    {
+        return tableFunctions;
     }
 
     @Override

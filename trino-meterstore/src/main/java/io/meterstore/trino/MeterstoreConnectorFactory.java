@@ -6,6 +6,7 @@ import io.trino.plugin.base.ConnectorContextModule;
 import io.trino.spi.connector.Connector;
 import io.trino.spi.connector.ConnectorContext;
 import io.trino.spi.connector.ConnectorFactory;
+import io.trino.spi.function.FunctionBundleFactory;
 
 import java.util.Map;
 
@@ -33,7 +34,9 @@ public class MeterstoreConnectorFactory
                 "io.trino.bootstrap.catalog." + catalogName,
                 new ConnectorContextModule(catalogName, context),
                 new MeterstoreFileSystemModule(catalogName, context),
-                new MeterstoreModule());
+                new MeterstoreModule(),
+                // the engine builds the connector's functions from their annotated classes
+                binder -> binder.bind(FunctionBundleFactory.class).toInstance(context.getFunctionBundleFactory()));
 
         Injector injector = app
                 .doNotInitializeLogging()

@@ -15,6 +15,20 @@ import io.meterstore.trino.hot.HotAggregateColumn;
 import io.meterstore.trino.hot.HotAggregation;
 import io.meterstore.trino.hot.HotAggregations;
 import io.meterstore.trino.hot.HotSqlPredicate;
+import io.meterstore.trino.completeness.CompletenessColumn;
+import io.meterstore.trino.completeness.CompletenessColumnHandle;
+import io.meterstore.trino.completeness.CompletenessFunctionHandle;
+import io.meterstore.trino.completeness.CompletenessTableHandle;
+import io.meterstore.trino.system.MeterstoreFunctions;
+import io.meterstore.trino.system.MeterstoreSystemTables;
+import io.trino.spi.connector.SystemTable;
+import io.trino.spi.connector.TableFunctionApplicationResult;
+import io.trino.spi.function.table.ConnectorTableFunctionHandle;
+import io.trino.spi.function.BoundSignature;
+import io.trino.spi.function.FunctionDependencyDeclaration;
+import io.trino.spi.function.FunctionId;
+import io.trino.spi.function.FunctionMetadata;
+import io.trino.spi.function.SchemaFunctionName;
 import io.trino.spi.connector.AggregateFunction;
 import io.trino.spi.connector.AggregationApplicationResult;
 import io.trino.spi.connector.Assignment;
@@ -56,6 +70,7 @@ import org.apache.iceberg.Table;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Iterator;
 import java.util.List;
@@ -90,15 +105,19 @@ public class MeterstoreMetadata
     private final Duration maxClockSkew;
     // what each INSERT of this transaction wrote, by query: reported as the query's metadata metrics
     private final Map<String, Written> written = new ConcurrentHashMap<>();
+    private final MeterstoreFunctions functions;
+    private final MeterstoreSystemTables systemTables;
 
     @Inject
-    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreConfig config)
+    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreConfig config, MeterstoreFunctions functions, MeterstoreSystemTables systemTables)
     {
         this.tables = requireNonNull(tables, "tables is null");
         this.catalogName = requireNonNull(catalogName, "catalogName is null").toString();
         this.insertWriter = requireNonNull(insertWriter, "insertWriter is null");
         this.tableStatistics = requireNonNull(tableStatistics, "tableStatistics is null");
         this.maxClockSkew = requireNonNull(config, "config is null").getMaxClockSkew().toJavaTime();
+        this.functions = requireNonNull(functions, "functions is null");
+        this.systemTables = requireNonNull(systemTables, "systemTables is null");
     }
 
     @Override
@@ -111,7 +130,9 @@ public class MeterstoreMetadata
     public ConnectorTableHandle getTableHandle(ConnectorSession session, SchemaTableName tableName, Optional<ConnectorTableVersion> startVersion, Optional<ConnectorTableVersion> endVersion)
     {
         Optional<String> served = tables.storageTableOf(tableName);
-        if (served.isEmpty()) {
+        // "T$watermark" and its kind are served by getSystemTable, as Trino's Iceberg connector serves "T$snapshots";
+        // like it, an unknown "T$x" is a table that does not exist
+        if (served.isEmpty() || systemTables.isSystemTableName(tableName)) {
             // a name this catalog does not serve: Trino reports it as missing, and IF EXISTS, information_schema and
             // the JDBC driver's metadata treat it as on every other catalog
             return null;
@@ -149,6 +170,46 @@ public class MeterstoreMetadata
         }
     }
 
+    @Override
+    public Optional<SystemTable> getSystemTable(ConnectorSession session, SchemaTableName tableName)
+    {
+        return systemTables.systemTable(tableName);
+    }
+
+    @Override
+    public Optional<TableFunctionApplicationResult<ConnectorTableHandle>> applyTableFunction(ConnectorSession session, ConnectorTableFunctionHandle handle)
+    {
+        if (!(handle instanceof CompletenessFunctionHandle completeness)) {
+            return Optional.empty();
+        }
+        List<ColumnHandle> columns = Arrays.stream(CompletenessColumn.values()).<ColumnHandle>map(CompletenessColumnHandle::new).toList();
+        return Optional.of(new TableFunctionApplicationResult<>(completeness.table(), columns));
+    }
+
+    @Override
+    public Collection<FunctionMetadata> listFunctions(ConnectorSession session, String schemaName)
+    {
+        return functions.listFunctions(schemaName);
+    }
+
+    @Override
+    public Collection<FunctionMetadata> getFunctions(ConnectorSession session, SchemaFunctionName name)
+    {
+        return functions.getFunctions(name);
+    }
+
+    @Override
+    public FunctionMetadata getFunctionMetadata(ConnectorSession session, FunctionId functionId)
+    {
+        return functions.getFunctionMetadata(functionId);
+    }
+
+    @Override
+    public FunctionDependencyDeclaration getFunctionDependencies(ConnectorSession session, FunctionId functionId, BoundSignature boundSignature)
+    {
+        return functions.getFunctionDependencies(functionId, boundSignature);
+    }
+
     private static long snapshotId(SchemaTableName tableName, ConnectorTableVersion version)
     {
         if (!(version.getVersion() instanceof Long snapshotId)) {
@@ -177,6 +238,9 @@ public class MeterstoreMetadata
     @Override
     public ConnectorTableMetadata getTableMetadata(ConnectorSession session, ConnectorTableHandle table)
     {
+        if (table instanceof CompletenessTableHandle completeness) {
+            return new ConnectorTableMetadata(completeness.readings().schemaTableName(), Arrays.stream(CompletenessColumn.values()).map(CompletenessColumn::toColumnMetadata).toList());
+        }
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         return new ConnectorTableMetadata(handle.schemaTableName(), columnsMetadata());
     }
@@ -207,6 +271,9 @@ public class MeterstoreMetadata
     @Override
     public Map<String, ColumnHandle> getColumnHandles(ConnectorSession session, ConnectorTableHandle tableHandle)
     {
+        if (tableHandle instanceof CompletenessTableHandle) {
+            return Arrays.stream(CompletenessColumn.values()).collect(toImmutableMap(CompletenessColumn::columnName, CompletenessColumnHandle::new));
+        }
         return MeterstoreTypes.columnHandles().stream().collect(toImmutableMap(MeterstoreColumnHandle::name, column -> column));
     }
 
@@ -216,19 +283,28 @@ public class MeterstoreMetadata
         if (columnHandle instanceof HotAggregateColumn aggregate) {
             return aggregate.toColumnMetadata();
         }
+        if (columnHandle instanceof CompletenessColumnHandle completeness) {
+            return completeness.column().toColumnMetadata();
+        }
         return ((MeterstoreColumnHandle) columnHandle).toColumnMetadata();
     }
 
     @Override
     public TableStatistics getTableStatistics(ConnectorSession session, ConnectorTableHandle tableHandle)
     {
-        return tableStatistics.statistics((MeterstoreTableHandle) tableHandle);
+        if (!(tableHandle instanceof MeterstoreTableHandle handle)) {
+            return TableStatistics.empty();
+        }
+        return tableStatistics.statistics(handle);
     }
 
     @Override
     public Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyFilter(ConnectorSession session, ConnectorTableHandle table, Constraint constraint)
     {
-        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        // a completeness report is filtered by the engine: its rows are computed, not read
+        if (!(table instanceof MeterstoreTableHandle handle)) {
+            return Optional.empty();
+        }
         if (handle.limit().isPresent() || handle.aggregation().isPresent()) {
             // a filter above a pushed limit or aggregation is not a filter below it
             return Optional.empty();
@@ -350,7 +426,9 @@ public class MeterstoreMetadata
     @Override
     public Optional<LimitApplicationResult<ConnectorTableHandle>> applyLimit(ConnectorSession session, ConnectorTableHandle table, long limit)
     {
-        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        if (!(table instanceof MeterstoreTableHandle handle)) {
+            return Optional.empty();
+        }
         if (handle.aggregation().isPresent() || (handle.limit().isPresent() && handle.limit().getAsLong() <= limit)) {
             return Optional.empty();
         }
@@ -370,7 +448,9 @@ public class MeterstoreMetadata
             Map<String, ColumnHandle> assignments,
             List<List<ColumnHandle>> groupingSets)
     {
-        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        if (!(table instanceof MeterstoreTableHandle handle)) {
+            return Optional.empty();
+        }
         if (!MeterstoreSessionProperties.isAggregationPushdownEnabled(session)
                 || handle.aggregation().isPresent()
                 || handle.limit().isPresent()

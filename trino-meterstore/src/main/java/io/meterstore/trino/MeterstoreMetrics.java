@@ -62,6 +62,11 @@ public final class MeterstoreMetrics
     /** Rows the INSERT did not write: versions already stored with the same values (redeliveries), or carried twice. */
     public static final String REDELIVERED_ROWS_SKIPPED = "redelivered_rows_skipped";
 
+    /** Splits of the winners' read a completeness report counted: hot partitions and cold file groups. */
+    public static final String COMPLETENESS_SPLITS_READ = "completeness_splits_read";
+    /** Winning versions a completeness report counted, in the period and the roster window. */
+    public static final String COMPLETENESS_ROWS_COUNTED = "completeness_rows_counted";
+
     private MeterstoreMetrics() {}
 
     public static Metrics counts(Map<String, Long> counts)

@@ -1,6 +1,7 @@
 package io.meterstore.trino;
 
 import com.google.inject.Binder;
+import com.google.inject.Key;
 import com.google.inject.Module;
 import com.google.inject.Provides;
 import com.google.inject.Scopes;
@@ -8,13 +9,24 @@ import com.google.inject.Singleton;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
 import io.meterstore.trino.cold.ColdSplitPlanner;
+import io.meterstore.trino.completeness.ForCompleteness;
+import io.meterstore.trino.completeness.MeterCompletenessFunction;
+import io.meterstore.trino.system.MeterstoreFunctions;
+import io.meterstore.trino.system.MeterstoreSystemTables;
 import io.meterstore.trino.write.ColdRedeliveryLookup;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.parquet.ParquetReaderOptions;
+import io.trino.spi.catalog.CatalogName;
+import io.trino.spi.function.FunctionBundleFactory;
 
+import java.util.concurrent.ExecutorService;
+
+import static io.airlift.concurrent.Threads.daemonThreadsNamed;
+import static io.airlift.bootstrap.ClosingBinder.closingBinder;
 import static io.airlift.configuration.ConfigBinder.configBinder;
+import static java.util.concurrent.Executors.newCachedThreadPool;
 
 public class MeterstoreModule
         implements Module
@@ -37,6 +49,25 @@ public class MeterstoreModule
         binder.bind(InsertWriter.class).in(Scopes.SINGLETON);
         binder.bind(ColdRedeliveryLookup.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreSessionProperties.class).in(Scopes.SINGLETON);
+        binder.bind(MeterCompletenessFunction.class).in(Scopes.SINGLETON);
+        binder.bind(MeterstoreSystemTables.class).in(Scopes.SINGLETON);
+        closingBinder(binder).registerExecutor(Key.get(ExecutorService.class, ForCompleteness.class));
+    }
+
+    @Provides
+    @Singleton
+    @ForCompleteness
+    public static ExecutorService completenessExecutor(CatalogName catalogName)
+    {
+        // threads only while reports run; each report bounds how many of its reads run at once
+        return newCachedThreadPool(daemonThreadsNamed("meterstore-completeness-" + catalogName + "-%s"));
+    }
+
+    @Provides
+    @Singleton
+    public static MeterstoreFunctions functions(FunctionBundleFactory bundleFactory)
+    {
+        return new MeterstoreFunctions(bundleFactory);
     }
 
     @Provides

@@ -1,10 +1,16 @@
 package io.meterstore.trino;
 
+import com.google.common.collect.ImmutableList;
 import com.google.inject.Inject;
 import io.meterstore.trino.cold.ColdFileGroupSplit;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
 import io.meterstore.trino.cold.ColdPageSourceProvider.ReadOptions;
 import io.meterstore.trino.cold.ColdSplit;
+import io.meterstore.trino.completeness.CompletenessColumnHandle;
+import io.meterstore.trino.completeness.CompletenessPageSource;
+import io.meterstore.trino.completeness.CompletenessSplit;
+import io.meterstore.trino.completeness.CompletenessTableHandle;
+import io.meterstore.trino.completeness.ForCompleteness;
 import io.meterstore.trino.hot.ConnectionAwaitingPageSource;
 import io.meterstore.trino.hot.HotAggregationPageSource;
 import io.meterstore.trino.hot.HotAggregationSplit;
@@ -31,6 +37,7 @@ import io.trino.spi.predicate.TupleDomain;
 import java.sql.Connection;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
 import java.util.function.Function;
 
 import static java.util.Objects.requireNonNull;
@@ -40,12 +47,14 @@ public class MeterstorePageSourceProvider
 {
     private final PostgresConnectionPool postgres;
     private final ColdPageSourceProvider coldPageSources;
+    private final ExecutorService completenessExecutor;
 
     @Inject
-    public MeterstorePageSourceProvider(PostgresConnectionPool postgres, ColdPageSourceProvider coldPageSources)
+    public MeterstorePageSourceProvider(PostgresConnectionPool postgres, ColdPageSourceProvider coldPageSources, @ForCompleteness ExecutorService completenessExecutor)
     {
         this.postgres = requireNonNull(postgres, "postgres is null");
         this.coldPageSources = requireNonNull(coldPageSources, "coldPageSources is null");
+        this.completenessExecutor = requireNonNull(completenessExecutor, "completenessExecutor is null");
     }
 
     @Override
@@ -59,6 +68,17 @@ public class MeterstorePageSourceProvider
             DynamicFilter dynamicFilter,
             MemoryContext memoryContext)
     {
+        if (split instanceof CompletenessSplit completenessSplit) {
+            CompletenessTableHandle completeness = (CompletenessTableHandle) table;
+            // each split of the winners' read is opened as a query of readings would open it, without a dynamic filter
+            return new CompletenessPageSource(
+                    completeness,
+                    completenessSplit,
+                    columns.stream().map(CompletenessColumnHandle.class::cast).toList(),
+                    (read, readColumns) -> createPageSource(transaction, session, read, completeness.readings(), Optional.empty(), ImmutableList.copyOf(readColumns), DynamicFilter.EMPTY, MemoryContext.NO_LIMIT),
+                    completenessExecutor,
+                    Runtime.getRuntime().availableProcessors());
+        }
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         if (split instanceof HotAggregationSplit aggregationSplit) {
             // the statement enforces the handle's constraint; a dynamic filter is only an optimisation and is not needed

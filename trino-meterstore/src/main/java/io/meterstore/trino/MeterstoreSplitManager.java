@@ -9,6 +9,8 @@ import io.meterstore.core.MeterstoreException;
 import io.meterstore.trino.cold.ColdRead;
 import io.meterstore.trino.cold.ColdSplitPlanner;
 import io.meterstore.trino.cold.ColdSplitStream;
+import io.meterstore.trino.completeness.CompletenessSplit;
+import io.meterstore.trino.completeness.CompletenessTableHandle;
 import io.meterstore.trino.hot.HotAggregationSplit;
 import io.meterstore.trino.hot.HotSplit;
 import io.meterstore.trino.hot.HotSplitPlan;
@@ -22,6 +24,7 @@ import io.trino.spi.connector.ConnectorSplitSource;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.Constraint;
+import io.trino.spi.connector.FixedSplitSource;
 import io.trino.spi.predicate.TupleDomain;
 import org.apache.iceberg.Table;
 
@@ -55,16 +58,27 @@ public class MeterstoreSplitManager
     @Override
     public ConnectorSplitSource getSplits(ConnectorTransactionHandle transaction, ConnectorSession session, ConnectorTableHandle table, Set<ColumnHandle> dynamicFilterColumns, Constraint constraint)
     {
-        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        if (table instanceof CompletenessTableHandle completeness) {
+            // one split: the report rolls up every day of a reading, so it reads every split of the range itself
+            try (MeterstoreSplitSource reads = splitSource(session, completeness.readings(), 0)) {
+                return new FixedSplitSource(new CompletenessSplit(reads.all()));
+            }
+        }
+        // the engine holds the splits back until the dynamic filters arrive or this passes, so they narrow both tiers' reads
+        long dynamicFilterWaitMillis = dynamicFilterColumns.isEmpty() ? 0 : MeterstoreSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis();
+        return splitSource(session, (MeterstoreTableHandle) table, dynamicFilterWaitMillis);
+    }
+
+    /** The splits of a read of {@code handle}, both tiers, streamed; its metrics show what planning them pruned. */
+    private MeterstoreSplitSource splitSource(ConnectorSession session, MeterstoreTableHandle handle, long dynamicFilterWaitMillis)
+    {
+        ImmutableMap.Builder<String, Long> metrics = ImmutableMap.builder();
         VersionResolution resolution = handle.resolution();
         TupleDomain<MeterstoreColumnHandle> predicate = resolution.pruning(handle.constraint());
         TieringWatermark watermark = TieringWatermark.of(MeterstoreTypes.fromEpochMicros(handle.watermarkEpochMicros()));
         TierSplit tiers = TierSplit.of(FromRange.of(predicate), watermark);
 
         ImmutableList.Builder<ConnectorSplit> splits = ImmutableList.builder();
-        ImmutableMap.Builder<String, Long> metrics = ImmutableMap.builder();
-        // the engine holds the splits back until the dynamic filters arrive or this passes, so they narrow both tiers' reads
-        long dynamicFilterWaitMillis = dynamicFilterColumns.isEmpty() ? 0 : MeterstoreSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis();
         if (handle.aggregation().isPresent()) {
             // the metadata pushed it only for a read that is hot alone: one statement over every partition the range meets
             TierSplit.Range hotRange = tiers.hot().orElse(new TierSplit.Range(Optional.of(watermark.instant()), Optional.of(watermark.instant())));

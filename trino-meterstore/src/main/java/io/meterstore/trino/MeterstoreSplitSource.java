@@ -60,6 +60,20 @@ final class MeterstoreSplitSource
         return completedFuture(batch.build());
     }
 
+    /** Every split at once, for a reader that needs them all in one split of its own (meter_completeness). */
+    List<ConnectorSplit> all()
+    {
+        ImmutableList.Builder<ConnectorSplit> splits = ImmutableList.<ConnectorSplit>builder().addAll(hotSplits);
+        hotSplits.clear();
+        try {
+            cold.ifPresent(stream -> splits.addAll(stream.all()));
+        }
+        catch (MeterstoreException e) {
+            throw MeterstoreErrorCode.toTrinoException(e);
+        }
+        return splits.build();
+    }
+
     @Override
     public boolean isFinished()
     {

@@ -80,6 +80,12 @@ public final class MeterstoreTables
         return config.getSchema();
     }
 
+    /** The configured readings tables, by their name in both tiers. */
+    public List<String> storageTables()
+    {
+        return config.getTables();
+    }
+
     public List<SchemaTableName> versionsTables()
     {
         return config.getTables().stream().map(table -> new SchemaTableName(schema(), table + VERSIONS_SUFFIX)).collect(ImmutableList.toImmutableList());
@@ -130,10 +136,17 @@ public final class MeterstoreTables
         return translated(table, () -> {
             // one operations object per table, refreshed for every query: it reads the catalogue's pointer each time, but
             // the metadata file, which grows with every archival commit, only when a commit moved the pointer
-            TableOperations operations = catalogOperations.computeIfAbsent(table, name -> ((HasTableOperations) catalog.get().loadTable(TableIdentifier.of(schema(), name))).operations());
+            TableOperations operations = catalogOperations(table);
             TableMetadata metadata;
-            synchronized (operations) {
-                metadata = operations.refresh();
+            try {
+                metadata = refresh(operations);
+            }
+            catch (IllegalStateException e) {
+                // the table was dropped and created again under its name: Iceberg refuses to refresh the old table's
+                // operations to a table of another UUID, and the new table's operations are loaded anew
+                catalogOperations.remove(table, operations);
+                operations = catalogOperations(table);
+                metadata = refresh(operations);
             }
             Table pinned = lastPinned.get(table);
             if (pinned != null && ((HasTableOperations) pinned).operations().current() == metadata) {
@@ -145,6 +158,18 @@ public final class MeterstoreTables
             lastPinned.put(table, fresh);
             return fresh;
         });
+    }
+
+    private TableOperations catalogOperations(String table)
+    {
+        return catalogOperations.computeIfAbsent(table, name -> ((HasTableOperations) catalog.get().loadTable(TableIdentifier.of(schema(), name))).operations());
+    }
+
+    private static TableMetadata refresh(TableOperations operations)
+    {
+        synchronized (operations) {
+            return operations.refresh();
+        }
     }
 
     private <T> T translated(String table, Supplier<T> catalogAccess)

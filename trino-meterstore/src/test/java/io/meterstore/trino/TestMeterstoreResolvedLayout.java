@@ -1,11 +1,11 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableMap;
-import io.meterstore.archiver.invariant.ColdFileCheck;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.ManifestRewrite;
 import io.meterstore.archiver.maintenance.OrphanFiles;
 import io.meterstore.archiver.maintenance.SnapshotExpiry;
+import io.meterstore.core.ColdFileCheck;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.LocalFileIo;
 import io.meterstore.core.Quality;
@@ -48,6 +48,7 @@ import org.apache.iceberg.io.PositionOutputStream;
 import org.apache.iceberg.io.SeekableInputStream;
 import org.apache.parquet.format.FileMetaData;
 import org.apache.parquet.format.RowGroup;
+import org.apache.parquet.format.SchemaElement;
 import org.apache.parquet.format.Util;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -257,6 +258,22 @@ final class TestMeterstoreResolvedLayout
         assertThat(read.get(MeterstoreMetrics.COLD_ROWS_DELETED)).isGreaterThanOrEqualTo(positions.size());
         assertThat(read.getOrDefault(MeterstoreMetrics.COLD_ROW_GROUPS_RESOLVED, 0L)).isZero();
         assertMatchesOracle(List.of(FIRST_STREAM.minusSeconds(1), THIRD_STREAM.minusSeconds(1)));
+
+        // every file of the month, archived or written by the corrections, stays ordinary Parquet with its sort order declared
+        List<DataFile> files = dataFiles(MARCH);
+        assertThat(files).extracting(file -> ColdFileRole.of(file.location()).orElseThrow()).contains(ColdFileRole.WINNERS, ColdFileRole.SUPERSEDED);
+        assertThat(files).anyMatch(file -> file.location().contains("/insert-"));
+        for (DataFile file : files) {
+            assertThat(file.sortOrderId()).as(file.location()).isEqualTo(table.sortOrder().orderId());
+            FileMetaData footer = footer(file.location());
+            assertThat(footer.getRow_groups()).as(file.location()).isNotEmpty().allSatisfy(rowGroup -> assertThat(rowGroup.getSorting_columns())
+                    .extracting(column -> footer.getSchema().get(column.getColumn_idx() + 1).getName() + (column.isDescending() ? " DESC" : " ASC"))
+                    .containsExactly("malo_id ASC", "obis_code ASC", "from ASC", "version ASC"));
+            assertThat(footer.getKey_value_metadata()).as(file.location())
+                    .anySatisfy(entry -> assertThat(entry.getKey() + "=" + entry.getValue()).isEqualTo(ColdFileRole.FOOTER_KEY + "=" + ColdFileRole.of(file.location()).orElseThrow().label()));
+        }
+        // and the delete files are Iceberg's position delete files: the data file's path and a row position
+        assertThat(deletes).allSatisfy(delete -> assertThat(footer(delete.location()).getSchema()).extracting(SchemaElement::getName).containsExactly("table", "file_path", "pos"));
     }
 
     @Test
@@ -515,17 +532,22 @@ final class TestMeterstoreResolvedLayout
     /** The first row of each row group of a data file, from its Parquet footer. */
     private static List<Long> rowGroupStarts(DataFile file)
     {
+        List<Long> starts = new ArrayList<>();
+        long start = 0;
+        for (RowGroup rowGroup : footer(file.location()).getRow_groups()) {
+            starts.add(start);
+            start += rowGroup.getNum_rows();
+        }
+        return starts;
+    }
+
+    /** The Parquet footer of a file, as any Parquet reader reads it. */
+    private static FileMetaData footer(String location)
+    {
         try {
-            byte[] bytes = Files.readAllBytes(LocalFileIo.path(file.location()));
+            byte[] bytes = Files.readAllBytes(LocalFileIo.path(location));
             int footerLength = ByteBuffer.wrap(bytes, bytes.length - 8, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
-            FileMetaData footer = Util.readFileMetaData(new ByteArrayInputStream(bytes, bytes.length - 8 - footerLength, footerLength));
-            List<Long> starts = new ArrayList<>();
-            long start = 0;
-            for (RowGroup rowGroup : footer.getRow_groups()) {
-                starts.add(start);
-                start += rowGroup.getNum_rows();
-            }
-            return starts;
+            return Util.readFileMetaData(new ByteArrayInputStream(bytes, bytes.length - 8 - footerLength, footerLength));
         }
         catch (IOException e) {
             throw new UncheckedIOException(e);

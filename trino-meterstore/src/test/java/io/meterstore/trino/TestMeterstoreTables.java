@@ -1,5 +1,6 @@
 package io.meterstore.trino;
 
+import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
@@ -61,6 +62,12 @@ final class TestMeterstoreTables
         assertThat(reloaded.currentSnapshot().snapshotId()).isEqualTo(second);
         assertThat(tables.icebergTableListing(TABLE, first)).isSameAs(reloaded);
         assertThat(reloaded.snapshot(first).snapshotId()).isEqualTo(first);
+
+        // the table dropped and created again under its name (a new table UUID): the next query pins the new table
+        assertThat(warehouse.catalog().dropTable(TableIdentifier.of(SCHEMA, TABLE), true)).isTrue();
+        IcebergTableSpec.createIfMissing(warehouse.catalog(), TableIdentifier.of(SCHEMA, TABLE));
+        long recreated = commitSnapshot(warehouse);
+        assertThat(tables.pinIcebergTable(TABLE).currentSnapshot().snapshotId()).isEqualTo(recreated);
     }
 
     private static long commitSnapshot(TestingWarehouse warehouse)

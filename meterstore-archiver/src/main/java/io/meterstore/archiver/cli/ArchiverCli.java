@@ -37,6 +37,7 @@ import static java.util.Objects.requireNonNull;
  * <li>{@code archive-once} runs one archival cycle per table and prints what it did;
  * <li>{@code expire} expires the snapshots past the retention and removes orphan files of every table;
  * <li>{@code compact} rewrites the manifests of every table one per month (month compaction does not exist yet);
+ * <li>{@code completeness} prints the completeness report of every table, asked of Trino;
  * <li>{@code run} starts the service.
  * </ul>
  * Exits 0 on success (idle, deferred, superseded and lease-contended cycles are not failures), 1 when a table failed,
@@ -57,6 +58,7 @@ public final class ArchiverCli
               archive-once   run one archival cycle for every configured table
               expire         expire the snapshots past meterstore.snapshot-retention and remove the files no snapshot references
               compact        compact the months below the watermark into few large files, then rewrite the manifests one per month of "from"
+              completeness   print which readings miss intervals in a month or range, asked of Trino (options: run it without them)
               run            start the archiver service: scheduled cycles, /v1/info and /metrics over HTTP""";
 
     private final PrintStream out;
@@ -78,6 +80,7 @@ public final class ArchiverCli
         ARCHIVE_ONCE("archive-once"),
         EXPIRE("expire"),
         COMPACT("compact"),
+        COMPLETENESS("completeness"),
         RUN("run"),
         /**/;
 
@@ -106,11 +109,16 @@ public final class ArchiverCli
 
     public int run(String[] args)
     {
-        if (args.length != 3 || !args[1].equals("--config")) {
+        Optional<Command> command = args.length == 0 ? Optional.empty() : Command.parse(args[0]);
+        if (command.equals(Optional.of(Command.COMPLETENESS)) && (args.length < 3 || !args[1].equals("--config"))) {
+            err.println(CompletenessCommand.USAGE);
+            return EXIT_USAGE;
+        }
+        // only completeness takes options after the configuration file
+        if ((args.length != 3 && !command.equals(Optional.of(Command.COMPLETENESS))) || args.length < 3 || !args[1].equals("--config")) {
             err.println(USAGE);
             return EXIT_USAGE;
         }
-        Optional<Command> command = Command.parse(args[0]);
         if (command.isEmpty()) {
             err.println("Unknown command '%s'".formatted(args[0]));
             err.println(USAGE);
@@ -132,6 +140,18 @@ public final class ArchiverCli
         if (command.get() == Command.RUN) {
             return serve(configuration);
         }
+        if (command.get() == Command.COMPLETENESS) {
+            CompletenessCommand.Options options;
+            try {
+                options = CompletenessCommand.parse(Arrays.asList(args).subList(3, args.length));
+            }
+            catch (IllegalArgumentException e) {
+                err.println(e.getMessage());
+                err.println(CompletenessCommand.USAGE);
+                return EXIT_USAGE;
+            }
+            return new CompletenessCommand(configuration.tiers().getTables(), out, err).run(options) ? EXIT_OK : EXIT_FAILED;
+        }
         try (ArchiverTables tables = new ArchiverTables(configuration.tiers(), configuration.archiver())) {
             return switch (command.get()) {
                 case CREATE -> forEachTable(tables, this::create);
@@ -140,7 +160,7 @@ public final class ArchiverCli
                 case ARCHIVE_ONCE -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.cycle(table, clock).archiveOnce().describe()));
                 case EXPIRE -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.maintenance(table, clock).expire().describe()));
                 case COMPACT -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.maintenance(table, clock).compact().describe()));
-                case RUN -> throw new IllegalStateException("'run' is served above");
+                case RUN, COMPLETENESS -> throw new IllegalStateException("'%s' is served above".formatted(args[0]));
             };
         }
         catch (IOException e) {

@@ -3,14 +3,15 @@ package io.meterstore.archiver.cli;
 import io.meterstore.archiver.ArchiverConfig;
 import io.meterstore.archiver.ArchiverTables;
 import io.meterstore.archiver.Failures;
-import io.meterstore.archiver.invariant.ColdFileCheck;
-import io.meterstore.archiver.invariant.InvariantCheck;
-import io.meterstore.archiver.invariant.InvariantReport;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
+import io.meterstore.core.ColdFileCheck;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
+import io.meterstore.core.InvariantCheck;
+import io.meterstore.core.InvariantReport;
 import io.meterstore.core.SnapshotRetention;
+import io.meterstore.core.TableStatus;
 import org.apache.iceberg.Table;
 
 import java.io.PrintStream;
@@ -89,9 +90,10 @@ final class StatusReport
             return false;
         }
 
-        Duration lag = Duration.between(report.watermark().instant(), clock.instant());
-        Duration tolerated = config.getSettlementLag().toJavaTime().plus(config.getArchivalStep().toJavaTime().multipliedBy(2));
-        boolean behind = lag.compareTo(tolerated) > 0;
+        TableStatus status = new TableStatus(report, clock.instant(), config.getArchivalStep().toJavaTime(), config.getSettlementLag().toJavaTime());
+        Duration lag = status.lag();
+        Duration tolerated = status.toleratedLag();
+        boolean behind = status.behind();
         boolean healthy = report.holds() && !behind && damagedFiles.isEmpty();
 
         out.println("%s: %s".formatted(name, healthy ? "healthy" : "unhealthy"));

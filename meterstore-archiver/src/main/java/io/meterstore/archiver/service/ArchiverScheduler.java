@@ -9,11 +9,12 @@ import io.meterstore.archiver.ArchiverTables;
 import io.meterstore.archiver.Failures;
 import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
-import io.meterstore.archiver.invariant.InvariantCheck;
-import io.meterstore.archiver.invariant.InvariantReport;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.archiver.maintenance.MaintenanceOutcome;
 import io.meterstore.archiver.maintenance.TableMaintenance;
+import io.meterstore.core.InvariantCheck;
+import io.meterstore.core.InvariantLog;
+import io.meterstore.core.InvariantReport;
 import io.meterstore.core.MeterstoreException;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
@@ -212,6 +213,8 @@ public final class ArchiverScheduler
             InvariantReport report = InvariantCheck.check(icebergTable, tables.hotTier(table), connection);
             List<String> previous = stats.table(table).info().invariantViolations();
             stats.invariantChecked(table, report);
+            // for "<table>$invariant": the connector shows what the archiver last found
+            InvariantLog.record(connection, tables.hotTier(table), report, clock.instant());
             // a violation is logged when it appears, not once per cycle while it persists
             for (String violation : report.violations()) {
                 if (!previous.contains(violation)) {

@@ -5,9 +5,9 @@ import com.google.inject.Inject;
 import io.airlift.stats.CounterStat;
 import io.airlift.stats.TimeStat;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
-import io.meterstore.archiver.invariant.InvariantReport;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.archiver.maintenance.MaintenanceOutcome;
+import io.meterstore.core.InvariantReport;
 import org.weakref.jmx.Managed;
 import org.weakref.jmx.Nested;
 

@@ -1,8 +1,8 @@
 package io.meterstore.archiver.cycle;
 
 import io.meterstore.archiver.cycle.ArchiveOutcome.Kind;
-import io.meterstore.archiver.invariant.InvariantCheck;
-import io.meterstore.archiver.invariant.InvariantReport;
+import io.meterstore.core.InvariantCheck;
+import io.meterstore.core.InvariantReport;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.PartitionNaming;

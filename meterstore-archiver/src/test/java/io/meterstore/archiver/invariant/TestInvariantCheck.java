@@ -4,6 +4,8 @@ import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.cycle.TestingArchiverTable;
 import io.meterstore.core.HotPartition;
+import io.meterstore.core.InvariantCheck;
+import io.meterstore.core.InvariantReport;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.TieringWatermark;

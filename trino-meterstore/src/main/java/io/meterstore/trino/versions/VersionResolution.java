@@ -3,6 +3,7 @@ package io.meterstore.trino.versions;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableSet;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.ResolutionRule;
 import io.meterstore.trino.MeterstoreColumnHandle;
 import io.meterstore.trino.MeterstoreTypes;
 import io.trino.spi.predicate.Domain;
@@ -35,7 +36,7 @@ import static java.util.Objects.requireNonNull;
 public record VersionResolution(boolean resolve, Optional<Long> knownAtEpochMicros)
 {
     /** Columns whose predicates select whole merge keys, so they may be applied before resolution. */
-    private static final Set<ReadingsColumn> KEY_COLUMNS = ImmutableSet.of(MALO_ID, OBIS_CODE, FROM, VERSION_SCOPE);
+    private static final Set<ReadingsColumn> KEY_COLUMNS = ImmutableSet.copyOf(ResolutionRule.PARTITION);
     /** What resolution reads besides the query's columns, in the order of {@link Layout}'s channels. */
     private static final List<ReadingsColumn> RESOLUTION_COLUMNS = ImmutableList.of(MALO_ID, OBIS_CODE, FROM, VERSION, VERSION_SCOPE, RECORDED_AT);
 

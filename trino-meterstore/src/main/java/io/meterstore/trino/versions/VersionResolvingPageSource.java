@@ -1,7 +1,7 @@
 package io.meterstore.trino.versions;
 
 import io.airlift.slice.Slice;
-import io.meterstore.core.VersionRule;
+import io.meterstore.core.ResolutionRule;
 import io.trino.spi.Page;
 import io.trino.spi.block.Block;
 import io.trino.spi.block.Int128ArrayBlock;
@@ -163,7 +163,7 @@ public final class VersionResolvingPageSource
                     ? sameValue(scopes, position, best.position())
                     : equalsValue(scopes, position, best.scope());
             if (sameScope) {
-                if (VersionRule.compare(versionHigh, versionLow, recordedAt, best.versionHigh(), best.versionLow(), best.recordedAtEpochMicros()) > 0) {
+                if (ResolutionRule.compare(versionHigh, versionLow, recordedAt, best.versionHigh(), best.versionLow(), best.recordedAtEpochMicros()) > 0) {
                     runCandidates.set(index, new Candidate(null, versionHigh, versionLow, recordedAt, position, Optional.empty()));
                 }
                 return;

@@ -132,9 +132,9 @@ final class ColdInsertCommit
             throws IOException
     {
         if (resolvedMonth.isPresent()) {
-            ResolvedMonthCorrection finished = resolvedMonth.get();
+            // kept until it finished: a failure while it closes its files leaves them to abort()
+            files.addAll(resolvedMonth.get().finish(deletes));
             resolvedMonth = Optional.empty();
-            files.addAll(finished.finish(deletes));
             return;
         }
         if (writer.isEmpty()) {

@@ -1,9 +1,10 @@
 package io.meterstore.trino.write;
 
+import io.airlift.log.Logger;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
-import io.meterstore.core.VersionRule;
+import io.meterstore.core.ResolutionRule;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import io.meterstore.parquet.MonthFileWriter;
 import io.meterstore.parquet.PositionDeleteFileWriter;
@@ -52,6 +53,7 @@ import static java.util.Objects.requireNonNull;
  */
 final class ResolvedMonthCorrection
 {
+    private static final Logger log = Logger.get(ResolvedMonthCorrection.class);
     // rows decided at once: one bounded batch and its lookup; a batch ends only where a key ends
     private static final int BATCH_ROWS = 8192;
     private static final int PAGE_ROWS = 4096;
@@ -158,8 +160,8 @@ final class ResolvedMonthCorrection
                 try {
                     table.io().deleteFile(file.location());
                 }
-                catch (RuntimeException ignored) {
-                    // an orphan: nothing references it
+                catch (RuntimeException e) {
+                    log.warn(e, "Cannot delete uncommitted delete file '%s'; it is an orphan now", file.location());
                 }
             }
             deleteFiles.clear();
@@ -186,7 +188,7 @@ final class ResolvedMonthCorrection
             // a key delivered under two version scopes competes in each
             Map<String, Reading> bestByScope = new TreeMap<>();
             for (Reading reading : keyRows) {
-                bestByScope.merge(reading.versionScope(), reading, (left, right) -> VersionRule.beats(right, left) ? right : left);
+                bestByScope.merge(reading.versionScope(), reading, (left, right) -> ResolutionRule.beats(right, left) ? right : left);
             }
             for (Reading reading : keyRows) {
                 if (reading != bestByScope.get(reading.versionScope())) {
@@ -194,7 +196,7 @@ final class ResolvedMonthCorrection
                     continue;
                 }
                 Optional<StoredWinner> winner = Optional.ofNullable(stored.get(ScopedKey.of(reading)));
-                if (winner.isPresent() && !VersionRule.beats(reading, winner.get().reading())) {
+                if (winner.isPresent() && !ResolutionRule.beats(reading, winner.get().reading())) {
                     // an older version delivered late: it never showed in readings, and does not now
                     superseded.add(reading);
                     continue;

@@ -1,7 +1,5 @@
-package io.meterstore.archiver.invariant;
+package io.meterstore.core;
 
-import io.meterstore.core.HotPartition;
-import io.meterstore.core.TieringWatermark;
 
 import java.util.List;
 import java.util.Optional;

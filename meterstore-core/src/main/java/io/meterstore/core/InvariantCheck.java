@@ -1,13 +1,7 @@
-package io.meterstore.archiver.invariant;
+package io.meterstore.core;
 
 import com.google.common.collect.ImmutableList;
-import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.ArchivalHistory.ArchivalCommit;
-import io.meterstore.core.HotPartition;
-import io.meterstore.core.HotTier;
-import io.meterstore.core.ReadingsColumn;
-import io.meterstore.core.TieringWatermark;
-import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileScanTask;

@@ -1,4 +1,4 @@
-package io.meterstore.archiver.invariant;
+package io.meterstore.core;
 
 import com.google.common.collect.ImmutableList;
 import org.apache.iceberg.ContentFile;

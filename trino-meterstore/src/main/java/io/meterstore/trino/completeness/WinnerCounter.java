@@ -1,0 +1,231 @@
+package io.meterstore.trino.completeness;
+
+import com.google.common.collect.ImmutableList;
+import io.airlift.slice.Slice;
+import io.meterstore.core.CompletenessPeriod;
+import io.meterstore.core.CompletenessTally;
+import io.meterstore.core.InvalidReadingException;
+import io.meterstore.core.Quality;
+import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.Sparte;
+import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.MeterstoreTypes;
+import io.trino.spi.TrinoException;
+import io.trino.spi.block.Block;
+import io.trino.spi.connector.SourcePage;
+
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import static io.airlift.slice.Slices.utf8Slice;
+import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_UNSUPPORTED_TABLE_LAYOUT;
+import static io.trino.spi.type.DateType.DATE;
+import static io.trino.spi.type.VarcharType.VARCHAR;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Counts the winners of one read into a {@link CompletenessTally}: per reading, grid and balancing day, the rows inside
+ * the period (with how many are substituted or not billable), and the grid each reading last had in the roster window.
+ * Rows of a reading's day arrive together (every split is read in key order), so the count runs until the key changes
+ * and the tally sees one entry per run (per page). "from" is decoded only where the day alone does not place a row (at the
+ * edges of the period and of the roster window) and for the first and last row of a run.
+ */
+final class WinnerCounter
+{
+    /** The columns a read for the report returns, in this order. */
+    static final List<MeterstoreColumnHandle> COLUMNS = ImmutableList.of(
+            MeterstoreTypes.columnHandle(ReadingsColumn.MALO_ID),
+            MeterstoreTypes.columnHandle(ReadingsColumn.OBIS_CODE),
+            MeterstoreTypes.columnHandle(ReadingsColumn.SPARTE),
+            MeterstoreTypes.columnHandle(ReadingsColumn.RESOLUTION),
+            MeterstoreTypes.columnHandle(ReadingsColumn.QUALITY),
+            MeterstoreTypes.columnHandle(ReadingsColumn.BALANCING_DAY),
+            MeterstoreTypes.columnHandle(ReadingsColumn.FROM));
+    private static final int MALO_ID = 0;
+    private static final int OBIS_CODE = 1;
+    private static final int SPARTE = 2;
+    private static final int RESOLUTION = 3;
+    private static final int QUALITY = 4;
+    private static final int BALANCING_DAY = 5;
+    private static final int FROM = 6;
+    private static final Slice SUBSTITUTED = utf8Slice(Quality.SUBSTITUTED.name());
+
+    private enum Placement
+    {
+        INSIDE,
+        ROSTER,
+        OUTSIDE,
+    }
+
+    /** Where a commodity's period and roster window lie, as epoch days and microseconds. */
+    private record Bounds(long firstWholeDay, long lastWholeDay, long start, long end, long rosterStart)
+    {
+        static Bounds of(CompletenessPeriod period, Optional<Instant> seenSince, Sparte sparte)
+        {
+            List<LocalDate> days = period.balancingDays(sparte);
+            long first = days.getFirst().toEpochDay() + (period.coversWholeDay(sparte, days.getFirst()) ? 0 : 1);
+            long last = days.getLast().toEpochDay() - (period.coversWholeDay(sparte, days.getLast()) ? 0 : 1);
+            long start = MeterstoreTypes.toEpochMicros(period.start(sparte));
+            return new Bounds(first, last, start, MeterstoreTypes.toEpochMicros(period.end(sparte)), seenSince.map(MeterstoreTypes::toEpochMicros).orElse(start));
+        }
+
+        Placement place(long day, Block from, int position)
+        {
+            if (day >= firstWholeDay && day <= lastWholeDay) {
+                return Placement.INSIDE;
+            }
+            long micros = MeterstoreTypes.epochMicros(from, position);
+            if (micros >= start && micros < end) {
+                return Placement.INSIDE;
+            }
+            return micros >= rosterStart && micros < start ? Placement.ROSTER : Placement.OUTSIDE;
+        }
+    }
+
+    private final Bounds[] bounds;
+    private final Optional<Set<Slice>> maloIds;
+    private final Optional<Set<Slice>> obisCodes;
+    private final CompletenessTally tally = new CompletenessTally();
+    private final Map<Slice, Sparte> spartes = new HashMap<>();
+    private final Map<Slice, Boolean> billable = new HashMap<>();
+
+    // the run being counted
+    private Slice maloId;
+    private Slice obisCode;
+    private Sparte sparte;
+    private Slice resolution;
+    private long day;
+    private Placement placement;
+    private long actual;
+    private long substituted;
+    private long notBillable;
+    private Block runFroms;
+    private int runFirst;
+    private int runLast;
+    private long rows;
+
+    /**
+     * @param maloIds the meters the report lists, if it lists some: a cold read returns every row of the row groups it
+     * cannot prune, so the rows are filtered here, as the engine filters them for a query
+     * @param obisCodes the OBIS codes the report lists, if it lists some
+     */
+    WinnerCounter(CompletenessPeriod period, Optional<Instant> seenSince, Optional<Set<Slice>> maloIds, Optional<Set<Slice>> obisCodes)
+    {
+        requireNonNull(period, "period is null");
+        requireNonNull(seenSince, "seenSince is null");
+        this.maloIds = requireNonNull(maloIds, "maloIds is null");
+        this.obisCodes = requireNonNull(obisCodes, "obisCodes is null");
+        bounds = new Bounds[Sparte.values().length];
+        for (Sparte value : Sparte.values()) {
+            bounds[value.ordinal()] = Bounds.of(period, seenSince, value);
+        }
+    }
+
+    void add(SourcePage page)
+    {
+        Block maloBlock = page.getBlock(MALO_ID);
+        Block obisBlock = page.getBlock(OBIS_CODE);
+        Block spartes = page.getBlock(SPARTE);
+        Block resolutions = page.getBlock(RESOLUTION);
+        Block qualities = page.getBlock(QUALITY);
+        Block days = page.getBlock(BALANCING_DAY);
+        Block froms = page.getBlock(FROM);
+        for (int position = 0; position < page.getPositionCount(); position++) {
+            Slice rowMalo = VARCHAR.getSlice(maloBlock, position);
+            Slice rowObis = VARCHAR.getSlice(obisBlock, position);
+            if ((maloIds.isPresent() && !maloIds.get().contains(rowMalo)) || (obisCodes.isPresent() && !obisCodes.get().contains(rowObis))) {
+                continue;
+            }
+            Sparte rowSparte = sparte(VARCHAR.getSlice(spartes, position));
+            Slice rowResolution = VARCHAR.getSlice(resolutions, position);
+            long rowDay = DATE.getLong(days, position);
+            Placement rowPlacement = bounds[rowSparte.ordinal()].place(rowDay, froms, position);
+            boolean sameRun = placement != null
+                    && rowDay == day
+                    && rowPlacement == placement
+                    && rowSparte == sparte
+                    && rowMalo.equals(maloId)
+                    && rowObis.equals(obisCode)
+                    && rowResolution.equals(resolution);
+            if (!sameRun) {
+                flush();
+                maloId = rowMalo;
+                obisCode = rowObis;
+                sparte = rowSparte;
+                resolution = rowResolution;
+                day = rowDay;
+                placement = rowPlacement;
+                runFroms = froms;
+                runFirst = position;
+            }
+            runLast = position;
+            rows++;
+            if (rowPlacement != Placement.INSIDE) {
+                continue;
+            }
+            actual++;
+            Slice quality = VARCHAR.getSlice(qualities, position);
+            if (quality.equals(SUBSTITUTED)) {
+                substituted++;
+            }
+            if (!billable.computeIfAbsent(quality, value -> Quality.isBillable(value.toStringUtf8()))) {
+                notBillable++;
+            }
+        }
+        // a run that goes on in the next page is counted there again; the tally adds the two
+        flush();
+    }
+
+    private void flush()
+    {
+        if (placement == null) {
+            return;
+        }
+        // rows of a run arrive in "from" order, so its first and last rows bound it
+        Instant first = MeterstoreTypes.fromEpochMicros(MeterstoreTypes.epochMicros(runFroms, runFirst));
+        Instant last = MeterstoreTypes.fromEpochMicros(MeterstoreTypes.epochMicros(runFroms, runLast));
+        CompletenessTally.Reading reading = new CompletenessTally.Reading(maloId.toStringUtf8(), obisCode.toStringUtf8(), sparte);
+        switch (placement) {
+            case INSIDE -> tally.add(reading, resolution.toStringUtf8(), LocalDate.ofEpochDay(day), actual, substituted, notBillable, first, last);
+            case ROSTER -> tally.addToRoster(reading, resolution.toStringUtf8(), last);
+            case OUTSIDE -> {}
+        }
+        placement = null;
+        runFroms = null;
+        actual = 0;
+        substituted = 0;
+        notBillable = 0;
+    }
+
+    private Sparte sparte(Slice value)
+    {
+        Sparte known = spartes.get(value);
+        if (known != null) {
+            return known;
+        }
+        try {
+            Sparte parsed = Sparte.parse(value.toStringUtf8());
+            spartes.put(value.copy(), parsed);
+            return parsed;
+        }
+        catch (InvalidReadingException e) {
+            // the day a row is judged on follows its commodity: a row of an unknown one cannot be placed
+            throw new TrinoException(METERSTORE_UNSUPPORTED_TABLE_LAYOUT, "A reading has sparte '%s', which is none of STROM, GAS, WAERME, WASSER, so its balancing day is unknown: correct the rows another tool wrote".formatted(value.toStringUtf8()), e);
+        }
+    }
+
+    long rows()
+    {
+        return rows;
+    }
+
+    CompletenessTally tally()
+    {
+        return tally;
+    }
+}
