@@ -2,12 +2,15 @@ package io.meterstore.archiver;
 
 import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
+import io.airlift.units.DataSize;
 import io.airlift.units.Duration;
+import io.airlift.units.MinDataSize;
 import io.airlift.units.MinDuration;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 
+import static io.airlift.units.DataSize.Unit.MEGABYTE;
 import static java.util.concurrent.TimeUnit.DAYS;
 import static java.util.concurrent.TimeUnit.HOURS;
 
@@ -24,6 +27,9 @@ public class ArchiverConfig
     private Duration snapshotRetention = new Duration(3653, DAYS);
     private int minSnapshotsToKeep = 20;
     private Duration orphanSafetyAge = new Duration(3, DAYS);
+    private Duration compactionDelay = new Duration(14, DAYS);
+    private DataSize compactionTargetFileSize = DataSize.of(128, MEGABYTE);
+    private int compactionCorrectionFiles = 12;
 
     @NotNull
     @MinDuration("1m")
@@ -122,6 +128,49 @@ public class ArchiverConfig
     public ArchiverConfig setOrphanSafetyAge(Duration orphanSafetyAge)
     {
         this.orphanSafetyAge = orphanSafetyAge;
+        return this;
+    }
+
+    @NotNull
+    public Duration getCompactionDelay()
+    {
+        return compactionDelay;
+    }
+
+    @Config("meterstore.compaction-delay")
+    @ConfigDescription("A month of \"from\" below the watermark is compacted once it ended this long ago; late corrections before then cost no rewrite")
+    public ArchiverConfig setCompactionDelay(Duration compactionDelay)
+    {
+        this.compactionDelay = compactionDelay;
+        return this;
+    }
+
+    @NotNull
+    @MinDataSize("1MB")
+    public DataSize getCompactionTargetFileSize()
+    {
+        return compactionTargetFileSize;
+    }
+
+    @Config("meterstore.compaction-target-file-size")
+    @ConfigDescription("Compaction cuts a month's winners and superseded files at this size; the default holds a month of 10,000 meters in one winners file")
+    public ArchiverConfig setCompactionTargetFileSize(DataSize compactionTargetFileSize)
+    {
+        this.compactionTargetFileSize = compactionTargetFileSize;
+        return this;
+    }
+
+    @Min(1)
+    public int getCompactionCorrectionFiles()
+    {
+        return compactionCorrectionFiles;
+    }
+
+    @Config("meterstore.compaction-correction-files")
+    @ConfigDescription("A compacted month is compacted again once later corrections have added this many data and delete files to it")
+    public ArchiverConfig setCompactionCorrectionFiles(int compactionCorrectionFiles)
+    {
+        this.compactionCorrectionFiles = compactionCorrectionFiles;
         return this;
     }
 

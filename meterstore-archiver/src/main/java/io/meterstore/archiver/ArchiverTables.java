@@ -5,6 +5,7 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import com.google.inject.Inject;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
+import io.meterstore.archiver.maintenance.CompactionSettings;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.HotTier;
@@ -112,7 +113,8 @@ public final class ArchiverTables
         return new MaintenanceSettings(
                 new SnapshotRetention(config.getSnapshotRetention().toJavaTime(), config.getMinSnapshotsToKeep()),
                 config.getOrphanSafetyAge().toJavaTime(),
-                config.getReaderGrace().toJavaTime());
+                config.getReaderGrace().toJavaTime(),
+                new CompactionSettings(config.getCompactionDelay().toJavaTime(), config.getCompactionTargetFileSize().toBytes(), config.getCompactionCorrectionFiles()));
     }
 
     /** The maintenance of {@code table} on {@code clock}; cheap, so a new one per run. */

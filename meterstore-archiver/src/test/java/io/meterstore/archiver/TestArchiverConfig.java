@@ -1,7 +1,9 @@
 package io.meterstore.archiver;
 
 import com.google.common.collect.ImmutableMap;
+import io.airlift.units.DataSize;
 import io.airlift.units.Duration;
+import io.airlift.units.MinDataSize;
 import io.airlift.units.MinDuration;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Min;
@@ -14,6 +16,7 @@ import static io.airlift.configuration.testing.ConfigAssertions.assertRecordedDe
 import static io.airlift.configuration.testing.ConfigAssertions.recordDefaults;
 import static io.airlift.testing.ValidationAssertions.assertFailsValidation;
 import static io.airlift.testing.ValidationAssertions.assertValidates;
+import static io.airlift.units.DataSize.Unit.MEGABYTE;
 import static java.util.concurrent.TimeUnit.DAYS;
 import static java.util.concurrent.TimeUnit.HOURS;
 import static java.util.concurrent.TimeUnit.MINUTES;
@@ -30,7 +33,10 @@ final class TestArchiverConfig
                 .setChunkRows(10_000)
                 .setSnapshotRetention(new Duration(3653, DAYS))
                 .setMinSnapshotsToKeep(20)
-                .setOrphanSafetyAge(new Duration(3, DAYS)));
+                .setOrphanSafetyAge(new Duration(3, DAYS))
+                .setCompactionDelay(new Duration(14, DAYS))
+                .setCompactionTargetFileSize(DataSize.of(128, MEGABYTE))
+                .setCompactionCorrectionFiles(12));
     }
 
     @Test
@@ -44,6 +50,9 @@ final class TestArchiverConfig
                 .put("meterstore.snapshot-retention", "400d")
                 .put("meterstore.min-snapshots-to-keep", "50")
                 .put("meterstore.orphan-safety-age", "7d")
+                .put("meterstore.compaction-delay", "30d")
+                .put("meterstore.compaction-target-file-size", "256MB")
+                .put("meterstore.compaction-correction-files", "40")
                 .buildOrThrow();
 
         ArchiverConfig expected = new ArchiverConfig()
@@ -53,7 +62,10 @@ final class TestArchiverConfig
                 .setChunkRows(5000)
                 .setSnapshotRetention(new Duration(400, DAYS))
                 .setMinSnapshotsToKeep(50)
-                .setOrphanSafetyAge(new Duration(7, DAYS));
+                .setOrphanSafetyAge(new Duration(7, DAYS))
+                .setCompactionDelay(new Duration(30, DAYS))
+                .setCompactionTargetFileSize(DataSize.of(256, MEGABYTE))
+                .setCompactionCorrectionFiles(40);
 
         assertFullMapping(properties, expected);
     }
@@ -84,5 +96,7 @@ final class TestArchiverConfig
                 AssertTrue.class);
         assertFailsValidation(new ArchiverConfig().setMinSnapshotsToKeep(0), "minSnapshotsToKeep", "must be greater than or equal to 1", Min.class);
         assertFailsValidation(new ArchiverConfig().setOrphanSafetyAge(new Duration(10, MINUTES)), "orphanSafetyAge", "must be greater than or equal to 1h", MinDuration.class);
+        assertFailsValidation(new ArchiverConfig().setCompactionCorrectionFiles(0), "compactionCorrectionFiles", "must be greater than or equal to 1", Min.class);
+        assertFailsValidation(new ArchiverConfig().setCompactionTargetFileSize(DataSize.of(100, DataSize.Unit.KILOBYTE)), "compactionTargetFileSize", "must be greater than or equal to 1MB", MinDataSize.class);
     }
 }

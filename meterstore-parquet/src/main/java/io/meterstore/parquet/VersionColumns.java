@@ -33,6 +33,37 @@ final class VersionColumns
                 && sameBytes(left.getBlock(OBIS_CODE), leftPosition, right.getBlock(OBIS_CODE), rightPosition);
     }
 
+    /**
+     * The order of the cold tier's files, (malo_id, obis_code, "from", version): negative when the left row sorts
+     * first. Strings compare as their UTF-8 bytes, unsigned, as Parquet's statistics and the archiver's streams order them.
+     */
+    static int compareSortKey(Page left, int leftPosition, Page right, int rightPosition)
+    {
+        int order = compareBytes(left.getBlock(MALO_ID), leftPosition, right.getBlock(MALO_ID), rightPosition);
+        if (order != 0) {
+            return order;
+        }
+        order = compareBytes(left.getBlock(OBIS_CODE), leftPosition, right.getBlock(OBIS_CODE), rightPosition);
+        if (order != 0) {
+            return order;
+        }
+        order = Long.compare(epochMicros(left.getBlock(FROM), leftPosition), epochMicros(right.getBlock(FROM), rightPosition));
+        if (order != 0) {
+            return order;
+        }
+        Block leftVersions = left.getBlock(VERSION);
+        Block rightVersions = right.getBlock(VERSION);
+        Int128ArrayBlock leftValues = (Int128ArrayBlock) leftVersions.getUnderlyingValueBlock();
+        Int128ArrayBlock rightValues = (Int128ArrayBlock) rightVersions.getUnderlyingValueBlock();
+        int leftValue = leftVersions.getUnderlyingValuePosition(leftPosition);
+        int rightValue = rightVersions.getUnderlyingValuePosition(rightPosition);
+        order = Long.compare(leftValues.getInt128High(leftValue), rightValues.getInt128High(rightValue));
+        if (order != 0) {
+            return order;
+        }
+        return Long.compareUnsigned(leftValues.getInt128Low(leftValue), rightValues.getInt128Low(rightValue));
+    }
+
     static boolean sameVersionScope(Page left, int leftPosition, Page right, int rightPosition)
     {
         return sameBytes(left.getBlock(VERSION_SCOPE), leftPosition, right.getBlock(VERSION_SCOPE), rightPosition);
@@ -57,6 +88,16 @@ final class VersionColumns
         Fixed12Block values = (Fixed12Block) block.getUnderlyingValueBlock();
         int valuePosition = block.getUnderlyingValuePosition(position);
         return unpackMillisUtc(values.getFixed12First(valuePosition)) * 1_000 + values.getFixed12Second(valuePosition) / 1_000_000;
+    }
+
+    private static int compareBytes(Block left, int leftPosition, Block right, int rightPosition)
+    {
+        VariableWidthBlock leftValues = (VariableWidthBlock) left.getUnderlyingValueBlock();
+        VariableWidthBlock rightValues = (VariableWidthBlock) right.getUnderlyingValueBlock();
+        int leftValue = left.getUnderlyingValuePosition(leftPosition);
+        int rightValue = right.getUnderlyingValuePosition(rightPosition);
+        return leftValues.getRawSlice().compareTo(leftValues.getRawSliceOffset(leftValue), leftValues.getSliceLength(leftValue),
+                rightValues.getRawSlice(), rightValues.getRawSliceOffset(rightValue), rightValues.getSliceLength(rightValue));
     }
 
     private static boolean sameBytes(Block left, int leftPosition, Block right, int rightPosition)

@@ -58,7 +58,7 @@ public final class ArchiverCli
               status         print each table's watermark, lag, partitions and invariant; exits 1 when a table is unhealthy
               archive-once   run one archival cycle for every configured table
               expire         expire the snapshots past meterstore.snapshot-retention and remove the files no snapshot references
-              compact        rewrite the manifests of every table one per month of "from"; month compaction of data files is not yet available
+              compact        compact the months below the watermark into few large files, then rewrite the manifests one per month of "from"
               completeness   print which readings miss intervals in a month or range, asked of Trino (options: run it without them)
               run            start the archiver service: scheduled cycles, /v1/info and /metrics over HTTP""";
 

@@ -145,7 +145,8 @@ final class StatusReport
                         .map(last -> "%s (%s ago)".formatted(formatInstant(last), succinct(Duration.between(last, clock.instant()))))
                         .orElse("never ran")))
                 .toList();
-        out.println("  maintenance    %s; month compaction is not yet available".formatted(String.join(", ", runs)));
+        out.println("  maintenance    %s".formatted(String.join(", ", runs)));
+        out.println("  compaction     %s".formatted(layout.describeCompaction()));
     }
 
     static String partitions(int count)

@@ -37,6 +37,14 @@ public final class Failpoints
         EXPIRY_MID_DELETE("expiry-mid-delete"),
         /** Orphan-file removal deleted one orphan; the others are still there. */
         ORPHANS_MID_DELETE("orphans-mid-delete"),
+        /** Month compaction wrote a month's new files; nothing is committed and the lease is not taken for the commit yet. */
+        COMPACTION_AFTER_WRITE("compaction-after-write"),
+        /** Month compaction holds the lease and built the month's commit on the current base; the commit has not run. */
+        COMPACTION_BEFORE_COMMIT("compaction-before-commit"),
+        /** Month compaction committed a month; the next month has not started. */
+        COMPACTION_AFTER_COMMIT("compaction-after-commit"),
+        /** Month compaction committed every month; the manifests are not rewritten and the run is not recorded yet. */
+        COMPACTION_BEFORE_CLEANUP("compaction-before-cleanup"),
         /**/;
 
         private final String pointName;

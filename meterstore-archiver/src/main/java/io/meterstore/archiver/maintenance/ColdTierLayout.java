@@ -2,7 +2,11 @@ package io.meterstore.archiver.maintenance;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableSortedMap;
+import io.meterstore.core.ColdFileRole;
+import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestFiles;
 import org.apache.iceberg.ManifestReader;
@@ -15,6 +19,7 @@ import java.time.Instant;
 import java.time.YearMonth;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -25,7 +30,8 @@ import static java.util.Objects.requireNonNull;
 /**
  * How a table's cold tier is laid out now, from its metadata alone: the data files of each month of "from" in the
  * current snapshot, its data manifests, and the snapshots the table keeps. What the archiver's metrics and
- * {@code status} show, and what month compaction chooses its months by.
+ * {@code status} show, and what month compaction chooses its months by (with the delete files, the compacted files and
+ * the files of no role of each month).
  */
 public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, int manifests, SortedMap<YearMonth, MonthFiles> months)
 {
@@ -38,12 +44,39 @@ public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, in
         checkArgument(snapshots >= 0 && manifests >= 0, "counts must not be negative");
     }
 
-    /** The data files of one month: how many, their rows and bytes. */
-    public record MonthFiles(int files, long rows, long bytes)
+    /**
+     * The files of one month: its data files, their rows and bytes; its delete files; how many of its data files month
+     * compaction wrote, and when it last did; and how many of its files are of no role of the resolved layout (written
+     * before it or by another tool, or delete files that are not position deletes), which make the month unresolved.
+     */
+    public record MonthFiles(int files, long rows, long bytes, int deleteFiles, int compactedFiles, int unresolvedFiles, Optional<Instant> lastCompaction)
     {
         public MonthFiles
         {
-            checkArgument(files >= 0 && rows >= 0 && bytes >= 0, "counts must not be negative");
+            checkArgument(files >= 0 && rows >= 0 && bytes >= 0 && deleteFiles >= 0, "counts must not be negative");
+            checkArgument(compactedFiles >= 0 && compactedFiles <= files, "compacted files must be some of the data files");
+            checkArgument(unresolvedFiles >= 0 && unresolvedFiles <= files + deleteFiles, "unresolved files must be some of the files");
+            requireNonNull(lastCompaction, "lastCompaction is null");
+        }
+
+        /** Data files only, as a month of the resolved layout that was never compacted. */
+        public MonthFiles(int files, long rows, long bytes)
+        {
+            this(files, rows, bytes, 0, 0, 0, Optional.empty());
+        }
+
+        /** The files the month gained since it was last compacted (all of them if it never was): data and delete files. */
+        public int filesSinceCompaction()
+        {
+            return files - compactedFiles + deleteFiles;
+        }
+
+        MonthFiles plus(MonthFiles other)
+        {
+            Optional<Instant> last = lastCompaction.isEmpty() ? other.lastCompaction
+                    : other.lastCompaction.filter(instant -> instant.isAfter(lastCompaction.get())).or(() -> lastCompaction);
+            return new MonthFiles(files + other.files, rows + other.rows, bytes + other.bytes, deleteFiles + other.deleteFiles,
+                    compactedFiles + other.compactedFiles, unresolvedFiles + other.unresolvedFiles, last);
         }
     }
 
@@ -60,12 +93,24 @@ public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, in
         for (ManifestFile manifest : manifests) {
             try (ManifestReader<DataFile> reader = ManifestFiles.read(manifest, table.io(), table.specs())) {
                 for (DataFile file : reader) {
-                    months.merge(month(file), new MonthFiles(1, file.recordCount(), file.fileSizeInBytes()),
-                            (left, right) -> new MonthFiles(left.files() + right.files(), left.rows() + right.rows(), left.bytes() + right.bytes()));
+                    Optional<Instant> compacted = CompactedFiles.compactedAt(file.location());
+                    int unresolved = ColdFileRole.of(file.location()).filter(role -> role != ColdFileRole.POSITION_DELETES).isPresent() ? 0 : 1;
+                    months.merge(month(file), new MonthFiles(1, file.recordCount(), file.fileSizeInBytes(), 0, compacted.isPresent() ? 1 : 0, unresolved, compacted), MonthFiles::plus);
                 }
             }
             catch (IOException e) {
                 throw new UncheckedIOException("Cannot read manifest '%s' of table '%s'".formatted(manifest.path(), table.name()), e);
+            }
+        }
+        for (ManifestFile manifest : current.deleteManifests(table.io())) {
+            try (ManifestReader<DeleteFile> reader = ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
+                for (DeleteFile file : reader) {
+                    boolean ours = file.content() == FileContent.POSITION_DELETES && ColdFileRole.of(file.location()).equals(Optional.of(ColdFileRole.POSITION_DELETES));
+                    months.merge(month(file), new MonthFiles(0, 0, 0, 1, 0, ours ? 0 : 1, Optional.empty()), MonthFiles::plus);
+                }
+            }
+            catch (IOException e) {
+                throw new UncheckedIOException("Cannot read delete manifest '%s' of table '%s'".formatted(manifest.path(), table.name()), e);
             }
         }
         return new ColdTierLayout(snapshots.size(), oldest, manifests.size(), months);
@@ -88,13 +133,40 @@ public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, in
         return "%s in %s (at most %s in a month), %s, %s".formatted(count(dataFiles(), "data file"), count(months.size(), "month"), maxDataFilesPerMonth(), count(manifests, "manifest"), count(snapshots, "snapshot"));
     }
 
+    /** For operators: {@code 24 of 25 months compacted, the last 2024-03 on 2024-04-16T06:00:00Z; 1 month not resolved}. */
+    public String describeCompaction()
+    {
+        SortedMap<YearMonth, Instant> compactions = lastCompactions();
+        String compacted = compactions.isEmpty()
+                ? "no month compacted"
+                : "%s of %s compacted, the latest %s".formatted(compactions.size(), count(months.size(), "month"), compactions.entrySet().stream()
+                        .max(Map.Entry.comparingByValue())
+                        .map(last -> "%s on %s".formatted(last.getKey(), last.getValue()))
+                        .orElseThrow());
+        return "%s; %s not resolved".formatted(compacted, count(unresolvedMonths(), "month"));
+    }
+
     /** {@code 1 snapshot}, {@code 2 snapshots}. */
     public static String count(long count, String noun)
     {
         return count == 1 ? "1 " + noun : "%s %ss".formatted(count, noun);
     }
 
-    private static YearMonth month(DataFile file)
+    /** Months of "from" that hold files of no role of the resolved layout, which readers resolve as they read them. */
+    public int unresolvedMonths()
+    {
+        return (int) months.values().stream().filter(month -> month.unresolvedFiles() > 0).count();
+    }
+
+    /** When month compaction last rewrote each month it has rewritten. */
+    public SortedMap<YearMonth, Instant> lastCompactions()
+    {
+        SortedMap<YearMonth, Instant> compactions = new TreeMap<>();
+        months.forEach((month, files) -> files.lastCompaction().ifPresent(at -> compactions.put(month, at)));
+        return ImmutableSortedMap.copyOfSorted(compactions);
+    }
+
+    public static YearMonth month(ContentFile<?> file)
     {
         // month("from") is months since 1970-01, the only partition field IcebergTableSpec.verify accepts
         int months = file.partition().get(0, Integer.class);

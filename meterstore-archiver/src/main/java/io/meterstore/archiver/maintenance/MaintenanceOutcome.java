@@ -24,6 +24,7 @@ public record MaintenanceOutcome(
         Optional<Expired> expired,
         Optional<Removed> orphans,
         Optional<Rewritten> rewritten,
+        Optional<MonthCompaction.Result> compaction,
         ColdTierLayout layout,
         SnapshotRetention retention,
         Duration orphanSafetyAge)
@@ -35,23 +36,24 @@ public record MaintenanceOutcome(
         requireNonNull(expired, "expired is null");
         requireNonNull(orphans, "orphans is null");
         requireNonNull(rewritten, "rewritten is null");
+        requireNonNull(compaction, "compaction is null");
         requireNonNull(layout, "layout is null");
         requireNonNull(retention, "retention is null");
         requireNonNull(orphanSafetyAge, "orphanSafetyAge is null");
-        checkArgument(!leaseContended || (expired.isEmpty() && orphans.isEmpty() && rewritten.isEmpty()), "Without the lease nothing runs");
+        checkArgument(!leaseContended || (expired.isEmpty() && orphans.isEmpty() && rewritten.isEmpty() && compaction.isEmpty()), "Without the lease nothing runs");
         checkArgument(command == MaintenanceCommand.EXPIRE || (expired.isEmpty() && orphans.isEmpty()), "Only 'expire' expires and removes orphans");
-        checkArgument(command == MaintenanceCommand.COMPACT || rewritten.isEmpty(), "Only 'compact' rewrites");
+        checkArgument(command == MaintenanceCommand.COMPACT || (rewritten.isEmpty() && compaction.isEmpty()), "Only 'compact' rewrites");
     }
 
     static MaintenanceOutcome leaseContended(String table, MaintenanceCommand command, MaintenanceSettings settings)
     {
-        return new MaintenanceOutcome(table, command, true, Optional.empty(), Optional.empty(), Optional.empty(), ColdTierLayout.EMPTY, settings.retention(), settings.orphanSafetyAge());
+        return new MaintenanceOutcome(table, command, true, Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), ColdTierLayout.EMPTY, settings.retention(), settings.orphanSafetyAge());
     }
 
-    /** Bytes written by rewriting: the manifests now, the data files too once month compaction exists. */
+    /** Bytes written by rewriting: the months' new data files and the manifests. */
     public long rewrittenBytes()
     {
-        return rewritten.map(Rewritten::createdBytes).orElse(0L);
+        return rewritten.map(Rewritten::createdBytes).orElse(0L) + compaction.map(MonthCompaction.Result::bytesWritten).orElse(0L);
     }
 
     /** One line for an operator: what ran, what it removed or rewrote, and how the cold tier is laid out now. */
@@ -62,7 +64,7 @@ public record MaintenanceOutcome(
         }
         return switch (command) {
             case EXPIRE -> "%s: expire: %s; %s; now %s".formatted(table, describeExpiry(), describeOrphans(), layout.describe());
-            case COMPACT -> "%s: compact: %s; month compaction is not yet available, so data files are not merged; now %s".formatted(table, describeRewrite(), layout.describe());
+            case COMPACT -> "%s: compact: %s; manifests: %s; now %s".formatted(table, compaction.map(MonthCompaction.Result::describe).orElse("no month compacted"), describeRewrite(), layout.describe());
         };
     }
 
@@ -89,6 +91,6 @@ public record MaintenanceOutcome(
     {
         return rewritten
                 .map(rewrite -> "%s rewritten into %s by month (%s bytes), watermark %s republished".formatted(count(rewrite.replacedManifests(), "manifest"), rewrite.createdManifests(), rewrite.createdBytes(), rewrite.watermark()))
-                .orElse("manifests already one per month, nothing rewritten");
+                .orElse("already one per month, nothing rewritten");
     }
 }

@@ -10,12 +10,13 @@ import static java.util.Objects.requireNonNull;
 /**
  * How the archiver keeps a table's cold tier lean: the snapshot retention, how old an unreferenced file must be before
  * it is removed as an orphan (a writer may still be about to commit a younger one), and the reader grace, which a
- * replaced snapshot is kept for, so a query planned on it before the replacing commit still finds its files.
+ * replaced snapshot is kept for, so a query planned on it before the replacing commit still finds its files; and how
+ * months are compacted.
  */
-public record MaintenanceSettings(SnapshotRetention retention, Duration orphanSafetyAge, Duration readerGrace)
+public record MaintenanceSettings(SnapshotRetention retention, Duration orphanSafetyAge, Duration readerGrace, CompactionSettings compaction)
 {
     public static final Duration DEFAULT_ORPHAN_SAFETY_AGE = Duration.ofDays(3);
-    public static final MaintenanceSettings DEFAULTS = new MaintenanceSettings(SnapshotRetention.DEFAULT, DEFAULT_ORPHAN_SAFETY_AGE, Duration.ofHours(1));
+    public static final MaintenanceSettings DEFAULTS = new MaintenanceSettings(SnapshotRetention.DEFAULT, DEFAULT_ORPHAN_SAFETY_AGE, Duration.ofHours(1), CompactionSettings.DEFAULTS);
 
     public MaintenanceSettings
     {
@@ -24,5 +25,12 @@ public record MaintenanceSettings(SnapshotRetention retention, Duration orphanSa
         requireNonNull(readerGrace, "readerGrace is null");
         checkArgument(!orphanSafetyAge.isNegative(), "Orphan safety age must not be negative");
         checkArgument(!readerGrace.isNegative(), "Reader grace must not be negative");
+        requireNonNull(compaction, "compaction is null");
+    }
+
+    /** With the default compaction settings. */
+    public MaintenanceSettings(SnapshotRetention retention, Duration orphanSafetyAge, Duration readerGrace)
+    {
+        this(retention, orphanSafetyAge, readerGrace, CompactionSettings.DEFAULTS);
     }
 }

@@ -3,6 +3,8 @@ package io.meterstore.archiver.maintenance;
 import io.airlift.log.Logger;
 import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.cycle.ConnectionFactory;
+import io.meterstore.archiver.cycle.Failpoints;
+import io.meterstore.archiver.cycle.Failpoints.Failpoint;
 import io.meterstore.archiver.lease.ArchiverLease;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
@@ -17,6 +19,7 @@ import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.util.PropertyUtil;
 
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -31,7 +34,8 @@ import static java.util.Objects.requireNonNull;
 /**
  * The maintenance of one table's cold tier, under the same lease as its archival cycles, so it never runs beside one:
  * {@link #expire()} expires the snapshots past the retention and removes the files no snapshot references;
- * {@link #compact()} rewrites the manifests one per month (month compaction of the data files plugs in here).
+ * {@link #compact()} compacts the months below W into few large files of the resolved layout and rewrites the manifests
+ * one per month.
  * <p>
  * Each step is one Iceberg commit, or deletes only what no snapshot references, so an interrupted step leaves what a
  * finished one leaves or files no snapshot references, which the next {@code expire} removes once they are older than
@@ -48,8 +52,15 @@ public final class TableMaintenance
     private final MaintenanceSettings settings;
     private final InstantSource clock;
     private final ManifestRewrite manifestRewrite;
+    private final MonthCompaction monthCompaction;
 
     public TableMaintenance(Catalog catalog, TableIdentifier identifier, HotTier hotTier, ConnectionFactory connections, MaintenanceSettings settings, InstantSource clock)
+    {
+        this(catalog, identifier, hotTier, connections, settings, clock, () -> {});
+    }
+
+    /** With {@code beforeCompactionCommit} run after each month is written, before the lease is taken for its commit: a test's race. */
+    public TableMaintenance(Catalog catalog, TableIdentifier identifier, HotTier hotTier, ConnectionFactory connections, MaintenanceSettings settings, InstantSource clock, Runnable beforeCompactionCommit)
     {
         this.catalog = requireNonNull(catalog, "catalog is null");
         this.identifier = requireNonNull(identifier, "identifier is null");
@@ -58,6 +69,7 @@ public final class TableMaintenance
         this.settings = requireNonNull(settings, "settings is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.manifestRewrite = new ManifestRewrite();
+        this.monthCompaction = new MonthCompaction(settings.compaction(), beforeCompactionCommit);
     }
 
     public String tableName()
@@ -66,7 +78,7 @@ public final class TableMaintenance
     }
 
     public MaintenanceOutcome run(MaintenanceCommand command)
-            throws SQLException
+            throws SQLException, IOException
     {
         return switch (command) {
             case EXPIRE -> expire();
@@ -98,28 +110,49 @@ public final class TableMaintenance
             held.verifyHeld();
             OrphanFiles.Removed orphans = OrphanFiles.remove(table, now, settings.orphanSafetyAge());
             recordRun(table, MaintenanceCommand.EXPIRE, now);
-            return new MaintenanceOutcome(tableName(), MaintenanceCommand.EXPIRE, false, Optional.of(expired), Optional.of(orphans), Optional.empty(),
+            return new MaintenanceOutcome(tableName(), MaintenanceCommand.EXPIRE, false, Optional.of(expired), Optional.of(orphans), Optional.empty(), Optional.empty(),
                     ColdTierLayout.of(table), settings.retention(), settings.orphanSafetyAge());
         }
     }
 
-    /** Rewrites the manifests that are not one per month yet. Month compaction does not exist yet, and says so. */
+    /**
+     * Compacts the months that need it ({@link MonthCompaction}), then rewrites the manifests that are not one per month
+     * yet. The lease is taken to begin, for each month's commit and for the manifests: a month is read and written
+     * without it, because INSERTs wait for the lease (their archival fence) and a month takes much longer than a day.
+     */
     public MaintenanceOutcome compact()
-            throws SQLException
+            throws SQLException, IOException
     {
-        Optional<ArchiverLease> lease = ArchiverLease.tryAcquire(connections.open(), hotTier.schema(), hotTier.naming().table(), hotTier.lockTimeout());
+        Optional<ArchiverLease> lease = acquireLease();
         if (lease.isEmpty()) {
             return MaintenanceOutcome.leaseContended(tableName(), MaintenanceCommand.COMPACT, settings);
         }
+        Table table;
         try (ArchiverLease held = lease.get()) {
-            Table table = loadTable();
-            Instant now = clock.instant();
+            table = loadTable();
+        }
+        Instant now = clock.instant();
+        MonthCompaction.Result compacted = monthCompaction.compact(table, now, this::acquireLease);
+        Failpoints.hit(Failpoint.COMPACTION_BEFORE_CLEANUP);
+        Optional<ArchiverLease> manifestLease = acquireLease();
+        if (manifestLease.isEmpty()) {
+            // the months are committed; only the manifests wait for the next run
+            return new MaintenanceOutcome(tableName(), MaintenanceCommand.COMPACT, false, Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(compacted),
+                    ColdTierLayout.of(table), settings.retention(), settings.orphanSafetyAge());
+        }
+        try (ArchiverLease held = manifestLease.get()) {
             held.verifyHeld();
             Optional<ManifestRewrite.Rewritten> rewritten = manifestRewrite.rewrite(table);
             recordRun(table, MaintenanceCommand.COMPACT, now);
-            return new MaintenanceOutcome(tableName(), MaintenanceCommand.COMPACT, false, Optional.empty(), Optional.empty(), rewritten,
+            return new MaintenanceOutcome(tableName(), MaintenanceCommand.COMPACT, false, Optional.empty(), Optional.empty(), rewritten, Optional.of(compacted),
                     ColdTierLayout.of(table), settings.retention(), settings.orphanSafetyAge());
         }
+    }
+
+    private Optional<ArchiverLease> acquireLease()
+            throws SQLException
+    {
+        return ArchiverLease.tryAcquire(connections.open(), hotTier.schema(), hotTier.naming().table(), hotTier.lockTimeout());
     }
 
     /** When {@code command} last finished on the table, as the table records it. */

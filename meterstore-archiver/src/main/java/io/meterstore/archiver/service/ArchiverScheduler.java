@@ -165,10 +165,10 @@ public final class ArchiverScheduler
                 stats.maintenanceFinished(table, outcome, clock.instant());
                 log.info("%s (%s)", outcome.describe(), Duration.succinctNanos(stopwatch.elapsed().toNanos()));
             }
-            catch (SQLException | RuntimeException e) {
+            catch (SQLException | IOException | RuntimeException e) {
                 String message = "%s: %s failed: %s".formatted(name, command.commandName(), Failures.describe(e));
                 stats.maintenanceFailed(table, command, message);
-                if (e instanceof SQLException || e instanceof MeterstoreException || e instanceof ArchivalException) {
+                if (e instanceof SQLException || e instanceof IOException || e instanceof MeterstoreException || e instanceof ArchivalException) {
                     log.error("%s", message);
                 }
                 else {

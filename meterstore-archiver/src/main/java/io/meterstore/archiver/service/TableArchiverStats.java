@@ -49,6 +49,7 @@ public final class TableArchiverStats
     private final CounterStat orphanBytesRemoved = new CounterStat();
     private final CounterStat rewrittenManifests = new CounterStat();
     private final CounterStat rewrittenBytes = new CounterStat();
+    private final CounterStat compactedMonths = new CounterStat();
     private final CounterStat maintenanceFailures = new CounterStat();
 
     @GuardedBy("this")
@@ -106,6 +107,7 @@ public final class TableArchiverStats
             orphanBytesRemoved.update(orphans.bytes());
         });
         outcome.rewritten().ifPresent(rewritten -> rewrittenManifests.update(rewritten.replacedManifests()));
+        outcome.compaction().ifPresent(compaction -> compactedMonths.update(compaction.compacted().size()));
         rewrittenBytes.update(outcome.rewrittenBytes());
         synchronized (this) {
             layout = Optional.of(outcome.layout());
@@ -309,6 +311,13 @@ public final class TableArchiverStats
 
     @Managed
     @Nested
+    public CounterStat getCompactedMonths()
+    {
+        return compactedMonths;
+    }
+
+    @Managed
+    @Nested
     public CounterStat getMaintenanceFailures()
     {
         return maintenanceFailures;
@@ -331,6 +340,20 @@ public final class TableArchiverStats
     public synchronized double getMaxDataFilesPerMonth()
     {
         return layout.map(value -> (double) value.maxDataFilesPerMonth()).orElse(Double.NaN);
+    }
+
+    @Managed(description = "Months of \"from\" holding files of no role of the resolved layout, which readers resolve while reading; compaction resolves them")
+    public synchronized double getUnresolvedMonths()
+    {
+        return layout.map(value -> (double) value.unresolvedMonths()).orElse(Double.NaN);
+    }
+
+    @Managed(description = "Seconds since month compaction last rewrote the month it rewrote least recently; NaN until a month is compacted")
+    public synchronized double getSecondsSinceOldestMonthCompaction()
+    {
+        return layout.flatMap(value -> value.lastCompactions().values().stream().min(Instant::compareTo))
+                .map(oldest -> (double) Duration.between(oldest, clock.instant()).toSeconds())
+                .orElse(Double.NaN);
     }
 
     @Managed(description = "Data manifests of the current snapshot, as of the last maintenance")

@@ -36,19 +36,25 @@ public record TableInfo(
         maintenance = List.copyOf(requireNonNull(maintenance, "maintenance is null"));
     }
 
-    /** The cold tier's layout as the last maintenance read it: snapshots, manifests and data files per month of "from". */
-    public record ColdTierInfo(int snapshots, int manifests, int dataFiles, int maxDataFilesPerMonth, Map<String, Integer> dataFilesPerMonth)
+    /**
+     * The cold tier's layout as the last maintenance read it: snapshots, manifests, data files per month of "from", when
+     * month compaction last rewrote each month it rewrote, and how many months are not resolved.
+     */
+    public record ColdTierInfo(int snapshots, int manifests, int dataFiles, int maxDataFilesPerMonth, Map<String, Integer> dataFilesPerMonth, Map<String, Instant> lastCompactionPerMonth, int unresolvedMonths)
     {
         public ColdTierInfo
         {
             dataFilesPerMonth = ImmutableMap.copyOf(requireNonNull(dataFilesPerMonth, "dataFilesPerMonth is null"));
+            lastCompactionPerMonth = ImmutableMap.copyOf(requireNonNull(lastCompactionPerMonth, "lastCompactionPerMonth is null"));
         }
 
         static ColdTierInfo of(ColdTierLayout layout)
         {
             ImmutableMap.Builder<String, Integer> months = ImmutableMap.builder();
             layout.months().forEach((month, files) -> months.put(month.toString(), files.files()));
-            return new ColdTierInfo(layout.snapshots(), layout.manifests(), layout.dataFiles(), layout.maxDataFilesPerMonth(), months.buildOrThrow());
+            ImmutableMap.Builder<String, Instant> compactions = ImmutableMap.builder();
+            layout.lastCompactions().forEach((month, at) -> compactions.put(month.toString(), at));
+            return new ColdTierInfo(layout.snapshots(), layout.manifests(), layout.dataFiles(), layout.maxDataFilesPerMonth(), months.buildOrThrow(), compactions.buildOrThrow(), layout.unresolvedMonths());
         }
     }
 

@@ -414,7 +414,8 @@ final class TestArchiverCli
             assertThat(run.out().lines().skip(5).toList()).satisfiesExactly(
                     line -> assertThat(line).matches("  cold tier      2 data files in 1 month \\(at most 2 in a month\\), 1 manifest, 1 snapshot, the oldest from \\S+Z"),
                     line -> assertThat(line).isEqualTo("  retention      snapshots older than 3653d, except the newest 20; orphan files removed once older than 3d"),
-                    line -> assertThat(line).isEqualTo("  maintenance    expire never ran, compact never ran; month compaction is not yet available"));
+                    line -> assertThat(line).isEqualTo("  maintenance    expire never ran, compact never ran"),
+                    line -> assertThat(line).isEqualTo("  compaction     no month compacted; 0 months not resolved"));
             assertThat(relations(database)).isEqualTo(relations);
 
             // a day below W attached again: its rows are read by neither tier
@@ -572,11 +573,11 @@ final class TestArchiverCli
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
             assertThat(run.err()).isEmpty();
             assertThat(run.out()).matches("""
-                    metering.readings: compact: 2 manifests rewritten into 1 by month \\(\\d+ bytes\\), watermark 2024-03-07T00:00:00Z republished; \
-                    month compaction is not yet available, so data files are not merged; now 4 data files in 1 month \\(at most 4 in a month\\), 1 manifest, 3 snapshots
+                    metering.readings: compact: no month needed compaction; manifests: 2 manifests rewritten into 1 by month \\(\\d+ bytes\\), \
+                    watermark 2024-03-07T00:00:00Z republished; now 4 data files in 1 month \\(at most 4 in a month\\), 1 manifest, 3 snapshots
                     """);
             run = run(new String[] {"compact", "--config", config.toString()}, clock);
-            assertThat(run.out()).startsWith("metering.readings: compact: manifests already one per month, nothing rewritten; month compaction is not yet available");
+            assertThat(run.out()).startsWith("metering.readings: compact: no month needed compaction; manifests: already one per month, nothing rewritten; now");
             assertThat(MaintenanceCommand.COMPACT.lastRun(catalog.loadTable(identifier))).contains(clock.instant());
 
             // the last archived partition is dropped after the reader grace; then, an hour after the commits, every snapshot but the newest expires

@@ -80,7 +80,7 @@ final class TestArchiverServer
                 assertThat(readings.invariantViolations()).isEmpty();
                 // the three archival commits' manifests became one for March; nothing is old enough to expire. A window
                 // whose rows carry corrections is a winners and a superseded file: five files for the three windows
-                assertThat(readings.coldTier()).contains(new ColdTierInfo(4, 1, 5, 5, Map.of("2024-03", 5)));
+                assertThat(readings.coldTier()).contains(new ColdTierInfo(4, 1, 5, 5, Map.of("2024-03", 5), Map.of(), 0));
                 assertThat(readings.maintenance()).extracting(MaintenanceInfo::command, MaintenanceInfo::lastFinished)
                         .containsExactly(tuple("expire", Optional.of(table.clock().instant())), tuple("compact", Optional.of(table.clock().instant())));
                 assertThat(MaintenanceCommand.COMPACT.lastRun(table.table())).contains(table.clock().instant());
@@ -107,6 +107,9 @@ final class TestArchiverServer
                                 TABLE_METRIC + "Manifests 1.0",
                                 TABLE_METRIC + "DataFiles 5.0",
                                 TABLE_METRIC + "MaxDataFilesPerMonth 5.0",
+                                // March holds W: no month to compact yet
+                                TABLE_METRIC + "CompactedMonths 0",
+                                TABLE_METRIC + "UnresolvedMonths 0.0",
                                 TABLE_METRIC + "RewrittenManifests 3",
                                 TABLE_METRIC + "ExpiredSnapshots 0",
                                 TABLE_METRIC + "SecondsSinceExpire 0.0",

@@ -7,6 +7,8 @@ import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.cycle.TestingClock;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
 import io.meterstore.archiver.maintenance.ColdTierLayout.MonthFiles;
+import io.meterstore.archiver.maintenance.MonthCompaction;
+import io.meterstore.archiver.maintenance.MonthCompaction.Compacted;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.archiver.maintenance.MaintenanceOutcome;
 import io.meterstore.archiver.maintenance.ManifestRewrite.Rewritten;
@@ -123,10 +125,11 @@ final class TestArchiverStats
         assertThat(stats.getMaxSecondsSinceMaintenance()).isNaN();
 
         ColdTierLayout layout = new ColdTierLayout(21, Optional.of(MARCH_6), 3, ImmutableSortedMap.of(
-                YearMonth.of(2024, 2), new MonthFiles(29, 2784, 90_000),
+                YearMonth.of(2024, 1), new MonthFiles(2, 2976, 80_000, 0, 2, 0, Optional.of(MARCH_6.minus(Duration.ofDays(1)))),
+                YearMonth.of(2024, 2), new MonthFiles(29, 2784, 90_000, 0, 0, 1, Optional.empty()),
                 YearMonth.of(2024, 3), new MonthFiles(31, 2976, 95_000)));
         MaintenanceOutcome expire = new MaintenanceOutcome("metering.readings", MaintenanceCommand.EXPIRE, false,
-                Optional.of(new Expired(3, 5, 21, Optional.of(MARCH_6))), Optional.of(new Removed(2, 100, 40)), Optional.empty(),
+                Optional.of(new Expired(3, 5, 21, Optional.of(MARCH_6))), Optional.of(new Removed(2, 100, 40)), Optional.empty(), Optional.empty(),
                 layout, SnapshotRetention.DEFAULT, Duration.ofDays(3));
         stats.maintenanceFinished("readings", expire, clock.instant());
         assertThat(readings.getExpiredSnapshots().getTotalCount()).isEqualTo(3);
@@ -135,7 +138,9 @@ final class TestArchiverStats
         assertThat(readings.getOrphanBytesRemoved().getTotalCount()).isEqualTo(100);
         assertThat(readings.getSnapshots()).isEqualTo(21);
         assertThat(readings.getManifests()).isEqualTo(3);
-        assertThat(readings.getDataFiles()).isEqualTo(60);
+        assertThat(readings.getDataFiles()).isEqualTo(62);
+        assertThat(readings.getUnresolvedMonths()).isEqualTo(1);
+        assertThat(readings.getSecondsSinceOldestMonthCompaction()).isEqualTo(Duration.ofDays(8).toSeconds());
         assertThat(readings.getMaxDataFilesPerMonth()).isEqualTo(31);
         assertThat(stats.getExpiredSnapshots().getTotalCount()).isEqualTo(3);
         assertThat(stats.getOrphanFilesRemoved().getTotalCount()).isEqualTo(2);
@@ -146,15 +151,19 @@ final class TestArchiverStats
         assertThat(stats.getMaxSecondsSinceMaintenance()).isEqualTo(3600);
 
         MaintenanceOutcome compact = new MaintenanceOutcome("metering.readings", MaintenanceCommand.COMPACT, false, Optional.empty(), Optional.empty(),
-                Optional.of(new Rewritten(3, 1, 500, 42, TieringWatermark.of(MARCH_6), 1)), layout, SnapshotRetention.DEFAULT, Duration.ofDays(3));
+                Optional.of(new Rewritten(3, 1, 500, 42, TieringWatermark.of(MARCH_6), 1)),
+                Optional.of(new MonthCompaction.Result(List.of(new Compacted(YearMonth.of(2024, 1), 31, 2, true, 1, 1, 2976, 80_000, 43, TieringWatermark.of(MARCH_6), 1)), List.of(), 0)),
+                layout, SnapshotRetention.DEFAULT, Duration.ofDays(3));
         stats.maintenanceFinished("readings", compact, clock.instant());
         assertThat(readings.getRewrittenManifests().getTotalCount()).isEqualTo(3);
-        assertThat(readings.getRewrittenBytes().getTotalCount()).isEqualTo(500);
-        assertThat(stats.getRewrittenBytes().getTotalCount()).isEqualTo(500);
+        // the manifests' bytes and the compacted month's
+        assertThat(readings.getRewrittenBytes().getTotalCount()).isEqualTo(80_500);
+        assertThat(stats.getRewrittenBytes().getTotalCount()).isEqualTo(80_500);
+        assertThat(readings.getCompactedMonths().getTotalCount()).isEqualTo(1);
         assertThat(readings.getSecondsSinceCompact()).isZero();
 
         // without the lease nothing ran: nothing counted, the last run stays
-        stats.maintenanceFinished("readings", new MaintenanceOutcome("metering.readings", MaintenanceCommand.EXPIRE, true, Optional.empty(), Optional.empty(), Optional.empty(),
+        stats.maintenanceFinished("readings", new MaintenanceOutcome("metering.readings", MaintenanceCommand.EXPIRE, true, Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
                 ColdTierLayout.EMPTY, SnapshotRetention.DEFAULT, Duration.ofDays(3)), clock.instant());
         assertThat(readings.getExpiredSnapshots().getTotalCount()).isEqualTo(3);
         assertThat(readings.getSecondsSinceExpire()).isEqualTo(3600);
@@ -168,7 +177,8 @@ final class TestArchiverStats
         assertThat(info.maintenance()).containsExactly(
                 new MaintenanceInfo("expire", Optional.of(MARCH_6.plus(Duration.ofDays(7))), "metering.readings: expire failed: Connection refused"),
                 new MaintenanceInfo("compact", Optional.of(clock.instant()), compact.describe()));
-        assertThat(info.coldTier()).contains(new ColdTierInfo(21, 3, 60, 31, ImmutableMap.of("2024-02", 29, "2024-03", 31)));
+        assertThat(info.coldTier()).contains(new ColdTierInfo(21, 3, 62, 31, ImmutableMap.of("2024-01", 2, "2024-02", 29, "2024-03", 31),
+                ImmutableMap.of("2024-01", MARCH_6.minus(Duration.ofDays(1))), 1));
 
         // another replica ran it since, as the table records it
         clock.advance(Duration.ofHours(1));
