@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeoutException;
 
+import static com.google.common.util.concurrent.Uninterruptibles.sleepUninterruptibly;
 import static io.airlift.concurrent.Threads.daemonThreadsNamed;
 import static java.lang.Thread.currentThread;
 import static java.util.Objects.requireNonNull;
@@ -28,6 +29,7 @@ public final class ShutdownHandler
 {
     private static final Logger log = Logger.get(ShutdownHandler.class);
     private static final Duration LIFECYCLE_STOP_TIMEOUT = new Duration(30, SECONDS);
+    private static final Duration ANSWER_GRACE = new Duration(1, SECONDS);
 
     private final ExecutorService shutdownExecutor = newSingleThreadExecutor(daemonThreadsNamed("shutdown-handler-%s"));
     private final ExecutorService lifeCycleStopper = newSingleThreadExecutor(daemonThreadsNamed("lifecycle-stopper-%s"));
@@ -56,6 +58,9 @@ public final class ShutdownHandler
         log.info("Shutdown requested");
         shutdownExecutor.execute(() -> {
             scheduler.drain();
+            // the request that asked for the shutdown gets its answer before the HTTP server stops, as Trino's
+            // graceful shutdown waits its grace period first
+            sleepUninterruptibly(ANSWER_GRACE.toMillis(), MILLISECONDS);
 
             Future<?> stopped = lifeCycleStopper.submit(() -> {
                 lifeCycleManager.stop();
