@@ -18,6 +18,7 @@ import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.Connector;
 import io.trino.spi.connector.ConnectorPageSource;
+import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorSplit;
 import io.trino.spi.connector.ConnectorSplitSource;
 import io.trino.spi.connector.ConnectorTableVersion;
@@ -29,6 +30,7 @@ import io.trino.spi.connector.PointerType;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.connector.SourcePage;
 import io.trino.testing.TestingConnectorContext;
+import io.trino.testing.TestingConnectorSession;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.FileScanTask;
@@ -56,7 +58,6 @@ import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_PARTITION_MISSI
 import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
-import static io.trino.testing.TestingConnectorSession.SESSION;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -67,6 +68,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class TestMeterstoreReaderGrace
 {
+    // the connector's session properties, as a query's session has them
+    private static final ConnectorSession SESSION = TestingConnectorSession.builder()
+            .setPropertyMetadata(new MeterstoreSessionProperties().getSessionProperties())
+            .build();
+
     private static final SchemaTableName VERSIONS = new SchemaTableName(SCHEMA, "readings_versions");
 
     private TestingWarehouse warehouse;
