@@ -86,7 +86,7 @@ public final class MeterstoreQueryRunner
                     .setSchema(SCHEMA)
                     .build());
             this.warehouse = requireNonNull(warehouse, "warehouse is null");
-            setWorkerCount(1);
+            setWorkerCount(0);
         }
 
         /**

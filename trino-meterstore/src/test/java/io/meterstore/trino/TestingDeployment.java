@@ -10,7 +10,7 @@ import io.meterstore.testing.TestingWarehouse;
  */
 enum TestingDeployment
 {
-    /** A local warehouse directory, a coordinator and one worker. */
+    /** A local warehouse directory and one Trino node that plans and reads every split. */
     SINGLE_NODE,
     /**
      * The warehouse in a bucket of the JVM's S3 server and the hot tier in the shared PostgreSQL (storage every node
