@@ -30,6 +30,7 @@ public class ArchiverConfig
     private Duration compactionDelay = new Duration(14, DAYS);
     private DataSize compactionTargetFileSize = DataSize.of(128, MEGABYTE);
     private int compactionCorrectionFiles = 12;
+    private Duration partitionHeadroom = new Duration(2, DAYS);
 
     @NotNull
     @MinDuration("1m")
@@ -171,6 +172,20 @@ public class ArchiverConfig
     public ArchiverConfig setCompactionCorrectionFiles(int compactionCorrectionFiles)
     {
         this.compactionCorrectionFiles = compactionCorrectionFiles;
+        return this;
+    }
+
+    @NotNull
+    public Duration getPartitionHeadroom()
+    {
+        return partitionHeadroom;
+    }
+
+    @Config("meterstore.partition-headroom")
+    @ConfigDescription("Each cycle creates the hot partitions that hold [now, now + this), so writers find them ready and status counts them as runway; 0s turns it off")
+    public ArchiverConfig setPartitionHeadroom(Duration partitionHeadroom)
+    {
+        this.partitionHeadroom = partitionHeadroom;
         return this;
     }
 

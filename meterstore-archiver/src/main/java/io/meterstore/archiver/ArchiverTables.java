@@ -5,12 +5,15 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import com.google.inject.Inject;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
+import io.meterstore.archiver.cycle.PartitionHeadroom;
 import io.meterstore.archiver.maintenance.CompactionSettings;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.SnapshotRetention;
+import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.TiersConfig;
+import io.meterstore.core.WatermarkReader;
 import io.meterstore.storage.ColdStorage;
 import io.trino.filesystem.TrinoFileSystem;
 import io.trino.filesystem.TrinoFileSystemFactory;
@@ -127,6 +130,19 @@ public final class ArchiverTables
     public ArchivalCycle cycle(String table, InstantSource clock)
     {
         return new ArchivalCycle(catalog(), identifier(table), hotTier(table), this::connect, settings(), clock);
+    }
+
+    /**
+     * Creates the hot partitions of {@code table} missing from now to {@code meterstore.partition-headroom} ahead
+     * ({@link PartitionHeadroom}); returns their names.
+     */
+    public List<String> ensureHeadroom(String table, InstantSource clock)
+            throws SQLException
+    {
+        TieringWatermark watermark = WatermarkReader.current(catalog().loadTable(identifier(table))).watermark();
+        try (Connection connection = connect()) {
+            return PartitionHeadroom.ensure(connection, hotTier(table), watermark, clock.instant(), config.getPartitionHeadroom().toJavaTime());
+        }
     }
 
     /** A new connection to the hot tier's database. */

@@ -20,6 +20,7 @@ import static io.airlift.units.DataSize.Unit.MEGABYTE;
 import static java.util.concurrent.TimeUnit.DAYS;
 import static java.util.concurrent.TimeUnit.HOURS;
 import static java.util.concurrent.TimeUnit.MINUTES;
+import static java.util.concurrent.TimeUnit.SECONDS;
 
 final class TestArchiverConfig
 {
@@ -36,7 +37,8 @@ final class TestArchiverConfig
                 .setOrphanSafetyAge(new Duration(3, DAYS))
                 .setCompactionDelay(new Duration(14, DAYS))
                 .setCompactionTargetFileSize(DataSize.of(128, MEGABYTE))
-                .setCompactionCorrectionFiles(12));
+                .setCompactionCorrectionFiles(12)
+                .setPartitionHeadroom(new Duration(2, DAYS)));
     }
 
     @Test
@@ -53,6 +55,7 @@ final class TestArchiverConfig
                 .put("meterstore.compaction-delay", "30d")
                 .put("meterstore.compaction-target-file-size", "256MB")
                 .put("meterstore.compaction-correction-files", "40")
+                .put("meterstore.partition-headroom", "0s")
                 .buildOrThrow();
 
         ArchiverConfig expected = new ArchiverConfig()
@@ -65,7 +68,8 @@ final class TestArchiverConfig
                 .setOrphanSafetyAge(new Duration(7, DAYS))
                 .setCompactionDelay(new Duration(30, DAYS))
                 .setCompactionTargetFileSize(DataSize.of(256, MEGABYTE))
-                .setCompactionCorrectionFiles(40);
+                .setCompactionCorrectionFiles(40)
+                .setPartitionHeadroom(new Duration(0, SECONDS));
 
         assertFullMapping(properties, expected);
     }

@@ -3,8 +3,10 @@ package io.meterstore.trino;
 import io.airlift.log.Level;
 import io.airlift.log.Logger;
 import io.airlift.log.Logging;
+import io.meterstore.archiver.ArchiverConfig;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.archiver.cycle.PartitionHeadroom;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
@@ -19,6 +21,7 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.time.Instant;
 import java.time.InstantSource;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
@@ -81,6 +84,10 @@ public final class MeterstoreDemo
             }
         }
         table.refresh();
+        try (Connection connection = database.connect()) {
+            // as each cycle of the archiver service does: the partitions of today and tomorrow exist, the table is healthy
+            PartitionHeadroom.ensure(connection, TestingMeterstoreTables.hotTier(), WatermarkReader.current(table).watermark(), Instant.now(), new ArchiverConfig().getPartitionHeadroom().toJavaTime());
+        }
 
         String port = requireNonNullElse(System.getenv("TRINO_PORT"), "8080");
         DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)

@@ -24,6 +24,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
@@ -35,7 +36,7 @@ import static java.util.Objects.requireNonNull;
  * <li>{@code check} validates the configuration and that PostgreSQL, the catalogue and both tiers of every table are
  * there as configured, and changes nothing;
  * <li>{@code status} prints each table's watermark, lag, partitions and invariant;
- * <li>{@code archive-once} runs one archival cycle per table and prints what it did;
+ * <li>{@code archive-once} runs one archival cycle per table, creates the partitions ahead of now it lacks, and prints what it did;
  * <li>{@code expire} expires the snapshots past the retention and removes orphan files of every table;
  * <li>{@code compact} rewrites the manifests of every table one per month (month compaction does not exist yet);
  * <li>{@code completeness} prints the completeness report of every table, asked of Trino;
@@ -56,7 +57,7 @@ public final class ArchiverCli
               create         create the PostgreSQL parent table and the Iceberg table of every configured table
               check          check the configuration, the PostgreSQL login, the catalogue and both tiers of every table; changes nothing
               status         print each table's watermark, lag, partitions and invariant; exits 1 when a table is unhealthy
-              archive-once   run one archival cycle for every configured table
+              archive-once   run one archival cycle for every configured table and create its partitions ahead of now
               expire         expire the snapshots past meterstore.snapshot-retention and remove the files no snapshot references
               compact        compact the months below the watermark into few large files, then rewrite the manifests one per month of "from"
               completeness   print which readings miss intervals in a month or range, asked of Trino (options: run it without them)
@@ -159,7 +160,7 @@ public final class ArchiverCli
                 case CREATE -> forEachTable(tables, this::create);
                 case CHECK -> new ConfigurationCheck(configuration.archiver(), tables, out, err).run() ? EXIT_OK : EXIT_FAILED;
                 case STATUS -> new StatusReport(configuration.archiver(), tables, clock, out, err).run() ? EXIT_OK : EXIT_FAILED;
-                case ARCHIVE_ONCE -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.cycle(table, clock).archiveOnce().describe()));
+                case ARCHIVE_ONCE -> forEachTable(tables, this::archiveOnce);
                 case EXPIRE -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.maintenance(table, clock).expire().describe()));
                 case COMPACT -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.maintenance(table, clock).compact().describe()));
                 case RUN, COMPLETENESS -> throw new IllegalStateException("'%s' is served above".formatted(args[0]));
@@ -190,6 +191,17 @@ public final class ArchiverCli
             }
         }
         return failed ? EXIT_FAILED : EXIT_OK;
+    }
+
+    /** One cycle, then the partitions ahead of now, as each run of the service does. */
+    private void archiveOnce(ArchiverTables tables, String table)
+            throws SQLException, IOException
+    {
+        out.println(tables.cycle(table, clock).archiveOnce().describe());
+        List<String> created = tables.ensureHeadroom(table, clock);
+        if (!created.isEmpty()) {
+            out.println("%s: created %s ahead of now: %s".formatted(tables.qualifiedName(table), created.size() == 1 ? "1 partition" : created.size() + " partitions", String.join(", ", created)));
+        }
     }
 
     private void create(ArchiverTables tables, String table)

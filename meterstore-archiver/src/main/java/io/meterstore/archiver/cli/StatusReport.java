@@ -29,8 +29,10 @@ import static java.util.concurrent.TimeUnit.MILLISECONDS;
 
 /**
  * {@code status}: per table, where the watermark stands and how far it trails, the hot partitions, the detached ones
- * and the invariant. A table is unhealthy when its invariant is violated, when it cannot be read, or when its watermark
- * trails by more than the settlement lag plus two steps: the archiver is then not keeping up.
+ * and the invariant. A table is unhealthy when it is not {@link TableStatus#healthy() healthy} as {@code "<table>$watermark"}
+ * says too (its invariant violated, or hot partitions but none ahead of now), when it cannot be read, when a file of its
+ * current snapshot is damaged, or when its watermark trails by more than the settlement lag plus two steps: the archiver
+ * is then not keeping up.
  */
 final class StatusReport
 {
@@ -94,7 +96,7 @@ final class StatusReport
         Duration lag = status.lag();
         Duration tolerated = status.toleratedLag();
         boolean behind = status.behind();
-        boolean healthy = report.holds() && !behind && damagedFiles.isEmpty();
+        boolean healthy = status.healthy() && !behind && damagedFiles.isEmpty();
 
         out.println("%s: %s".formatted(name, healthy ? "healthy" : "unhealthy"));
         out.println("  watermark      %s, lag %s%s".formatted(
@@ -102,9 +104,13 @@ final class StatusReport
                 succinct(lag),
                 behind ? " (behind: more than the settlement lag plus two steps, %s; is the archiver running?)".formatted(succinct(tolerated)) : ""));
         List<HotPartition> attached = report.attachedPartitions();
-        out.println("  hot            %s".formatted(attached.isEmpty()
-                ? "no partition attached"
-                : "%s attached, %s to %s".formatted(partitions(attached.size()), formatInstant(attached.getFirst().start()), formatInstant(attached.getLast().end()))));
+        out.println("  hot            %s%s".formatted(
+                attached.isEmpty()
+                        ? "no partition attached"
+                        : "%s attached, %s to %s".formatted(partitions(attached.size()), formatInstant(attached.getFirst().start()), formatInstant(attached.getLast().end())),
+                status.hotPartitions() > 0 && status.partitionsAhead() == 0
+                        ? " (none ahead of now: each cycle creates meterstore.partition-headroom ahead; is the archiver running?)"
+                        : ""));
         out.println("  awaiting drop  %s".formatted(names(report.partitionsAwaitingDrop(), "detached below the watermark, dropped once the reader grace has passed")));
         if (!report.partitionsAwaitingArchival().isEmpty()) {
             out.println("  interrupted    %s".formatted(names(report.partitionsAwaitingArchival(), "detached at or above the watermark by an interrupted cycle; the next cycle archives them")));

@@ -138,7 +138,26 @@ public final class ArchiverScheduler
         while (!draining.get() && runCycle(table)) {
             // next window
         }
+        ensureHeadroom(table);
         maintain(table);
+    }
+
+    /** Creates the partitions ahead of now the next writes need; a failure is logged, and the next cycle tries again. */
+    private void ensureHeadroom(String table)
+    {
+        if (draining.get()) {
+            return;
+        }
+        String name = tables.qualifiedName(table);
+        try {
+            List<String> created = tables.ensureHeadroom(table, clock);
+            if (!created.isEmpty()) {
+                log.info("%s: created partitions %s ahead of now", name, String.join(", ", created));
+            }
+        }
+        catch (SQLException | RuntimeException e) {
+            log.warn("%s: cannot create the partitions ahead of now: %s", name, Failures.describe(e));
+        }
     }
 
     /**

@@ -188,16 +188,21 @@ final class TestArchiverCli
             run = run(new String[] {"archive-once", "--config", config.toString()}, clock);
             assertThat(run.err()).isEmpty();
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
-            // the day's winners and the versions they supersede, in a file each
-            assertThat(run.out()).matches("metering\\.readings: archived \\[1970-01-01T00:00:00Z, 2024-03-06T00:00:00Z\\): %s rows in 2 files \\(\\d+ bytes\\), watermark 2024-03-06T00:00:00Z\\R".formatted(readings.size()));
+            // the day's winners and the versions they supersede, in a file each; then the partitions of now's two days ahead
+            assertThat(run.out()).matches("metering\\.readings: archived \\[1970-01-01T00:00:00Z, 2024-03-06T00:00:00Z\\): %s rows in 2 files \\(\\d+ bytes\\), watermark 2024-03-06T00:00:00Z\\R".formatted(readings.size())
+                    + "metering\\.readings: created 2 partitions ahead of now: readings_2024_03_13_0000, readings_2024_03_14_0000\\R");
 
             run = run(new String[] {"archive-once", "--config", config.toString()}, clock);
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
             assertThat(run.out()).isEqualTo("metering.readings: idle, nothing closed to archive, watermark 2024-03-06T00:00:00Z%n".formatted());
 
+            // an hour later the headroom reaches into a third day
             clock.advance(Duration.ofHours(1));
             run = run(new String[] {"archive-once", "--config", config.toString()}, clock);
-            assertThat(run.out()).isEqualTo("metering.readings: idle, nothing closed to archive, watermark 2024-03-06T00:00:00Z, dropped readings_2024_03_05_0000%n".formatted());
+            assertThat(run.out()).isEqualTo("""
+                    metering.readings: idle, nothing closed to archive, watermark 2024-03-06T00:00:00Z, dropped readings_2024_03_05_0000
+                    metering.readings: created 1 partition ahead of now: readings_2024_03_15_0000
+                    """);
 
             Catalog catalog = warehouse.catalog();
             try {
@@ -208,7 +213,8 @@ final class TestArchiverCli
                 ((Closeable) catalog).close();
             }
             try (Connection connection = database.connect()) {
-                assertThat(HOT_TIER.partitions(connection)).extracting(HotPartition::name).isEmpty();
+                assertThat(HOT_TIER.partitions(connection)).extracting(HotPartition::name)
+                        .containsExactly("readings_2024_03_13_0000", "readings_2024_03_14_0000", "readings_2024_03_15_0000");
             }
         }
     }
@@ -405,7 +411,7 @@ final class TestArchiverCli
             assertThat(run.out()).startsWith("""
                     metering.readings: healthy
                       watermark      2024-03-06T00:00:00Z, lag 7.00d
-                      hot            1 partition attached, 2024-03-06T00:00:00Z to 2024-03-07T00:00:00Z
+                      hot            3 partitions attached, 2024-03-06T00:00:00Z to 2024-03-15T00:00:00Z
                       awaiting drop  1 (detached below the watermark, dropped once the reader grace has passed): readings_2024_03_05_0000
                       invariant      holds
                     """);
@@ -450,7 +456,31 @@ final class TestArchiverCli
             assertThat(run.out()).startsWith("""
                     metering.readings: unhealthy
                       watermark      2024-03-06T00:00:00Z, lag 10.00d (behind: more than the settlement lag plus two steps, 9.00d; is the archiver running?)
+                      hot            3 partitions attached, 2024-03-06T00:00:00Z to 2024-03-15T00:00:00Z (none ahead of now: each cycle creates meterstore.partition-headroom ahead; is the archiver running?)
                     """);
+            assertThat(run.out()).contains("  invariant      holds");
+
+            // the archiver back: W catches up and the partitions ahead of now are there again
+            assertThat(run(new String[] {"archive-once", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run.out()).startsWith("metering.readings: healthy\n");
+            assertThat(run.out()).containsPattern("  hot            \\d+ partitions attached, \\S+ to 2024-03-18T00:00:00Z\n");
+
+            // W on time, the invariant holding, but no partition ahead of now: unhealthy, as "readings$watermark" says too
+            try (Connection connection = database.connect()) {
+                for (HotPartition partition : HOT_TIER.partitions(connection)) {
+                    if (partition.end().isAfter(clock.instant())) {
+                        HOT_TIER.detach(connection, partition.name());
+                        HOT_TIER.drop(connection, partition.name());
+                    }
+                }
+            }
+            run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.out()).startsWith("metering.readings: unhealthy\n");
+            assertThat(run.out()).doesNotContain("behind");
+            assertThat(run.out()).contains("(none ahead of now: each cycle creates meterstore.partition-headroom ahead; is the archiver running?)\n");
             assertThat(run.out()).contains("  invariant      holds");
         }
     }
@@ -582,7 +612,7 @@ final class TestArchiverCli
 
             // the last archived partition is dropped after the reader grace; then, an hour after the commits, every snapshot but the newest expires
             clock.advance(Duration.ofHours(2));
-            assertThat(run(new String[] {"archive-once", "--config", config.toString()}, clock).out()).endsWith("dropped readings_2024_03_06_0000\n");
+            assertThat(run(new String[] {"archive-once", "--config", config.toString()}, clock).out()).contains(", dropped readings_2024_03_06_0000\n");
             Instant later = Instant.ofEpochMilli(catalog.loadTable(identifier).currentSnapshot().timestampMillis()).plus(Duration.ofHours(2));
             run = run(new String[] {"expire", "--config", config.toString()}, new TestingClock(later));
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
