@@ -52,7 +52,9 @@ public class ArchiverModule
     protected void setup(Binder binder)
     {
         TiersConfig tiers = buildConfigObject(TiersConfig.class);
-        buildConfigObject(ArchiverConfig.class);
+        ArchiverConfig archiver = buildConfigObject(ArchiverConfig.class);
+        // checks across the shared keys and the archiver's own, which no single bean's validation sees
+        archiver.violations(tiers).forEach(violation -> binder.addError("%s", violation));
         configBinder(binder).bindConfig(SchedulerConfig.class);
         // the cold tier's storage, configured by the connector's fs.* and s3.* keys
         install(new ColdStorageModule());

@@ -90,7 +90,7 @@ final class StatusReport
             return false;
         }
 
-        TableStatus status = new TableStatus(report, clock.instant(), config.getArchivalStep().toJavaTime(), config.getSettlementLag().toJavaTime());
+        TableStatus status = new TableStatus(report, clock.instant(), config.getArchivalStep().toJavaTime(), tables.tiers().getSettlementLag().toJavaTime());
         Duration lag = status.lag();
         Duration tolerated = status.toleratedLag();
         boolean behind = status.behind();
