@@ -1,6 +1,5 @@
 package io.meterstore.trino.write;
 
-import com.google.common.annotations.VisibleForTesting;
 import com.google.inject.Inject;
 import io.airlift.log.Logger;
 import io.airlift.slice.Slice;
@@ -60,8 +59,6 @@ public final class InsertWriter
     // the cold rows are looked up in Iceberg this many at a time: a bounded map, and one pruned scan per chunk
     private static final int COLD_CHUNK_ROWS = 8192;
 
-    private static volatile Runnable beforeWrite = () -> {};
-
     private final MeterstoreTables tables;
     private final ColdRedeliveryLookup coldLookup;
     private final CorrectionCommitter committer = new CorrectionCommitter();
@@ -73,13 +70,6 @@ public final class InsertWriter
     {
         this.tables = requireNonNull(tables, "tables is null");
         this.coldLookup = requireNonNull(coldLookup, "coldLookup is null");
-    }
-
-    /** Runs {@code hook} in every INSERT after its rows are staged and before it takes the archival fence. */
-    @VisibleForTesting
-    public static void setBeforeWriteHook(Runnable hook)
-    {
-        beforeWrite = requireNonNull(hook, "hook is null");
     }
 
     /** What a statement did: rows new in each tier, and redelivered rows already stored with the same payload. */
@@ -120,7 +110,7 @@ public final class InsertWriter
     public Written finish(ConnectorSession session, MeterstoreInsertTableHandle handle, Collection<Slice> fragments)
     {
         long staged = MeterstorePageSink.stagedRows(fragments);
-        beforeWrite.run();
+        InsertFailpoints.beforeFence();
         Table table = tables.loadIcebergTable(handle.storageTable());
         HotTier hotTier = tables.hotTier(handle.storageTable(), archivalStep(table));
         try (Connection connection = tables.connectPostgres()) {
