@@ -9,6 +9,7 @@ import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
+import io.meterstore.core.Tier;
 import io.meterstore.core.TierSplit;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.trino.hot.HotAggregateColumn;
@@ -36,7 +37,6 @@ import io.trino.spi.connector.LimitApplicationResult;
 import io.trino.spi.expression.ConnectorExpression;
 import io.trino.spi.expression.Variable;
 import io.trino.spi.predicate.Domain;
-import io.trino.spi.predicate.Range;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.InsertWriter.Written;
 import io.meterstore.trino.write.MeterstoreInsertTableHandle;
@@ -400,16 +400,8 @@ public class MeterstoreMetadata
     /** Whether every instant below W lies in the single range of {@code domain}. */
     private static boolean holdsForEveryColdRow(Domain domain, long watermarkEpochMicros)
     {
-        Range range = domain.getValues().getRanges().getSpan();
-        if (!range.isLowUnbounded()) {
-            return false;
-        }
-        if (range.isHighUnbounded()) {
-            return true;
-        }
-        long high = MeterstoreTypes.toEpochMicros((LongTimestampWithTimeZone) range.getHighBoundedValue());
-        // below W means at most W - 1 microsecond
-        return range.isHighInclusive() ? high >= watermarkEpochMicros - 1 : high >= watermarkEpochMicros;
+        // the span as a half-open range is exact for microseconds: an inclusive upper bound h is [.., h + 1)
+        return FromRange.of(domain).encloses(Tier.COLD.range(MeterstoreTypes.fromEpochMicros(watermarkEpochMicros)));
     }
 
     /** A read of {@code <table>_versions} whose "from" range lies at or above the pinned watermark: PostgreSQL alone answers it. */

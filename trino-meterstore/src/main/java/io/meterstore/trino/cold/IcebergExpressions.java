@@ -2,6 +2,7 @@ package io.meterstore.trino.cold;
 
 import io.airlift.slice.Slice;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.Tier;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.trino.MeterstoreColumnHandle;
 import io.trino.spi.predicate.Domain;
@@ -48,7 +49,7 @@ public final class IcebergExpressions
     /** {@code "from" < W}: the cold tier holds exactly the rows below the watermark. */
     public static Expression belowWatermark(TieringWatermark watermark)
     {
-        return lessThan(ReadingsColumn.FROM.columnName(), toEpochMicros(watermark.instant()));
+        return Tier.COLD.iceberg(watermark.instant());
     }
 
     public static Expression toIcebergExpression(TupleDomain<MeterstoreColumnHandle> constraint)

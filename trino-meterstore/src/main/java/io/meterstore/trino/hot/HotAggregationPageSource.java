@@ -4,6 +4,7 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.Sql;
+import io.meterstore.core.Tier;
 import io.meterstore.trino.MeterstoreColumnHandle;
 import io.meterstore.trino.MeterstoreMetrics;
 import io.meterstore.trino.MeterstoreTypes;
@@ -145,14 +146,14 @@ public final class HotAggregationPageSource
             }
             // every branch reads one partition by name, never the parent, and only its rows at or above W
             sql.append("SELECT ").append(branchColumns).append(" FROM ").append(Sql.qualified(split.schema(), split.partitions().get(index)));
-            sql.append(" WHERE \"from\" >= ?");
+            sql.append(" WHERE ").append(Tier.HOT.sql("?"));
             parameters.add(timestamp(split.watermarkEpochMicros()));
             if (split.lowerEpochMicros().isPresent()) {
-                sql.append(" AND \"from\" >= ?");
+                sql.append(" AND ").append(Tier.HOT.sql("?"));
                 parameters.add(timestamp(split.lowerEpochMicros().get()));
             }
             if (split.upperEpochMicros().isPresent()) {
-                sql.append(" AND \"from\" < ?");
+                sql.append(" AND ").append(Tier.COLD.sql("?"));
                 parameters.add(timestamp(split.upperEpochMicros().get()));
             }
             for (Map.Entry<MeterstoreColumnHandle, Domain> entry : constraint.getDomains().orElseThrow().entrySet()) {

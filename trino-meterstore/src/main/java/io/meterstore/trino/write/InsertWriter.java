@@ -10,6 +10,7 @@ import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsSchema;
+import io.meterstore.core.Tier;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
@@ -196,8 +197,8 @@ public final class InsertWriter
     private long writeCold(ConnectorSession session, MeterstoreInsertTableHandle handle, Connection connection, Table table, PinnedWatermark pinned, ColdInsertCommit cold)
             throws SQLException
     {
-        String sql = "SELECT %s FROM %s WHERE \"from\" < ? ORDER BY date_trunc('month', \"from\", 'UTC'), malo_id, obis_code, \"from\", version"
-                .formatted(ReadingsSchema.postgresColumnList(), handle.staging().qualifiedName());
+        String sql = "SELECT %s FROM %s WHERE %s ORDER BY date_trunc('month', \"from\", 'UTC'), malo_id, obis_code, \"from\", version"
+                .formatted(ReadingsSchema.postgresColumnList(), handle.staging().qualifiedName(), Tier.COLD.sql("?"));
         long streamed = 0;
         boolean locked = false;
         Optional<Reading> previous = Optional.empty();
