@@ -8,6 +8,7 @@ import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
+import io.meterstore.parquet.ReadingsParquetSchema;
 import io.meterstore.trino.MeterstoreTypes;
 import io.trino.spi.Page;
 import io.trino.spi.block.Block;
@@ -83,7 +84,7 @@ final class ReadingsPages
         ReadingsColumn[] columns = ReadingsColumn.values();
         BlockBuilder[] builders = new BlockBuilder[columns.length];
         for (ReadingsColumn column : columns) {
-            builders[column.ordinal()] = MeterstoreTypes.trinoType(column.kind()).createBlockBuilder(null, readings.size());
+            builders[column.ordinal()] = ReadingsParquetSchema.trinoType(column.kind()).createBlockBuilder(null, readings.size());
         }
         for (Reading reading : readings) {
             writeString(builders[ReadingsColumn.MALO_ID.ordinal()], Optional.of(reading.maloId()));
