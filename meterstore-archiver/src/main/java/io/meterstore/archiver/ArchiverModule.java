@@ -12,6 +12,8 @@ import io.meterstore.archiver.service.SchedulerConfig;
 import io.meterstore.archiver.service.ShutdownAction;
 import io.meterstore.archiver.service.ShutdownHandler;
 import io.meterstore.archiver.service.TableArchiverStats;
+import io.meterstore.archiver.tables.ArchiverConfig;
+import io.meterstore.archiver.tables.ArchiverTables;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.storage.ColdStorageModule;
 import io.trino.filesystem.manager.FileSystemConfig;

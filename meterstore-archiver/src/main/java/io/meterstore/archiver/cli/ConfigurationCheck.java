@@ -1,8 +1,8 @@
 package io.meterstore.archiver.cli;
 
-import io.meterstore.archiver.ArchiverConfig;
-import io.meterstore.archiver.ArchiverTables;
-import io.meterstore.archiver.Failures;
+import io.meterstore.archiver.tables.ArchiverConfig;
+import io.meterstore.archiver.tables.ArchiverTables;
+import io.meterstore.archiver.tables.Failures;
 import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
