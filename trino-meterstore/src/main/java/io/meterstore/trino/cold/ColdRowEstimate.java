@@ -3,7 +3,7 @@ package io.meterstore.trino.cold;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.Tier;
 import io.meterstore.core.TierSplit;
-import io.meterstore.trino.FromRange;
+import io.meterstore.trino.base.FromRange;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestFile.PartitionFieldSummary;
 import org.apache.iceberg.PartitionField;

@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.Optional;
 
 import static io.airlift.slice.Slices.utf8Slice;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
 
 /**
  * The rows of one data file that Iceberg position delete files remove: read by {@link PositionDeleteRows}, the one

@@ -3,8 +3,8 @@ package io.meterstore.trino.system;
 import com.google.common.collect.ImmutableList;
 import com.google.inject.Inject;
 import io.meterstore.core.TiersConfig;
-import io.meterstore.trino.MeterstoreConfig;
-import io.meterstore.trino.MeterstoreTables;
+import io.meterstore.trino.base.MeterstoreConfig;
+import io.meterstore.trino.base.MeterstoreTables;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.connector.SystemTable;
 

@@ -8,8 +8,8 @@ import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.TableStatus;
 import io.meterstore.core.TiersConfig;
-import io.meterstore.trino.MeterstoreErrorCode;
-import io.meterstore.trino.MeterstoreTables;
+import io.meterstore.trino.base.MeterstoreErrorCode;
+import io.meterstore.trino.base.MeterstoreTables;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ConnectorSession;
 import org.apache.iceberg.Table;
@@ -19,7 +19,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static java.util.Objects.requireNonNull;
 
 /**

@@ -1,12 +1,12 @@
 package io.meterstore.trino.versions;
 
-import io.meterstore.trino.FilteringPageSource;
+import io.meterstore.trino.base.FilteringPageSource;
 import io.meterstore.trino.cold.KeyRange;
 import io.trino.spi.block.Block;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
 
-import static io.meterstore.trino.MeterstoreTypes.epochMicros;
+import static io.meterstore.trino.base.MeterstoreTypes.epochMicros;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 

@@ -2,7 +2,7 @@ package io.meterstore.trino.write;
 
 import io.trino.spi.TrinoException;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
 import static java.util.Objects.requireNonNull;
 
 /**

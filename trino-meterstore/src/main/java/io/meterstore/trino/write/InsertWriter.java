@@ -14,10 +14,10 @@ import io.meterstore.core.Tier;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
-import io.meterstore.trino.MeterstoreColumnHandle;
-import io.meterstore.trino.MeterstoreErrorCode;
-import io.meterstore.trino.MeterstoreTables;
-import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreErrorCode;
+import io.meterstore.trino.base.MeterstoreTables;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.SchemaTableName;
@@ -37,7 +37,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
 import static java.util.Objects.requireNonNull;
 
 /**

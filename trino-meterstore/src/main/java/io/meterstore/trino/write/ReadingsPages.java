@@ -9,7 +9,7 @@ import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
 import io.meterstore.parquet.ReadingsParquetSchema;
-import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.Page;
 import io.trino.spi.block.Block;
 import io.trino.spi.block.BlockBuilder;
@@ -26,9 +26,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.IntFunction;
 
-import static io.meterstore.trino.MeterstoreTypes.QUANTITY;
-import static io.meterstore.trino.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
-import static io.meterstore.trino.MeterstoreTypes.VERSION;
+import static io.meterstore.trino.base.MeterstoreTypes.QUANTITY;
+import static io.meterstore.trino.base.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
+import static io.meterstore.trino.base.MeterstoreTypes.VERSION;
 import static io.trino.spi.type.DateType.DATE;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 

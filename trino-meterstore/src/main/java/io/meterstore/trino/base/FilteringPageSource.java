@@ -1,4 +1,4 @@
-package io.meterstore.trino;
+package io.meterstore.trino.base;
 
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;

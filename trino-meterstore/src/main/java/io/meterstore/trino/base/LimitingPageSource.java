@@ -1,4 +1,4 @@
-package io.meterstore.trino;
+package io.meterstore.trino.base;
 
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
@@ -6,12 +6,12 @@ import io.trino.spi.connector.SourcePage;
 import static com.google.common.base.Preconditions.checkArgument;
 
 /** Stops a split after a pushed LIMIT's rows and closes its reader, so the rest of the split is never read. */
-final class LimitingPageSource
+public final class LimitingPageSource
         extends FilteringPageSource
 {
     private long remaining;
 
-    LimitingPageSource(ConnectorPageSource delegate, long limit)
+    public LimitingPageSource(ConnectorPageSource delegate, long limit)
     {
         super(delegate);
         checkArgument(limit >= 0, "limit is negative: %s", limit);

@@ -1,4 +1,4 @@
-package io.meterstore.trino;
+package io.meterstore.trino.base;
 
 import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
