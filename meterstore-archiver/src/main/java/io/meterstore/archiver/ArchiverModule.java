@@ -12,6 +12,8 @@ import io.meterstore.archiver.service.SchedulerConfig;
 import io.meterstore.archiver.service.ShutdownAction;
 import io.meterstore.archiver.service.ShutdownHandler;
 import io.meterstore.archiver.service.TableArchiverStats;
+import io.meterstore.archiver.tables.ArchiverConfig;
+import io.meterstore.archiver.tables.ArchiverTables;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.storage.ColdStorageModule;
 import io.trino.filesystem.manager.FileSystemConfig;
@@ -52,7 +54,9 @@ public class ArchiverModule
     protected void setup(Binder binder)
     {
         TiersConfig tiers = buildConfigObject(TiersConfig.class);
-        buildConfigObject(ArchiverConfig.class);
+        ArchiverConfig archiver = buildConfigObject(ArchiverConfig.class);
+        // checks across the shared keys and the archiver's own, which no single bean's validation sees
+        archiver.violations(tiers).forEach(violation -> binder.addError("%s", violation));
         configBinder(binder).bindConfig(SchedulerConfig.class);
         // the cold tier's storage, configured by the connector's fs.* and s3.* keys
         install(new ColdStorageModule());

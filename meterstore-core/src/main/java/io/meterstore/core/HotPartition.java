@@ -38,15 +38,21 @@ public record HotPartition(String name, Instant start, Instant end, boolean atta
         return startsBeforeEnd && end.isAfter(lower);
     }
 
+    /** The partition's extent [start, end). */
+    public TierSplit.Range range()
+    {
+        return new TierSplit.Range(Optional.of(start), Optional.of(end));
+    }
+
     /** Whether an interval starting at {@code from} belongs to this partition. */
     public boolean contains(Instant from)
     {
-        return !from.isBefore(start) && from.isBefore(end);
+        return range().contains(from);
     }
 
     /** Whether every instant of the partition lies below {@code watermark}: its rows belong to Iceberg. */
     public boolean isBelow(TieringWatermark watermark)
     {
-        return !end.isAfter(watermark.instant());
+        return TierSplit.of(range(), watermark).hot().isEmpty();
     }
 }

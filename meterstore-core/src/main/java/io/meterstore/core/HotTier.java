@@ -347,7 +347,7 @@ public final class HotTier
     public long rowCountBelow(Connection connection, String partition, Instant instant)
             throws SQLException
     {
-        try (PreparedStatement statement = connection.prepareStatement("SELECT count(*) FROM %s WHERE %s < ?".formatted(qualifiedPartition(partition), quoteIdentifier(ReadingsColumn.FROM.columnName())))) {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT count(*) FROM %s WHERE %s".formatted(qualifiedPartition(partition), Tier.COLD.sql("?")))) {
             statement.setObject(1, OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
             try (ResultSet result = statement.executeQuery()) {
                 result.next();
@@ -406,8 +406,7 @@ public final class HotTier
 
     private static String boundCondition(Instant start, Instant end)
     {
-        String from = quoteIdentifier(ReadingsColumn.FROM.columnName());
-        return "%s >= %s AND %s < %s".formatted(from, literal(start), from, literal(end));
+        return Tier.sqlBetween(literal(start), literal(end));
     }
 
     private interface SqlWork<T>

@@ -6,7 +6,6 @@ import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Conversions;
 import org.apache.iceberg.types.Types;
@@ -104,7 +103,7 @@ public final class InvariantCheck
         ImmutableList.Builder<String> violations = ImmutableList.builder();
         try (CloseableIterable<FileScanTask> tasks = table.newScan()
                 .useSnapshot(snapshotId)
-                .filter(Expressions.greaterThanOrEqual(from, DateTimeUtil.microsFromInstant(watermark.instant())))
+                .filter(Tier.HOT.iceberg(watermark.instant()))
                 .includeColumnStats()
                 .planFiles()) {
             for (FileScanTask task : tasks) {

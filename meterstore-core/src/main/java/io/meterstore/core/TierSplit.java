@@ -31,8 +31,23 @@ public record TierSplit(Optional<Range> cold, Optional<Range> hot)
 
         public boolean contains(Instant instant)
         {
-            return lower.map(bound -> !instant.isBefore(bound)).orElse(true)
-                    && upper.map(instant::isBefore).orElse(true);
+            // each bound divides "from" as the watermark does: at or above the lower, below the upper
+            return lower.map(bound -> Tier.HOT.holds(instant, bound)).orElse(true)
+                    && upper.map(bound -> Tier.COLD.holds(instant, bound)).orElse(true);
+        }
+
+        /** The instants in both ranges; may be empty. */
+        public Range intersect(Range other)
+        {
+            Optional<Instant> intersectedLower = lower.isEmpty() ? other.lower : Optional.of(other.lower.filter(bound -> bound.isAfter(lower.get())).orElse(lower.get()));
+            Optional<Instant> intersectedUpper = upper.isEmpty() ? other.upper : Optional.of(other.upper.filter(bound -> bound.isBefore(upper.get())).orElse(upper.get()));
+            return new Range(intersectedLower, intersectedUpper);
+        }
+
+        /** Whether every instant of {@code other} lies in this range. */
+        public boolean encloses(Range other)
+        {
+            return intersect(other).equals(other);
         }
 
         public boolean isEmpty()
@@ -43,9 +58,8 @@ public record TierSplit(Optional<Range> cold, Optional<Range> hot)
 
     public static TierSplit of(Range query, TieringWatermark watermark)
     {
-        Instant boundary = watermark.instant();
-        Range cold = new Range(query.lower(), Optional.of(query.upper().filter(upper -> upper.isBefore(boundary)).orElse(boundary)));
-        Range hot = new Range(Optional.of(query.lower().filter(lower -> lower.isAfter(boundary)).orElse(boundary)), query.upper());
+        Range cold = query.intersect(Tier.COLD.range(watermark.instant()));
+        Range hot = query.intersect(Tier.HOT.range(watermark.instant()));
         return new TierSplit(cold.isEmpty() ? Optional.empty() : Optional.of(cold), hot.isEmpty() ? Optional.empty() : Optional.of(hot));
     }
 

@@ -47,10 +47,10 @@ public record TieringWatermark(Instant instant)
         return Optional.of(new TieringWatermark(parseInstant(WATERMARK_KEY, value)));
     }
 
-    /** Whether an interval starting at {@code from} lives in PostgreSQL. The one rule that decides a row's tier. */
+    /** Whether an interval starting at {@code from} lives in PostgreSQL, by the one rule ({@link Tier}). */
     public boolean isHot(Instant from)
     {
-        return !from.isBefore(instant);
+        return Tier.of(from, this) == Tier.HOT;
     }
 
     public String toProperty()

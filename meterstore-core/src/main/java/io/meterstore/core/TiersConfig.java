@@ -22,6 +22,8 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.function.Function;
 
+import static java.util.concurrent.TimeUnit.DAYS;
+import static java.util.concurrent.TimeUnit.HOURS;
 import static java.util.concurrent.TimeUnit.SECONDS;
 
 /**
@@ -55,6 +57,8 @@ public class TiersConfig
     private Optional<String> restWarehouse = Optional.empty();
     private Optional<String> restToken = Optional.empty();
     private Optional<String> restCredential = Optional.empty();
+    private Duration settlementLag = new Duration(7, DAYS);
+    private Duration readerGrace = new Duration(1, HOURS);
 
     @NotNull
     public String getPostgresqlUrl()
@@ -249,6 +253,36 @@ public class TiersConfig
     public TiersConfig setRestCredential(String restCredential)
     {
         this.restCredential = Optional.ofNullable(restCredential);
+        return this;
+    }
+
+    @NotNull
+    @MinDuration("1m")
+    public Duration getSettlementLag()
+    {
+        return settlementLag;
+    }
+
+    @Config("meterstore.settlement-lag")
+    @ConfigDescription("A window is archived once it ends this long before now; must exceed the market's correction window. The system tables report a watermark further behind than this plus two steps as behind")
+    public TiersConfig setSettlementLag(Duration settlementLag)
+    {
+        this.settlementLag = settlementLag;
+        return this;
+    }
+
+    @NotNull
+    @MinDuration("0s")
+    public Duration getReaderGrace()
+    {
+        return readerGrace;
+    }
+
+    @Config("meterstore.reader-grace")
+    @ConfigDescription("An archived partition is dropped once its archival commit is this old; above the longest query the deployment runs")
+    public TiersConfig setReaderGrace(Duration readerGrace)
+    {
+        this.readerGrace = readerGrace;
         return this;
     }
 

@@ -13,7 +13,10 @@ import static io.airlift.configuration.testing.ConfigAssertions.assertDeprecated
 import static io.airlift.configuration.testing.ConfigAssertions.assertFullMapping;
 import static io.airlift.configuration.testing.ConfigAssertions.assertRecordedDefaults;
 import static io.airlift.configuration.testing.ConfigAssertions.recordDefaults;
+import static java.util.concurrent.TimeUnit.DAYS;
+import static java.util.concurrent.TimeUnit.HOURS;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.MINUTES;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -36,7 +39,9 @@ final class TestTiersConfig
                 .setRestUri(null)
                 .setRestWarehouse(null)
                 .setRestToken(null)
-                .setRestCredential(null));
+                .setRestCredential(null)
+                .setSettlementLag(new Duration(7, DAYS))
+                .setReaderGrace(new Duration(1, HOURS)));
     }
 
     @Test
@@ -57,6 +62,8 @@ final class TestTiersConfig
                 .put("meterstore.iceberg.rest-catalog.warehouse", "metering")
                 .put("meterstore.iceberg.rest-catalog.oauth2.token", "token")
                 .put("meterstore.iceberg.rest-catalog.oauth2.credential", "client:secret")
+                .put("meterstore.settlement-lag", "10d")
+                .put("meterstore.reader-grace", "30m")
                 .buildOrThrow();
         TiersConfig expected = new TiersConfig()
                 .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
@@ -72,7 +79,9 @@ final class TestTiersConfig
                 .setRestUri("http://iceberg-rest:8181")
                 .setRestWarehouse("metering")
                 .setRestToken("token")
-                .setRestCredential("client:secret");
+                .setRestCredential("client:secret")
+                .setSettlementLag(new Duration(10, DAYS))
+                .setReaderGrace(new Duration(30, MINUTES));
         assertFullMapping(properties, expected);
     }
 

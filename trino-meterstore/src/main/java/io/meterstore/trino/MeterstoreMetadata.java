@@ -9,8 +9,17 @@ import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
+import io.meterstore.core.Tier;
 import io.meterstore.core.TierSplit;
 import io.meterstore.core.TieringWatermark;
+import io.meterstore.trino.base.FromRange;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreConfig;
+import io.meterstore.trino.base.MeterstoreErrorCode;
+import io.meterstore.trino.base.MeterstoreMetrics;
+import io.meterstore.trino.base.MeterstoreTables;
+import io.meterstore.trino.base.MeterstoreTypes;
+import io.meterstore.trino.handle.MeterstoreTableHandle;
 import io.meterstore.trino.hot.HotAggregateColumn;
 import io.meterstore.trino.hot.HotAggregation;
 import io.meterstore.trino.hot.HotAggregations;
@@ -36,7 +45,6 @@ import io.trino.spi.connector.LimitApplicationResult;
 import io.trino.spi.expression.ConnectorExpression;
 import io.trino.spi.expression.Variable;
 import io.trino.spi.predicate.Domain;
-import io.trino.spi.predicate.Range;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.InsertWriter.Written;
 import io.meterstore.trino.write.MeterstoreInsertTableHandle;
@@ -81,7 +89,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
 import static io.trino.spi.type.Timestamps.MICROSECONDS_PER_MILLISECOND;
@@ -400,16 +408,8 @@ public class MeterstoreMetadata
     /** Whether every instant below W lies in the single range of {@code domain}. */
     private static boolean holdsForEveryColdRow(Domain domain, long watermarkEpochMicros)
     {
-        Range range = domain.getValues().getRanges().getSpan();
-        if (!range.isLowUnbounded()) {
-            return false;
-        }
-        if (range.isHighUnbounded()) {
-            return true;
-        }
-        long high = MeterstoreTypes.toEpochMicros((LongTimestampWithTimeZone) range.getHighBoundedValue());
-        // below W means at most W - 1 microsecond
-        return range.isHighInclusive() ? high >= watermarkEpochMicros - 1 : high >= watermarkEpochMicros;
+        // the span as a half-open range is exact for microseconds: an inclusive upper bound h is [.., h + 1)
+        return FromRange.of(domain).encloses(Tier.COLD.range(MeterstoreTypes.fromEpochMicros(watermarkEpochMicros)));
     }
 
     /** A read of {@code <table>_versions} whose "from" range lies at or above the pinned watermark: PostgreSQL alone answers it. */

@@ -2,6 +2,9 @@ package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
 import com.google.inject.Inject;
+import io.meterstore.trino.base.LimitingPageSource;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.PostgresConnectionPool;
 import io.meterstore.trino.cold.ColdFileGroupSplit;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
 import io.meterstore.trino.cold.ColdPageSourceProvider.ReadOptions;
@@ -11,6 +14,7 @@ import io.meterstore.trino.completeness.CompletenessPageSource;
 import io.meterstore.trino.completeness.CompletenessSplit;
 import io.meterstore.trino.completeness.CompletenessTableHandle;
 import io.meterstore.trino.completeness.ForCompleteness;
+import io.meterstore.trino.handle.MeterstoreTableHandle;
 import io.meterstore.trino.hot.ConnectionAwaitingPageSource;
 import io.meterstore.trino.hot.HotAggregationPageSource;
 import io.meterstore.trino.hot.HotAggregationSplit;

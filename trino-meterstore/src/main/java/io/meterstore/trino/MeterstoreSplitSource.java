@@ -3,6 +3,8 @@ package io.meterstore.trino;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.MeterstoreException;
+import io.meterstore.trino.base.MeterstoreErrorCode;
+import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.cold.ColdSplitStream;
 import io.trino.spi.connector.ConnectorSplit;
 import io.trino.spi.connector.ConnectorSplitSource;

@@ -5,7 +5,12 @@ import io.meterstore.core.HotTier;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.TierSplit;
 import io.meterstore.core.TieringWatermark;
+import io.meterstore.trino.base.FromRange;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreTables;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.meterstore.trino.cold.ColdRowEstimate;
+import io.meterstore.trino.handle.MeterstoreTableHandle;
 import io.meterstore.trino.hot.HotPartitionSizes;
 import io.meterstore.trino.hot.HotRowEstimate;
 import io.trino.spi.TrinoException;
@@ -21,7 +26,7 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.stream.Stream;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static java.util.Objects.requireNonNull;
 
 /**

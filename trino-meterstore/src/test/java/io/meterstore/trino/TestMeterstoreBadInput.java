@@ -47,12 +47,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_UNSUPPORTED_TABLE_LAYOUT;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_WATERMARK_MISSING;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_UNSUPPORTED_TABLE_LAYOUT;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WATERMARK_MISSING;
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static io.trino.spi.StandardErrorCode.TABLE_NOT_FOUND;
 import static org.assertj.core.api.Assertions.assertThat;

@@ -6,6 +6,7 @@ import io.meterstore.testing.ReadingsOracle;
 import io.meterstore.testing.ReadingsOracle.View;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.trino.base.PostgresConnectionPool;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
 import org.junit.jupiter.api.Test;

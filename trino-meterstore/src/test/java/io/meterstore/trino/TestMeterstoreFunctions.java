@@ -36,8 +36,8 @@ import java.util.TreeMap;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_INVALID_READING;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_INVALID_READING;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;

@@ -13,7 +13,7 @@ import io.meterstore.testing.ReadingsOracle;
 import io.meterstore.testing.ReadingsOracle.View;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
-import io.meterstore.trino.write.InsertWriter;
+import io.meterstore.trino.write.InsertFailpoints;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
 import org.apache.iceberg.Table;
@@ -71,7 +71,7 @@ final class TestMeterstoreInsertArchivalRace
         ArchivalCycle archival = TestingArchival.cycle(warehouse, InstantSource.fixed(TestingArchival.LATER));
         CompletableFuture<ArchiveOutcome> cycle = new CompletableFuture<>();
         try (DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse).build()) {
-            InsertWriter.setBeforeWriteHook(() -> {
+            InsertFailpoints.setBeforeFence(() -> {
                 // planned at the old watermark; now the archiver detaches the row's partition and archives it
                 Thread.ofPlatform().start(() -> {
                     try {
@@ -94,7 +94,7 @@ final class TestMeterstoreInsertArchivalRace
                 assertThat(queryRunner.execute(insert(reading)).getUpdateCount()).hasValue(1);
             }
             finally {
-                InsertWriter.setBeforeWriteHook(() -> {});
+                InsertFailpoints.setBeforeFence(() -> {});
             }
             ArchiveOutcome outcome = cycle.get();
             assertThat(outcome.kind()).as(outcome.describe()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);

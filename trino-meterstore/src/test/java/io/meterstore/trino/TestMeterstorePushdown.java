@@ -7,6 +7,7 @@ import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.trino.base.MeterstoreMetrics;
 import io.trino.Session;
 import io.trino.execution.QueryInfo;
 import io.trino.operator.OperatorStats;
@@ -27,16 +28,16 @@ import java.time.LocalDate;
 import java.util.List;
 import java.util.Map;
 
-import static io.meterstore.trino.MeterstoreMetrics.COLD_DATA_FILES;
-import static io.meterstore.trino.MeterstoreMetrics.COLD_DATA_FILES_SKIPPED;
-import static io.meterstore.trino.MeterstoreMetrics.COLD_ROWS_READ;
-import static io.meterstore.trino.MeterstoreMetrics.COLD_ROW_GROUPS;
-import static io.meterstore.trino.MeterstoreMetrics.COLD_ROW_GROUPS_READ;
-import static io.meterstore.trino.MeterstoreMetrics.COLD_SPLITS;
-import static io.meterstore.trino.MeterstoreMetrics.HOT_PARTITIONS;
-import static io.meterstore.trino.MeterstoreMetrics.HOT_PARTITIONS_SKIPPED;
-import static io.meterstore.trino.MeterstoreMetrics.HOT_ROWS_READ;
-import static io.meterstore.trino.MeterstoreMetrics.HOT_SPLITS;
+import static io.meterstore.trino.base.MeterstoreMetrics.COLD_DATA_FILES;
+import static io.meterstore.trino.base.MeterstoreMetrics.COLD_DATA_FILES_SKIPPED;
+import static io.meterstore.trino.base.MeterstoreMetrics.COLD_ROWS_READ;
+import static io.meterstore.trino.base.MeterstoreMetrics.COLD_ROW_GROUPS;
+import static io.meterstore.trino.base.MeterstoreMetrics.COLD_ROW_GROUPS_READ;
+import static io.meterstore.trino.base.MeterstoreMetrics.COLD_SPLITS;
+import static io.meterstore.trino.base.MeterstoreMetrics.HOT_PARTITIONS;
+import static io.meterstore.trino.base.MeterstoreMetrics.HOT_PARTITIONS_SKIPPED;
+import static io.meterstore.trino.base.MeterstoreMetrics.HOT_ROWS_READ;
+import static io.meterstore.trino.base.MeterstoreMetrics.HOT_SPLITS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

@@ -22,6 +22,7 @@ import io.meterstore.testing.ReadingsOracle.Totals;
 import io.meterstore.testing.ReadingsOracle.View;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.trino.base.MeterstoreMetrics;
 import io.trino.Session;
 import io.trino.execution.QueryInfo;
 import io.trino.operator.OperatorStats;

@@ -42,7 +42,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static java.util.stream.Collectors.toMap;
 import static org.assertj.core.api.Assertions.assertThat;

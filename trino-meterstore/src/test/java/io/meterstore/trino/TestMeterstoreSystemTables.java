@@ -1,8 +1,8 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableMap;
-import io.meterstore.archiver.ArchiverConfig;
-import io.meterstore.archiver.ArchiverTables;
+import io.meterstore.archiver.tables.ArchiverConfig;
+import io.meterstore.archiver.tables.ArchiverTables;
 import io.meterstore.archiver.service.ArchiverScheduler;
 import io.meterstore.archiver.service.ArchiverStats;
 import io.meterstore.archiver.service.CycleResult;

@@ -9,7 +9,7 @@ import io.airlift.configuration.ConfigurationLoader;
 import io.airlift.configuration.secrets.SecretsResolver;
 import io.airlift.configuration.secrets.env.EnvironmentVariableSecretProvider;
 import io.airlift.log.LoggingConfiguration;
-import io.meterstore.archiver.ArchiverConfig;
+import io.meterstore.archiver.tables.ArchiverConfig;
 import io.meterstore.archiver.ArchiverMain;
 import io.meterstore.archiver.ArchiverModule;
 import io.meterstore.archiver.service.SchedulerConfig;

@@ -1,8 +1,8 @@
 package io.meterstore.archiver.cli;
 
-import io.meterstore.archiver.ArchiverConfig;
-import io.meterstore.archiver.ArchiverTables;
-import io.meterstore.archiver.Failures;
+import io.meterstore.archiver.tables.ArchiverConfig;
+import io.meterstore.archiver.tables.ArchiverTables;
+import io.meterstore.archiver.tables.Failures;
 import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
@@ -53,7 +53,7 @@ final class ConfigurationCheck
     {
         TiersConfig tiers = tables.tiers();
         out.println("configuration: ok, tables %s in schema '%s', archival step %s, settlement lag %s, reader grace %s".formatted(
-                tiers.getTables(), tiers.getSchema(), config.getArchivalStep(), config.getSettlementLag(), config.getReaderGrace()));
+                tiers.getTables(), tiers.getSchema(), config.getArchivalStep(), tiers.getSettlementLag(), tiers.getReaderGrace()));
         try (Connection connection = tables.connect()) {
             out.println("postgresql: ok, logged in to '%s' as '%s' (PostgreSQL %s)".formatted(
                     tiers.getPostgresqlUrl(), tiers.getPostgresqlUser(), connection.getMetaData().getDatabaseProductVersion()));

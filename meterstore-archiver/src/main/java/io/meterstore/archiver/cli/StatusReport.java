@@ -1,8 +1,8 @@
 package io.meterstore.archiver.cli;
 
-import io.meterstore.archiver.ArchiverConfig;
-import io.meterstore.archiver.ArchiverTables;
-import io.meterstore.archiver.Failures;
+import io.meterstore.archiver.tables.ArchiverConfig;
+import io.meterstore.archiver.tables.ArchiverTables;
+import io.meterstore.archiver.tables.Failures;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.core.ColdFileCheck;
@@ -92,7 +92,7 @@ final class StatusReport
             return false;
         }
 
-        TableStatus status = new TableStatus(report, clock.instant(), config.getArchivalStep().toJavaTime(), config.getSettlementLag().toJavaTime());
+        TableStatus status = new TableStatus(report, clock.instant(), config.getArchivalStep().toJavaTime(), tables.tiers().getSettlementLag().toJavaTime());
         Duration lag = status.lag();
         Duration tolerated = status.toleratedLag();
         boolean behind = status.behind();

@@ -5,6 +5,7 @@ import io.meterstore.core.HotTier;
 import io.meterstore.core.PgBinaryCopy;
 import io.meterstore.core.PgBinaryCopyReader;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.Tier;
 import io.meterstore.parquet.ReadingsParquetSchema;
 import io.trino.spi.Page;
 import io.trino.spi.block.Block;
@@ -146,9 +147,8 @@ final class HotPartitionReader
         String order = ReadingsColumn.SORT_KEY.stream()
                 .map(column -> quoteIdentifier(column.columnName()))
                 .collect(Collectors.joining(", "));
-        String from = quoteIdentifier(ReadingsColumn.FROM.columnName());
-        return "SELECT %s FROM %s WHERE %s >= %s AND %s < %s ORDER BY %s".formatted(
-                columns, hotTier.qualifiedPartition(partition), from, PgBinaryCopy.parameter(1, "timestamptz"), from, PgBinaryCopy.parameter(2, "timestamptz"), order);
+        return "SELECT %s FROM %s WHERE %s ORDER BY %s".formatted(
+                columns, hotTier.qualifiedPartition(partition), Tier.sqlBetween(PgBinaryCopy.parameter(1, "timestamptz"), PgBinaryCopy.parameter(2, "timestamptz")), order);
     }
 
     private static BlockBuilder[] newBuilders()

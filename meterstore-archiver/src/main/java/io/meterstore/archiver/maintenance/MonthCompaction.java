@@ -9,6 +9,7 @@ import io.meterstore.archiver.lease.ArchiverLease;
 import io.meterstore.archiver.maintenance.ColdTierLayout.MonthFiles;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.CommitOutcome;
+import io.meterstore.core.Tier;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkRepublished;
@@ -32,7 +33,6 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.io.CloseableIterable;
 
 import java.io.IOException;
@@ -373,11 +373,9 @@ public final class MonthCompaction
         {
             Map<String, DataFile> dataFiles = new LinkedHashMap<>();
             Map<String, DeleteFile> deleteFiles = new LinkedHashMap<>();
-            long from = month.atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC).toEpochMilli() * 1_000;
-            long to = end(month).toEpochMilli() * 1_000;
             try (CloseableIterable<FileScanTask> tasks = table.newScan()
                     .useSnapshot(snapshot.snapshotId())
-                    .filter(Expressions.and(Expressions.greaterThanOrEqual("from", from), Expressions.lessThan("from", to)))
+                    .filter(Tier.icebergBetween(month.atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC), end(month)))
                     .planFiles()) {
                 for (FileScanTask task : tasks) {
                     if (!ColdTierLayout.month(task.file()).equals(month)) {

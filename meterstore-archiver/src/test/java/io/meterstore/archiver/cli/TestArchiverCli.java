@@ -137,6 +137,19 @@ final class TestArchiverCli
             assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
             assertThat(run.err()).as(command).contains("meterstore.settlement-lag must be at least meterstore.archival-step");
         }
+        // the reader grace is the connector's key too, the snapshot retention the archiver's own: the check spans both
+        Path shortRetention = write("retention.properties", """
+                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
+                meterstore.postgresql.user=archiver
+                meterstore.iceberg.warehouse=file:///tmp/warehouse
+                meterstore.reader-grace=2h
+                meterstore.snapshot-retention=1h
+                """);
+        for (String command : List.of("check", "run")) {
+            Run run = run(new String[] {command, "--config", shortRetention.toString()});
+            assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
+            assertThat(run.err()).as(command).contains("meterstore.snapshot-retention must be at least meterstore.reader-grace");
+        }
     }
 
     @Test

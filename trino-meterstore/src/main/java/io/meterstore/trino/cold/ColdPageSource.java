@@ -3,7 +3,7 @@ package io.meterstore.trino.cold;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import com.google.common.primitives.Ints;
-import io.meterstore.trino.MeterstoreMetrics;
+import io.meterstore.trino.base.MeterstoreMetrics;
 import io.trino.parquet.ParquetCorruptionException;
 import io.trino.parquet.ParquetDataSourceId;
 import io.trino.parquet.reader.ParquetReader;
@@ -26,7 +26,7 @@ import java.util.OptionalLong;
 import java.util.stream.IntStream;
 
 import static com.google.common.base.Preconditions.checkArgument;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
 import static java.util.Objects.requireNonNull;
 
 /**

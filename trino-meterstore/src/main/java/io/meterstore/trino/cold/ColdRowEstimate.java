@@ -1,8 +1,9 @@
 package io.meterstore.trino.cold;
 
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.Tier;
 import io.meterstore.core.TierSplit;
-import io.meterstore.trino.FromRange;
+import io.meterstore.trino.base.FromRange;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestFile.PartitionFieldSummary;
 import org.apache.iceberg.PartitionField;
@@ -115,7 +116,7 @@ public record ColdRowEstimate(long rows, Optional<Instant> lowestFrom)
     /** A manifest's months cut at the watermark: the month W falls in is only partly cold. */
     private static TierSplit.Range belowWatermark(TierSplit.Range months, Instant watermark)
     {
-        TierSplit.Range cut = new TierSplit.Range(months.lower(), Optional.of(months.upper().filter(watermark::isAfter).orElse(watermark)));
+        TierSplit.Range cut = months.intersect(Tier.COLD.range(watermark));
         // months wholly at or above W would break the invariant; count them as they are rather than not at all
         return cut.isEmpty() ? months : cut;
     }

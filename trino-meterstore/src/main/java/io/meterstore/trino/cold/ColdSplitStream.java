@@ -4,7 +4,7 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.MeterstoreException;
-import io.meterstore.trino.MeterstoreMetrics;
+import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.cold.RowGroupKeys.RowGroup;
 import io.trino.spi.connector.ConnectorSplit;
 import org.apache.iceberg.DataFile;

@@ -2,8 +2,9 @@ package io.meterstore.trino.cold;
 
 import io.airlift.slice.Slice;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.Tier;
 import io.meterstore.core.TieringWatermark;
-import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.Range;
 import io.trino.spi.predicate.TupleDomain;
@@ -18,9 +19,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import static io.meterstore.trino.MeterstoreTypes.QUANTITY;
-import static io.meterstore.trino.MeterstoreTypes.VERSION;
-import static io.meterstore.trino.MeterstoreTypes.toEpochMicros;
+import static io.meterstore.trino.base.MeterstoreTypes.QUANTITY;
+import static io.meterstore.trino.base.MeterstoreTypes.VERSION;
+import static io.meterstore.trino.base.MeterstoreTypes.toEpochMicros;
 import static java.lang.Math.toIntExact;
 import static org.apache.iceberg.expressions.Expressions.alwaysFalse;
 import static org.apache.iceberg.expressions.Expressions.alwaysTrue;
@@ -48,7 +49,7 @@ public final class IcebergExpressions
     /** {@code "from" < W}: the cold tier holds exactly the rows below the watermark. */
     public static Expression belowWatermark(TieringWatermark watermark)
     {
-        return lessThan(ReadingsColumn.FROM.columnName(), toEpochMicros(watermark.instant()));
+        return Tier.COLD.iceberg(watermark.instant());
     }
 
     public static Expression toIcebergExpression(TupleDomain<MeterstoreColumnHandle> constraint)

@@ -25,7 +25,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
 import static java.util.Objects.requireNonNull;
 
 /**

@@ -6,7 +6,7 @@ import io.meterstore.core.CompletenessPeriod;
 import io.airlift.slice.Slice;
 import io.meterstore.core.CompletenessTally;
 import io.meterstore.core.ReadingsColumn;
-import io.meterstore.trino.MeterstoreMetrics;
+import io.meterstore.trino.base.MeterstoreMetrics;
 import io.trino.spi.Page;
 import io.trino.spi.PageBuilder;
 import io.trino.spi.TrinoException;
@@ -33,7 +33,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import static com.google.common.collect.ImmutableSet.toImmutableSet;
 import static io.airlift.slice.Slices.utf8Slice;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.BooleanType.BOOLEAN;
 import static io.trino.spi.type.DateType.DATE;

@@ -1,8 +1,8 @@
 package io.meterstore.trino.completeness;
 
 import io.meterstore.core.CompletenessPeriod;
-import io.meterstore.trino.MeterstoreTableHandle;
-import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.handle.MeterstoreTableHandle;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.connector.ConnectorTableHandle;
 
 import java.time.Instant;

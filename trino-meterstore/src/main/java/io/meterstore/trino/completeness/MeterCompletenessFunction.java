@@ -11,11 +11,11 @@ import io.meterstore.core.ObisCode;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
-import io.meterstore.trino.MeterstoreColumnHandle;
-import io.meterstore.trino.MeterstoreErrorCode;
-import io.meterstore.trino.MeterstoreTableHandle;
-import io.meterstore.trino.MeterstoreTables;
-import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreErrorCode;
+import io.meterstore.trino.handle.MeterstoreTableHandle;
+import io.meterstore.trino.base.MeterstoreTables;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.meterstore.trino.system.MeterstoreFunctions;
 import io.trino.spi.TrinoException;
 import io.trino.spi.block.Block;
@@ -45,7 +45,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 import static io.airlift.slice.Slices.utf8Slice;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 

@@ -1,6 +1,6 @@
 package io.meterstore.trino.completeness;
 
-import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.ConnectorSplit;
 

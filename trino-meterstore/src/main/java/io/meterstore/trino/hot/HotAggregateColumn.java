@@ -1,7 +1,7 @@
 package io.meterstore.trino.hot;
 
 import io.meterstore.core.Sql;
-import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ColumnMetadata;
 import io.trino.spi.type.Type;

@@ -1,7 +1,7 @@
 package io.meterstore.trino.hot;
 
 import com.google.common.collect.ImmutableList;
-import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
 
 import java.util.List;
 

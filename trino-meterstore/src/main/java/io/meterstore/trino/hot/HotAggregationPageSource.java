@@ -4,9 +4,10 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.Sql;
-import io.meterstore.trino.MeterstoreColumnHandle;
-import io.meterstore.trino.MeterstoreMetrics;
-import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.core.Tier;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreMetrics;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.Page;
 import io.trino.spi.PageBuilder;
 import io.trino.spi.TrinoException;
@@ -39,7 +40,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 
 import static io.airlift.slice.Slices.utf8Slice;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static io.trino.spi.StandardErrorCode.NUMERIC_VALUE_OUT_OF_RANGE;
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.DateType.DATE;
@@ -145,14 +146,14 @@ public final class HotAggregationPageSource
             }
             // every branch reads one partition by name, never the parent, and only its rows at or above W
             sql.append("SELECT ").append(branchColumns).append(" FROM ").append(Sql.qualified(split.schema(), split.partitions().get(index)));
-            sql.append(" WHERE \"from\" >= ?");
+            sql.append(" WHERE ").append(Tier.HOT.sql("?"));
             parameters.add(timestamp(split.watermarkEpochMicros()));
             if (split.lowerEpochMicros().isPresent()) {
-                sql.append(" AND \"from\" >= ?");
+                sql.append(" AND ").append(Tier.HOT.sql("?"));
                 parameters.add(timestamp(split.lowerEpochMicros().get()));
             }
             if (split.upperEpochMicros().isPresent()) {
-                sql.append(" AND \"from\" < ?");
+                sql.append(" AND ").append(Tier.COLD.sql("?"));
                 parameters.add(timestamp(split.upperEpochMicros().get()));
             }
             for (Map.Entry<MeterstoreColumnHandle, Domain> entry : constraint.getDomains().orElseThrow().entrySet()) {

@@ -8,10 +8,11 @@ import io.meterstore.core.HotTier;
 import io.meterstore.core.PgBinaryCopy;
 import io.meterstore.core.PgBinaryCopyReader;
 import io.meterstore.core.Sql;
-import io.meterstore.trino.MeterstoreColumnHandle;
-import io.meterstore.trino.MeterstoreMetrics;
-import io.meterstore.trino.MeterstoreTypes;
-import io.meterstore.trino.PostgresConnectionPool;
+import io.meterstore.core.Tier;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreMetrics;
+import io.meterstore.trino.base.MeterstoreTypes;
+import io.meterstore.trino.base.PostgresConnectionPool;
 import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.Page;
 import io.trino.spi.PageBuilder;
@@ -32,8 +33,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_PARTITION_MISSING;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_PARTITION_MISSING;
 import static io.trino.spi.type.DateType.DATE;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
@@ -105,14 +106,15 @@ public final class HotPageSource
         }
         sql.append(" FROM ").append(Sql.qualified(split.schema(), split.partition()));
         // rows below W belong to Iceberg, even while an archived partition still exists detached for the reader grace
-        sql.append(" WHERE \"from\" >= ").append(PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz"));
+        sql.append(" WHERE ").append(Tier.HOT.sql(PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz")));
         parameters.add(timestamp(split.watermarkEpochMicros()));
+        // the query's bounds divide "from" as W does: at or above the lower, below the upper
         if (split.lowerEpochMicros().isPresent()) {
-            sql.append(" AND \"from\" >= ").append(PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz"));
+            sql.append(" AND ").append(Tier.HOT.sql(PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz")));
             parameters.add(timestamp(split.lowerEpochMicros().get()));
         }
         if (split.upperEpochMicros().isPresent()) {
-            sql.append(" AND \"from\" < ").append(PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz"));
+            sql.append(" AND ").append(Tier.COLD.sql(PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz")));
             parameters.add(timestamp(split.upperEpochMicros().get()));
         }
         Optional<Map<MeterstoreColumnHandle, Domain>> domains = predicate.getDomains();

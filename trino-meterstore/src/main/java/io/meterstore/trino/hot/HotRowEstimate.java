@@ -2,7 +2,7 @@ package io.meterstore.trino.hot;
 
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.TierSplit;
-import io.meterstore.trino.FromRange;
+import io.meterstore.trino.base.FromRange;
 
 import java.time.Instant;
 import java.util.Comparator;

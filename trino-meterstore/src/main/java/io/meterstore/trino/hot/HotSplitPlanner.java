@@ -4,8 +4,8 @@ import com.google.common.collect.ImmutableList;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.TierSplit;
-import io.meterstore.trino.MeterstoreTables;
-import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.base.MeterstoreTables;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.TrinoException;
 
 import java.sql.Connection;
@@ -13,8 +13,8 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.OptionalLong;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
 import static java.util.Objects.requireNonNull;
 
 /** One split per hot partition whose range meets the hot part of the query's "from" range. */

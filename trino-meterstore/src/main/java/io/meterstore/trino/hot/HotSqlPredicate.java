@@ -2,7 +2,7 @@ package io.meterstore.trino.hot;
 
 import io.airlift.slice.Slice;
 import io.meterstore.core.ReadingsColumn;
-import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.Range;
 

@@ -4,7 +4,7 @@ import com.google.common.collect.ImmutableList;
 import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.ArchivalHistory.MeterstoreCommit;
 import io.meterstore.core.MeterstoreException;
-import io.meterstore.trino.MeterstoreErrorCode;
+import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.InMemoryRecordSet;
 import io.trino.spi.connector.SchemaTableName;

@@ -6,7 +6,7 @@ import io.airlift.configuration.ConfigurationMetadata.AttributeMetadata;
 import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.ResolutionRule;
-import io.meterstore.trino.MeterstoreErrorCode;
+import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.InMemoryRecordSet;
 import io.trino.spi.connector.SchemaTableName;

@@ -3,8 +3,8 @@ package io.meterstore.trino.system;
 import com.google.common.collect.ImmutableList;
 import com.google.inject.Inject;
 import io.meterstore.core.TiersConfig;
-import io.meterstore.trino.MeterstoreConfig;
-import io.meterstore.trino.MeterstoreTables;
+import io.meterstore.trino.base.MeterstoreConfig;
+import io.meterstore.trino.base.MeterstoreTables;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.connector.SystemTable;
 
@@ -50,7 +50,7 @@ public final class MeterstoreSystemTables
         int separator = name.getTableName().indexOf('$');
         String table = name.getTableName().substring(0, separator);
         String kind = name.getTableName().substring(separator + 1).toLowerCase(Locale.ROOT);
-        TableInspector inspector = new TableInspector(tables, config, table);
+        TableInspector inspector = new TableInspector(tables, tiers, table);
         return Optional.ofNullable(switch (kind) {
             case "watermark" -> new WatermarkTable(name, inspector);
             case "partitions" -> new PartitionsTable(name, inspector);

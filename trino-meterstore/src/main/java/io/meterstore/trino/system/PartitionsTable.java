@@ -7,7 +7,7 @@ import io.meterstore.core.HotPartition;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
-import io.meterstore.trino.MeterstoreErrorCode;
+import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.meterstore.trino.hot.HotPartitionSizes;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ConnectorSession;
@@ -22,7 +22,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.BooleanType.BOOLEAN;
 import static io.trino.spi.type.VarcharType.VARCHAR;

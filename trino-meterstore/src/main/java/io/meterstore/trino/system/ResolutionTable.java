@@ -3,7 +3,7 @@ package io.meterstore.trino.system;
 import com.google.common.collect.ImmutableList;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.ResolutionRule;
-import io.meterstore.trino.MeterstoreTables;
+import io.meterstore.trino.base.MeterstoreTables;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.InMemoryRecordSet;
 import io.trino.spi.connector.SchemaTableName;

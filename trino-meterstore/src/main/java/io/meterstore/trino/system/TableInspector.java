@@ -7,9 +7,9 @@ import io.meterstore.core.InvariantReport;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.TableStatus;
-import io.meterstore.trino.MeterstoreConfig;
-import io.meterstore.trino.MeterstoreErrorCode;
-import io.meterstore.trino.MeterstoreTables;
+import io.meterstore.core.TiersConfig;
+import io.meterstore.trino.base.MeterstoreErrorCode;
+import io.meterstore.trino.base.MeterstoreTables;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ConnectorSession;
 import org.apache.iceberg.Table;
@@ -19,7 +19,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -30,7 +30,7 @@ import static java.util.Objects.requireNonNull;
 final class TableInspector
 {
     private final MeterstoreTables tables;
-    private final MeterstoreConfig config;
+    private final TiersConfig tiers;
     private final String table;
 
     record Inspection(Table icebergTable, InvariantReport invariant, TableStatus status, Optional<Duration> recordedStep)
@@ -44,10 +44,10 @@ final class TableInspector
         }
     }
 
-    TableInspector(MeterstoreTables tables, MeterstoreConfig config, String table)
+    TableInspector(MeterstoreTables tables, TiersConfig tiers, String table)
     {
         this.tables = requireNonNull(tables, "tables is null");
-        this.config = requireNonNull(config, "config is null");
+        this.tiers = requireNonNull(tiers, "tiers is null");
         this.table = requireNonNull(table, "table is null");
     }
 
@@ -64,7 +64,7 @@ final class TableInspector
 
     Duration readerGrace()
     {
-        return config.getReaderGrace().toJavaTime();
+        return tiers.getReaderGrace().toJavaTime();
     }
 
     HotTier hotTier()
@@ -89,7 +89,7 @@ final class TableInspector
         try (Connection connection = connect()) {
             InvariantReport report = InvariantCheck.check(icebergTable, hotTier(), connection);
             Optional<Duration> recordedStep = ArchivalHistory.recordedStep(icebergTable);
-            TableStatus status = new TableStatus(report, session.getStart(), recordedStep.orElse(PartitionNaming.DEFAULT_STEP), config.getSettlementLag().toJavaTime());
+            TableStatus status = new TableStatus(report, session.getStart(), recordedStep.orElse(PartitionNaming.DEFAULT_STEP), tiers.getSettlementLag().toJavaTime());
             return new Inspection(icebergTable, report, status, recordedStep);
         }
         catch (MeterstoreException e) {

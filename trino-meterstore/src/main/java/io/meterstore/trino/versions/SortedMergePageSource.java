@@ -2,8 +2,8 @@ package io.meterstore.trino.versions;
 
 import com.google.common.collect.ImmutableList;
 import io.airlift.slice.Slice;
-import io.meterstore.trino.MeterstoreColumnHandle;
-import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.Page;
 import io.trino.spi.PageBuilder;
 import io.trino.spi.block.Block;

@@ -19,7 +19,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.IntStream;
 
-import static io.meterstore.trino.MeterstoreTypes.epochMicros;
+import static io.meterstore.trino.base.MeterstoreTypes.epochMicros;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 

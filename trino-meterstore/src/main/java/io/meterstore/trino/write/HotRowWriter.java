@@ -5,6 +5,7 @@ import io.meterstore.core.HotTier;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.ReadingsSchema;
+import io.meterstore.core.Tier;
 import io.meterstore.core.TieringWatermark;
 
 import java.sql.Connection;
@@ -79,13 +80,13 @@ final class HotRowWriter
         List<HotPartition> detached = holding.stream().filter(partition -> !partition.attached()).toList();
         long inserted = 0;
         for (HotPartition partition : detached) {
-            inserted += insert(hotTier.qualifiedPartition(partition.name()), "\"from\" >= ? AND \"from\" < ?", List.of(partition.start(), partition.end()));
+            inserted += insert(hotTier.qualifiedPartition(partition.name()), Tier.sqlBetween("?", "?"), List.of(partition.start(), partition.end()));
         }
         // the rest through the parent, which routes each row to the attached partition whose bound holds it
         List<Instant> excluded = new ArrayList<>();
         StringBuilder outsideDetached = new StringBuilder("TRUE");
         for (HotPartition partition : detached) {
-            outsideDetached.append(" AND NOT (\"from\" >= ? AND \"from\" < ?)");
+            outsideDetached.append(" AND NOT (").append(Tier.sqlBetween("?", "?")).append(")");
             excluded.add(partition.start());
             excluded.add(partition.end());
         }
@@ -109,8 +110,8 @@ final class HotRowWriter
             throws SQLException
     {
         List<Bucket> buckets = new ArrayList<>();
-        String sql = "SELECT count(*), min(\"from\"), max(\"from\") FROM %s WHERE \"from\" >= ? GROUP BY %s ORDER BY 2"
-                .formatted(staging.qualifiedName(), hotTier.naming().alignDownSql("\"from\""));
+        String sql = "SELECT count(*), min(\"from\"), max(\"from\") FROM %s WHERE %s GROUP BY %s ORDER BY 2"
+                .formatted(staging.qualifiedName(), Tier.HOT.sql("?"), hotTier.naming().alignDownSql("\"from\""));
         try (PreparedStatement select = connection.prepareStatement(sql)) {
             select.setObject(1, timestamp(watermark.instant()));
             try (ResultSet result = select.executeQuery()) {
@@ -154,8 +155,8 @@ final class HotRowWriter
             throws SQLException
     {
         String columns = ReadingsSchema.postgresColumnList();
-        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO %s (%s) SELECT %s FROM %s WHERE \"from\" >= ? AND %s ON CONFLICT (malo_id, obis_code, \"from\", version) DO NOTHING"
-                .formatted(target, columns, columns, staging.qualifiedName(), condition))) {
+        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO %s (%s) SELECT %s FROM %s WHERE %s AND %s ON CONFLICT (malo_id, obis_code, \"from\", version) DO NOTHING"
+                .formatted(target, columns, columns, staging.qualifiedName(), Tier.HOT.sql("?"), condition))) {
             insert.setObject(1, timestamp(watermark.instant()));
             for (int index = 0; index < parameters.size(); index++) {
                 insert.setObject(index + 2, timestamp(parameters.get(index)));
@@ -177,7 +178,7 @@ final class HotRowWriter
         String sql = """
                 SELECT %s, %s, p.xmin = pg_current_xact_id()::xid AS same_statement, p.tableoid::regclass::text AS stored_in
                 FROM %s s JOIN %s p ON p.malo_id = s.malo_id AND p.obis_code = s.obis_code AND p."from" = s."from" AND p.version = s.version
-                WHERE s."from" >= ? AND (%s)""".formatted(HotRows.selectList("s", "s_"), HotRows.selectList("p", "p_"), staging.qualifiedName(), target, differs);
+                WHERE s.%s AND (%s)""".formatted(HotRows.selectList("s", "s_"), HotRows.selectList("p", "p_"), staging.qualifiedName(), target, Tier.HOT.sql("?"), differs);
         try (PreparedStatement select = connection.prepareStatement(sql)) {
             select.setObject(1, timestamp(watermark.instant()));
             select.setFetchSize(1_000);

@@ -2,19 +2,35 @@ package io.meterstore.trino.write;
 
 import io.trino.spi.TrinoException;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
+import static java.util.Objects.requireNonNull;
 
 /**
- * A crash test's way to fail an INSERT between its tiers: with {@code -Dmeterstore.failpoint=insert-between-tiers}
- * the statement fails after the Iceberg commit and before the PostgreSQL commit, leaving its cold rows committed and
- * its hot rows rolled back. Read on every statement, so a test can arm and disarm it in-process.
+ * The one place where tests reach into an INSERT, so that no production class carries a test's hook. A crash test
+ * fails an INSERT between its tiers: with {@code -Dmeterstore.failpoint=insert-between-tiers} the statement fails after
+ * the Iceberg commit and before the PostgreSQL commit, leaving its cold rows committed and its hot rows rolled back.
+ * Read on every statement, so a test can arm and disarm it in-process. A race test runs its own step between staging
+ * and the archival fence ({@link #setBeforeFence}).
  */
-final class InsertFailpoints
+public final class InsertFailpoints
 {
     static final String PROPERTY = "meterstore.failpoint";
     static final String BETWEEN_TIERS = "insert-between-tiers";
 
+    private static volatile Runnable beforeFence = () -> {};
+
     private InsertFailpoints() {}
+
+    /** Runs {@code step} in every INSERT after its rows are staged and before it takes the archival fence; {@code () -> {}} disarms it. */
+    public static void setBeforeFence(Runnable step)
+    {
+        beforeFence = requireNonNull(step, "step is null");
+    }
+
+    static void beforeFence()
+    {
+        beforeFence.run();
+    }
 
     static void betweenTiers()
     {

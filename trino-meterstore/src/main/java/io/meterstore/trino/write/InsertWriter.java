@@ -1,6 +1,5 @@
 package io.meterstore.trino.write;
 
-import com.google.common.annotations.VisibleForTesting;
 import com.google.inject.Inject;
 import io.airlift.log.Logger;
 import io.airlift.slice.Slice;
@@ -11,13 +10,14 @@ import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsSchema;
+import io.meterstore.core.Tier;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
-import io.meterstore.trino.MeterstoreColumnHandle;
-import io.meterstore.trino.MeterstoreErrorCode;
-import io.meterstore.trino.MeterstoreTables;
-import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreErrorCode;
+import io.meterstore.trino.base.MeterstoreTables;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.SchemaTableName;
@@ -37,7 +37,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -60,8 +60,6 @@ public final class InsertWriter
     // the cold rows are looked up in Iceberg this many at a time: a bounded map, and one pruned scan per chunk
     private static final int COLD_CHUNK_ROWS = 8192;
 
-    private static volatile Runnable beforeWrite = () -> {};
-
     private final MeterstoreTables tables;
     private final ColdRedeliveryLookup coldLookup;
     private final CorrectionCommitter committer = new CorrectionCommitter();
@@ -73,13 +71,6 @@ public final class InsertWriter
     {
         this.tables = requireNonNull(tables, "tables is null");
         this.coldLookup = requireNonNull(coldLookup, "coldLookup is null");
-    }
-
-    /** Runs {@code hook} in every INSERT after its rows are staged and before it takes the archival fence. */
-    @VisibleForTesting
-    public static void setBeforeWriteHook(Runnable hook)
-    {
-        beforeWrite = requireNonNull(hook, "hook is null");
     }
 
     /** What a statement did: rows new in each tier, and redelivered rows already stored with the same payload. */
@@ -120,7 +111,7 @@ public final class InsertWriter
     public Written finish(ConnectorSession session, MeterstoreInsertTableHandle handle, Collection<Slice> fragments)
     {
         long staged = MeterstorePageSink.stagedRows(fragments);
-        beforeWrite.run();
+        InsertFailpoints.beforeFence();
         Table table = tables.loadIcebergTable(handle.storageTable());
         HotTier hotTier = tables.hotTier(handle.storageTable(), archivalStep(table));
         try (Connection connection = tables.connectPostgres()) {
@@ -206,8 +197,8 @@ public final class InsertWriter
     private long writeCold(ConnectorSession session, MeterstoreInsertTableHandle handle, Connection connection, Table table, PinnedWatermark pinned, ColdInsertCommit cold)
             throws SQLException
     {
-        String sql = "SELECT %s FROM %s WHERE \"from\" < ? ORDER BY date_trunc('month', \"from\", 'UTC'), malo_id, obis_code, \"from\", version"
-                .formatted(ReadingsSchema.postgresColumnList(), handle.staging().qualifiedName());
+        String sql = "SELECT %s FROM %s WHERE %s ORDER BY date_trunc('month', \"from\", 'UTC'), malo_id, obis_code, \"from\", version"
+                .formatted(ReadingsSchema.postgresColumnList(), handle.staging().qualifiedName(), Tier.COLD.sql("?"));
         long streamed = 0;
         boolean locked = false;
         Optional<Reading> previous = Optional.empty();

@@ -1,7 +1,7 @@
 package io.meterstore.trino.write;
 
 import com.google.common.collect.ImmutableList;
-import io.meterstore.trino.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.SchemaTableName;
 

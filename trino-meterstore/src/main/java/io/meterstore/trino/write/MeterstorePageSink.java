@@ -6,10 +6,10 @@ import io.meterstore.core.InvalidReadingException;
 import io.meterstore.core.PgBinaryCopyWriter;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
-import io.meterstore.trino.MeterstoreColumnHandle;
-import io.meterstore.trino.MeterstoreConfig;
-import io.meterstore.trino.MeterstoreTypes;
-import io.meterstore.trino.PostgresConnectionPool;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreConfig;
+import io.meterstore.trino.base.MeterstoreTypes;
+import io.meterstore.trino.base.PostgresConnectionPool;
 import io.trino.spi.Page;
 import io.trino.spi.TrinoException;
 import io.trino.spi.block.Block;
@@ -27,8 +27,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import static io.airlift.units.Duration.succinctDuration;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_INVALID_READING;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_INVALID_READING;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
 import static java.util.Objects.requireNonNull;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 

@@ -1,7 +1,7 @@
 package io.meterstore.trino.write;
 
 import com.google.inject.Inject;
-import io.meterstore.trino.PostgresConnectionPool;
+import io.meterstore.trino.base.PostgresConnectionPool;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.ConnectorOutputTableHandle;

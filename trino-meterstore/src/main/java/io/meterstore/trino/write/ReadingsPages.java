@@ -8,7 +8,8 @@ import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
-import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.parquet.ReadingsParquetSchema;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.Page;
 import io.trino.spi.block.Block;
 import io.trino.spi.block.BlockBuilder;
@@ -25,9 +26,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.IntFunction;
 
-import static io.meterstore.trino.MeterstoreTypes.QUANTITY;
-import static io.meterstore.trino.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
-import static io.meterstore.trino.MeterstoreTypes.VERSION;
+import static io.meterstore.trino.base.MeterstoreTypes.QUANTITY;
+import static io.meterstore.trino.base.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
+import static io.meterstore.trino.base.MeterstoreTypes.VERSION;
 import static io.trino.spi.type.DateType.DATE;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 
@@ -83,7 +84,7 @@ final class ReadingsPages
         ReadingsColumn[] columns = ReadingsColumn.values();
         BlockBuilder[] builders = new BlockBuilder[columns.length];
         for (ReadingsColumn column : columns) {
-            builders[column.ordinal()] = MeterstoreTypes.trinoType(column.kind()).createBlockBuilder(null, readings.size());
+            builders[column.ordinal()] = ReadingsParquetSchema.trinoType(column.kind()).createBlockBuilder(null, readings.size());
         }
         for (Reading reading : readings) {
             writeString(builders[ReadingsColumn.MALO_ID.ordinal()], Optional.of(reading.maloId()));

@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_CONFLICTING_REDELIVERY;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_CONFLICTING_REDELIVERY;
 
 /**
  * The one rule for a version that is written again: with the same payload it is a redelivery and skipped; with another

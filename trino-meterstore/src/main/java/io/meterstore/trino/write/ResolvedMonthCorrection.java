@@ -3,13 +3,12 @@ package io.meterstore.trino.write;
 import io.airlift.log.Logger;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.Reading;
-import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.ResolutionRule;
+import io.meterstore.core.Tier;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import io.meterstore.parquet.MonthFileWriter;
 import io.meterstore.parquet.PositionDeleteFileWriter;
 import io.meterstore.parquet.ResolvedMonthWriter;
-import io.meterstore.trino.MeterstoreTypes;
 import io.meterstore.trino.write.ColdRedeliveryLookup.ScopedKey;
 import io.meterstore.trino.write.ColdRedeliveryLookup.StoredWinner;
 import io.trino.spi.Page;
@@ -19,7 +18,6 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.io.CloseableIterable;
 
 import java.io.IOException;
@@ -100,9 +98,7 @@ final class ResolvedMonthCorrection
         Instant end = month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC);
         try (CloseableIterable<FileScanTask> tasks = table.newScan()
                 .useSnapshot(pinned.snapshotId().get())
-                .filter(Expressions.and(
-                        Expressions.greaterThanOrEqual(ReadingsColumn.FROM.columnName(), MeterstoreTypes.toEpochMicros(start)),
-                        Expressions.lessThan(ReadingsColumn.FROM.columnName(), MeterstoreTypes.toEpochMicros(end))))
+                .filter(Tier.icebergBetween(start, end))
                 .planFiles()) {
             for (FileScanTask task : tasks) {
                 if (ColdFileRole.of(task.file().location()).filter(role -> role != ColdFileRole.POSITION_DELETES).isEmpty()) {

@@ -3,15 +3,15 @@ package io.meterstore.trino.write;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.TieringWatermark;
-import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.block.Block;
 import io.trino.spi.type.Int128;
 import io.trino.spi.type.LongTimestampWithTimeZone;
 
 import java.util.Map;
 
-import static io.meterstore.trino.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
-import static io.meterstore.trino.MeterstoreTypes.VERSION;
+import static io.meterstore.trino.base.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
+import static io.meterstore.trino.base.MeterstoreTypes.VERSION;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 
 /** How an error names a row: its key, (malo_id, obis_code, "from", version), as far as the row has one. */

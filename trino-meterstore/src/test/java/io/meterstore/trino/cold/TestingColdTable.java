@@ -11,8 +11,8 @@ import io.meterstore.storage.ForwardingFileIo;
 import io.meterstore.testing.TestingDatabase;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
-import io.meterstore.trino.MeterstoreColumnHandle;
-import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.filesystem.Location;
 import io.trino.filesystem.TrinoFileSystem;
 import io.trino.filesystem.TrinoFileSystemFactory;
@@ -69,7 +69,7 @@ import static com.google.common.collect.ImmutableList.toImmutableList;
 import static com.google.common.io.MoreFiles.deleteRecursively;
 import static com.google.common.io.RecursiveDeleteOption.ALLOW_INSECURE;
 import static io.airlift.slice.Slices.utf8Slice;
-import static io.meterstore.trino.MeterstoreTypes.toEpochMicros;
+import static io.meterstore.trino.base.MeterstoreTypes.toEpochMicros;
 import static java.util.Objects.requireNonNull;
 
 /**

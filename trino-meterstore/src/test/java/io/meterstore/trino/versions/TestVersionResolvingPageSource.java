@@ -2,8 +2,8 @@ package io.meterstore.trino.versions;
 
 import com.google.common.collect.ImmutableList;
 import io.meterstore.core.ReadingsColumn;
-import io.meterstore.trino.MeterstoreColumnHandle;
-import io.meterstore.trino.MeterstoreTypes;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.Page;
 import io.trino.spi.PageBuilder;
 import io.trino.spi.block.Block;
@@ -19,7 +19,7 @@ import java.util.List;
 import java.util.Optional;
 
 import static io.airlift.slice.Slices.utf8Slice;
-import static io.meterstore.trino.MeterstoreTypes.QUANTITY;
+import static io.meterstore.trino.base.MeterstoreTypes.QUANTITY;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static org.assertj.core.api.Assertions.assertThat;
 

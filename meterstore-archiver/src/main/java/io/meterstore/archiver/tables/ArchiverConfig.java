@@ -1,28 +1,28 @@
-package io.meterstore.archiver;
+package io.meterstore.archiver.tables;
 
+import com.google.common.collect.ImmutableList;
 import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
 import io.airlift.units.DataSize;
 import io.airlift.units.Duration;
 import io.airlift.units.MinDataSize;
 import io.airlift.units.MinDuration;
-import jakarta.validation.constraints.AssertTrue;
+import io.meterstore.core.TiersConfig;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 
+import java.util.List;
+
 import static io.airlift.units.DataSize.Unit.MEGABYTE;
 import static java.util.concurrent.TimeUnit.DAYS;
-import static java.util.concurrent.TimeUnit.HOURS;
 
 /**
  * What only the archiver reads. The keys it shares with the connector (PostgreSQL, schema, tables, Iceberg catalogue,
- * warehouse, lock timeout) are {@link io.meterstore.core.TiersConfig}, one definition for both.
+ * warehouse, lock timeout, settlement lag, reader grace) are {@link io.meterstore.core.TiersConfig}, one definition for both.
  */
 public class ArchiverConfig
 {
     private Duration archivalStep = new Duration(1, DAYS);
-    private Duration settlementLag = new Duration(7, DAYS);
-    private Duration readerGrace = new Duration(1, HOURS);
     private int chunkRows = 10_000;
     private Duration snapshotRetention = new Duration(3653, DAYS);
     private int minSnapshotsToKeep = 20;
@@ -44,34 +44,6 @@ public class ArchiverConfig
     public ArchiverConfig setArchivalStep(Duration archivalStep)
     {
         this.archivalStep = archivalStep;
-        return this;
-    }
-
-    @NotNull
-    public Duration getSettlementLag()
-    {
-        return settlementLag;
-    }
-
-    @Config("meterstore.settlement-lag")
-    @ConfigDescription("A window is archived once it ends this long before now; must exceed the market's correction window")
-    public ArchiverConfig setSettlementLag(Duration settlementLag)
-    {
-        this.settlementLag = settlementLag;
-        return this;
-    }
-
-    @NotNull
-    public Duration getReaderGrace()
-    {
-        return readerGrace;
-    }
-
-    @Config("meterstore.reader-grace")
-    @ConfigDescription("An archived partition is dropped once its archival commit is this old; above the longest query the deployment runs")
-    public ArchiverConfig setReaderGrace(Duration readerGrace)
-    {
-        this.readerGrace = readerGrace;
         return this;
     }
 
@@ -189,15 +161,20 @@ public class ArchiverConfig
         return this;
     }
 
-    @AssertTrue(message = "meterstore.snapshot-retention must be at least meterstore.reader-grace")
-    public boolean isSnapshotRetentionAtLeastReaderGrace()
+    /**
+     * What spans this bean and the shared {@link TiersConfig}, which bean validation, one bean at a time, cannot see:
+     * each a message naming the properties. The service and every command refuse to start on any of them.
+     */
+    public List<String> violations(TiersConfig tiers)
     {
-        return snapshotRetention == null || readerGrace == null || snapshotRetention.compareTo(readerGrace) >= 0;
-    }
-
-    @AssertTrue(message = "meterstore.settlement-lag must be at least meterstore.archival-step")
-    public boolean isSettlementLagAtLeastArchivalStep()
-    {
-        return settlementLag == null || archivalStep == null || settlementLag.compareTo(archivalStep) >= 0;
+        ImmutableList.Builder<String> violations = ImmutableList.builder();
+        // a snapshot younger than the reader grace may be what a running query reads
+        if (snapshotRetention != null && tiers.getReaderGrace() != null && snapshotRetention.compareTo(tiers.getReaderGrace()) < 0) {
+            violations.add("meterstore.snapshot-retention must be at least meterstore.reader-grace");
+        }
+        if (archivalStep != null && tiers.getSettlementLag() != null && tiers.getSettlementLag().compareTo(archivalStep) < 0) {
+            violations.add("meterstore.settlement-lag must be at least meterstore.archival-step");
+        }
+        return violations.build();
     }
 }

@@ -1,4 +1,4 @@
-package io.meterstore.archiver;
+package io.meterstore.archiver.tables;
 
 import com.google.common.collect.ImmutableList;
 import io.meterstore.archiver.cycle.ArchivalException;

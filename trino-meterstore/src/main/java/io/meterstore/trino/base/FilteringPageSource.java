@@ -1,4 +1,4 @@
-package io.meterstore.trino;
+package io.meterstore.trino.base;
 
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
@@ -8,54 +8,50 @@ import java.io.IOException;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
-import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
-/** Stops a split after a pushed LIMIT's rows and closes its reader, so the rest of the split is never read. */
-final class LimitingPageSource
+/**
+ * Passes a delegate's pages on, each trimmed to the positions a subclass keeps; everything else is the delegate's.
+ * The page's blocks stay lazy: only the columns the subclass reads to decide are loaded.
+ */
+public abstract class FilteringPageSource
         implements ConnectorPageSource
 {
     private final ConnectorPageSource delegate;
-    private long remaining;
 
-    LimitingPageSource(ConnectorPageSource delegate, long limit)
+    protected FilteringPageSource(ConnectorPageSource delegate)
     {
         this.delegate = requireNonNull(delegate, "delegate is null");
-        checkArgument(limit >= 0, "limit is negative: %s", limit);
-        this.remaining = limit;
     }
+
+    /** Writes the positions of {@code page} to keep, ascending, into {@code kept}; returns how many. */
+    protected abstract int keep(SourcePage page, int[] kept);
 
     @Override
     public SourcePage getNextSourcePage()
     {
-        if (remaining == 0) {
-            return null;
-        }
         SourcePage page = delegate.getNextSourcePage();
         if (page == null) {
             return null;
         }
-        if (page.getPositionCount() >= remaining) {
-            int positions = (int) remaining;
-            // the reader stays open until Trino closes this source: the page's blocks load lazily from it
-            remaining = 0;
-            if (positions < page.getPositionCount()) {
-                int[] kept = new int[positions];
-                for (int position = 0; position < positions; position++) {
-                    kept[position] = position;
-                }
-                page.selectPositions(kept, 0, positions);
-            }
-            return page;
+        int[] kept = new int[page.getPositionCount()];
+        int count = keep(page, kept);
+        if (count < page.getPositionCount()) {
+            page.selectPositions(kept, 0, count);
         }
-        remaining -= page.getPositionCount();
         return page;
     }
 
     @Override
     public boolean isFinished()
     {
-        return remaining == 0 || delegate.isFinished();
+        return delegate.isFinished();
+    }
+
+    @Override
+    public CompletableFuture<?> isBlocked()
+    {
+        return delegate.isBlocked();
     }
 
     @Override
@@ -77,15 +73,10 @@ final class LimitingPageSource
     }
 
     @Override
+    @SuppressWarnings("deprecation") // forwards the reader's memory
     public long getMemoryUsage()
     {
         return delegate.getMemoryUsage();
-    }
-
-    @Override
-    public CompletableFuture<?> isBlocked()
-    {
-        return delegate.isBlocked();
     }
 
     @Override

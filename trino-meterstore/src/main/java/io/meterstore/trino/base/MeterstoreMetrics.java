@@ -1,4 +1,4 @@
-package io.meterstore.trino;
+package io.meterstore.trino.base;
 
 import com.google.common.collect.ImmutableMap;
 import io.trino.plugin.base.metrics.LongCount;

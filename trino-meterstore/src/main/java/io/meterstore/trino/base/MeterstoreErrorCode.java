@@ -1,4 +1,4 @@
-package io.meterstore.trino;
+package io.meterstore.trino.base;
 
 import io.meterstore.core.MeterstoreException;
 import io.trino.spi.ErrorCode;

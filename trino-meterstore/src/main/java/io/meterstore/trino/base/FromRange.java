@@ -1,4 +1,4 @@
-package io.meterstore.trino;
+package io.meterstore.trino.base;
 
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.TierSplit;
@@ -23,17 +23,24 @@ public final class FromRange
             // nothing can match: an empty range
             return new TierSplit.Range(Optional.of(Instant.EPOCH), Optional.of(Instant.EPOCH));
         }
-        Optional<Domain> domain = constraint.getDomains().orElseThrow().entrySet().stream()
+        return constraint.getDomains().orElseThrow().entrySet().stream()
                 .filter(entry -> entry.getKey().column() == ReadingsColumn.FROM)
                 .map(Map.Entry::getValue)
-                .findFirst();
-        if (domain.isEmpty() || domain.get().getValues().isAll()) {
+                .findFirst()
+                .map(FromRange::of)
+                .orElse(TierSplit.Range.ALL);
+    }
+
+    /** The span of a domain of "from" as a half-open range. */
+    public static TierSplit.Range of(Domain domain)
+    {
+        if (domain.getValues().isAll()) {
             return TierSplit.Range.ALL;
         }
-        if (domain.get().getValues().isNone()) {
+        if (domain.getValues().isNone()) {
             return new TierSplit.Range(Optional.of(Instant.EPOCH), Optional.of(Instant.EPOCH));
         }
-        Range span = domain.get().getValues().getRanges().getSpan();
+        Range span = domain.getValues().getRanges().getSpan();
         Optional<Instant> lower = span.getLowValue().map(value -> MeterstoreTypes.fromEpochMicros(MeterstoreTypes.toEpochMicros((LongTimestampWithTimeZone) value)));
         // an inclusive upper bound becomes exclusive one microsecond later
         Optional<Instant> upper = span.getHighValue().map(value -> MeterstoreTypes.fromEpochMicros(MeterstoreTypes.toEpochMicros((LongTimestampWithTimeZone) value) + (span.isHighInclusive() ? 1 : 0)));

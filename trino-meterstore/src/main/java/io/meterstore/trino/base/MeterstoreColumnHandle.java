@@ -1,4 +1,4 @@
-package io.meterstore.trino;
+package io.meterstore.trino.base;
 
 import io.meterstore.core.ReadingsColumn;
 import io.trino.spi.connector.ColumnHandle;

@@ -1,16 +1,12 @@
-package io.meterstore.trino;
+package io.meterstore.trino.base;
 
 import io.meterstore.core.ReadingsColumn;
-import io.meterstore.core.ReadingsColumn.ColumnKind;
+import io.meterstore.parquet.ReadingsParquetSchema;
 import io.trino.spi.block.Block;
 import io.trino.spi.block.Fixed12Block;
-import io.trino.spi.type.DateType;
 import io.trino.spi.type.DecimalType;
-import io.trino.spi.type.TimestampWithTimeZoneType;
-import io.trino.spi.type.Type;
-import io.trino.spi.type.VarcharType;
-
 import io.trino.spi.type.LongTimestampWithTimeZone;
+import io.trino.spi.type.TimestampWithTimeZoneType;
 
 import java.time.Instant;
 import java.util.Arrays;
@@ -19,29 +15,19 @@ import java.util.List;
 import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
 import static io.trino.spi.type.TimeZoneKey.UTC_KEY;
 
-/** The Trino type of each value domain of the readings schema. */
+/** The Trino types of the readings schema as the connector uses them: column handles, and instants in Trino's encodings. */
 public final class MeterstoreTypes
 {
-    public static final TimestampWithTimeZoneType TIMESTAMP_TZ_MICROS = TimestampWithTimeZoneType.createTimestampWithTimeZoneType(6);
-    public static final DecimalType QUANTITY = DecimalType.createDecimalType(18, 6);
-    public static final DecimalType VERSION = DecimalType.createDecimalType(20, 0);
+    // the types of the readings schema are ReadingsParquetSchema's, which maps each ColumnKind to its Trino type once
+    public static final TimestampWithTimeZoneType TIMESTAMP_TZ_MICROS = ReadingsParquetSchema.TIMESTAMP_TZ_MICROS;
+    public static final DecimalType QUANTITY = ReadingsParquetSchema.QUANTITY;
+    public static final DecimalType VERSION = ReadingsParquetSchema.VERSION;
 
     private MeterstoreTypes() {}
 
-    public static Type trinoType(ColumnKind kind)
-    {
-        return switch (kind) {
-            case STRING -> VarcharType.VARCHAR;
-            case TIMESTAMP_TZ -> TIMESTAMP_TZ_MICROS;
-            case QUANTITY -> QUANTITY;
-            case VERSION -> VERSION;
-            case DATE -> DateType.DATE;
-        };
-    }
-
     public static MeterstoreColumnHandle columnHandle(ReadingsColumn column)
     {
-        return new MeterstoreColumnHandle(column, trinoType(column.kind()));
+        return new MeterstoreColumnHandle(column, ReadingsParquetSchema.trinoType(column.kind()));
     }
 
     public static List<MeterstoreColumnHandle> columnHandles()

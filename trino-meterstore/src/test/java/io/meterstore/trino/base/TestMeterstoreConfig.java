@@ -1,4 +1,4 @@
-package io.meterstore.trino;
+package io.meterstore.trino.base;
 
 import com.google.common.collect.ImmutableMap;
 import io.airlift.units.Duration;
@@ -9,8 +9,6 @@ import java.util.Map;
 import static io.airlift.configuration.testing.ConfigAssertions.assertFullMapping;
 import static io.airlift.configuration.testing.ConfigAssertions.assertRecordedDefaults;
 import static io.airlift.configuration.testing.ConfigAssertions.recordDefaults;
-import static java.util.concurrent.TimeUnit.DAYS;
-import static java.util.concurrent.TimeUnit.HOURS;
 import static java.util.concurrent.TimeUnit.MINUTES;
 import static java.util.concurrent.TimeUnit.SECONDS;
 
@@ -21,9 +19,7 @@ final class TestMeterstoreConfig
     {
         assertRecordedDefaults(recordDefaults(MeterstoreConfig.class)
                 .setMaxClockSkew(new Duration(1, MINUTES))
-                .setPostgresqlMaxConnections(10)
-                .setSettlementLag(new Duration(7, DAYS))
-                .setReaderGrace(new Duration(1, HOURS)));
+                .setPostgresqlMaxConnections(10));
     }
 
     @Test
@@ -32,14 +28,10 @@ final class TestMeterstoreConfig
         Map<String, String> properties = ImmutableMap.<String, String>builder()
                 .put("meterstore.max-clock-skew", "10s")
                 .put("meterstore.postgresql.max-connections", "4")
-                .put("meterstore.settlement-lag", "10d")
-                .put("meterstore.reader-grace", "30m")
                 .buildOrThrow();
         MeterstoreConfig expected = new MeterstoreConfig()
                 .setMaxClockSkew(new Duration(10, SECONDS))
-                .setPostgresqlMaxConnections(4)
-                .setSettlementLag(new Duration(10, DAYS))
-                .setReaderGrace(new Duration(30, MINUTES));
+                .setPostgresqlMaxConnections(4);
         assertFullMapping(properties, expected);
     }
 }

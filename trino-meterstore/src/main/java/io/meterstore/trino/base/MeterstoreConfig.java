@@ -1,20 +1,17 @@
-package io.meterstore.trino;
+package io.meterstore.trino.base;
 
 import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
 import io.airlift.configuration.DefunctConfig;
 import io.airlift.units.Duration;
-import io.airlift.units.MinDuration;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 
-import static java.util.concurrent.TimeUnit.DAYS;
-import static java.util.concurrent.TimeUnit.HOURS;
 import static java.util.concurrent.TimeUnit.MINUTES;
 
 /**
  * What only the connector reads. The keys it shares with the archiver (PostgreSQL, schema, tables, Iceberg catalogue,
- * warehouse, lock timeout) are {@link io.meterstore.core.TiersConfig}, one definition for both.
+ * warehouse, lock timeout, settlement lag, reader grace) are {@link io.meterstore.core.TiersConfig}, one definition for both.
  */
 // hot partitions stream as binary COPY, which has no fetch size
 @DefunctConfig("meterstore.postgresql.fetch-rows")
@@ -24,8 +21,6 @@ public class MeterstoreConfig
 
     private Duration maxClockSkew = new Duration(1, MINUTES);
     private int postgresqlMaxConnections = 10;
-    private Duration settlementLag = new Duration(7, DAYS);
-    private Duration readerGrace = new Duration(1, HOURS);
 
     @NotNull
     public Duration getMaxClockSkew()
@@ -52,34 +47,6 @@ public class MeterstoreConfig
     public MeterstoreConfig setPostgresqlMaxConnections(int postgresqlMaxConnections)
     {
         this.postgresqlMaxConnections = postgresqlMaxConnections;
-        return this;
-    }
-
-    @MinDuration("1m")
-    public Duration getSettlementLag()
-    {
-        return settlementLag;
-    }
-
-    @Config("meterstore.settlement-lag")
-    @ConfigDescription("The archiver's settlement lag, for the system tables: a watermark further behind than this plus two steps is reported as behind")
-    public MeterstoreConfig setSettlementLag(Duration settlementLag)
-    {
-        this.settlementLag = settlementLag;
-        return this;
-    }
-
-    @MinDuration("0s")
-    public Duration getReaderGrace()
-    {
-        return readerGrace;
-    }
-
-    @Config("meterstore.reader-grace")
-    @ConfigDescription("The archiver's reader grace, for the system tables: when an archived partition becomes droppable")
-    public MeterstoreConfig setReaderGrace(Duration readerGrace)
-    {
-        this.readerGrace = readerGrace;
         return this;
     }
 }

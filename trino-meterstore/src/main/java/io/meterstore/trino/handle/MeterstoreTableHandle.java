@@ -1,5 +1,6 @@
-package io.meterstore.trino;
+package io.meterstore.trino.handle;
 
+import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.hot.HotAggregation;
 import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.connector.ConnectorTableHandle;

@@ -1,4 +1,4 @@
-package io.meterstore.trino;
+package io.meterstore.trino.base;
 
 import com.google.inject.Inject;
 import com.zaxxer.hikari.HikariConfig;
@@ -15,7 +15,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.function.Function;
 
 import static io.airlift.concurrent.Threads.daemonThreadsNamed;
-import static io.meterstore.trino.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
 import static java.util.Objects.requireNonNull;
 import static java.util.concurrent.TimeUnit.MINUTES;
 import static java.util.concurrent.TimeUnit.SECONDS;
@@ -37,7 +37,7 @@ public final class PostgresConnectionPool
     private static final long CONNECTION_WAIT_SECONDS = 30;
     // one wait of the pool: a connection it fails to open within it means PostgreSQL is unreachable, and a query fails that soon
     private static final long ATTEMPT_SECONDS = 2;
-    static final String APPLICATION_NAME = "trino-meterstore";
+    public static final String APPLICATION_NAME = "trino-meterstore";
 
     private final HikariDataSource dataSource;
     private final ThreadPoolExecutor waiters;

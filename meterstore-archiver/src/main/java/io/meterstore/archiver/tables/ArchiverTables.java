@@ -1,4 +1,4 @@
-package io.meterstore.archiver;
+package io.meterstore.archiver.tables;
 
 import com.google.common.collect.ImmutableList;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
@@ -108,7 +108,7 @@ public final class ArchiverTables
 
     public ArchivalSettings settings()
     {
-        return new ArchivalSettings(config.getSettlementLag().toJavaTime(), config.getReaderGrace().toJavaTime(), config.getChunkRows());
+        return new ArchivalSettings(tiers.getSettlementLag().toJavaTime(), tiers.getReaderGrace().toJavaTime(), config.getChunkRows());
     }
 
     public MaintenanceSettings maintenanceSettings()
@@ -116,7 +116,7 @@ public final class ArchiverTables
         return new MaintenanceSettings(
                 new SnapshotRetention(config.getSnapshotRetention().toJavaTime(), config.getMinSnapshotsToKeep()),
                 config.getOrphanSafetyAge().toJavaTime(),
-                config.getReaderGrace().toJavaTime(),
+                tiers.getReaderGrace().toJavaTime(),
                 new CompactionSettings(config.getCompactionDelay().toJavaTime(), config.getCompactionTargetFileSize().toBytes(), config.getCompactionCorrectionFiles()));
     }
 

@@ -1,11 +1,11 @@
-package io.meterstore.archiver;
+package io.meterstore.archiver.tables;
 
 import com.google.common.collect.ImmutableMap;
 import io.airlift.units.DataSize;
 import io.airlift.units.Duration;
 import io.airlift.units.MinDataSize;
 import io.airlift.units.MinDuration;
-import jakarta.validation.constraints.AssertTrue;
+import io.meterstore.core.TiersConfig;
 import jakarta.validation.constraints.Min;
 import org.junit.jupiter.api.Test;
 
@@ -21,6 +21,7 @@ import static java.util.concurrent.TimeUnit.DAYS;
 import static java.util.concurrent.TimeUnit.HOURS;
 import static java.util.concurrent.TimeUnit.MINUTES;
 import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
 
 final class TestArchiverConfig
 {
@@ -29,8 +30,6 @@ final class TestArchiverConfig
     {
         assertRecordedDefaults(recordDefaults(ArchiverConfig.class)
                 .setArchivalStep(new Duration(1, DAYS))
-                .setSettlementLag(new Duration(7, DAYS))
-                .setReaderGrace(new Duration(1, HOURS))
                 .setChunkRows(10_000)
                 .setSnapshotRetention(new Duration(3653, DAYS))
                 .setMinSnapshotsToKeep(20)
@@ -46,8 +45,6 @@ final class TestArchiverConfig
     {
         Map<String, String> properties = ImmutableMap.<String, String>builder()
                 .put("meterstore.archival-step", "1h")
-                .put("meterstore.settlement-lag", "10d")
-                .put("meterstore.reader-grace", "30m")
                 .put("meterstore.chunk-rows", "5000")
                 .put("meterstore.snapshot-retention", "400d")
                 .put("meterstore.min-snapshots-to-keep", "50")
@@ -60,8 +57,6 @@ final class TestArchiverConfig
 
         ArchiverConfig expected = new ArchiverConfig()
                 .setArchivalStep(new Duration(1, HOURS))
-                .setSettlementLag(new Duration(10, DAYS))
-                .setReaderGrace(new Duration(30, MINUTES))
                 .setChunkRows(5000)
                 .setSnapshotRetention(new Duration(400, DAYS))
                 .setMinSnapshotsToKeep(50)
@@ -77,27 +72,25 @@ final class TestArchiverConfig
     @Test
     void testSettlementLagMustCoverStep()
     {
-        ArchiverConfig config = new ArchiverConfig();
-        assertValidates(config);
-        assertFailsValidation(
-                config.setArchivalStep(new Duration(2, DAYS)).setSettlementLag(new Duration(1, DAYS)),
-                "settlementLagAtLeastArchivalStep",
-                "meterstore.settlement-lag must be at least meterstore.archival-step",
-                AssertTrue.class);
+        // the settlement lag is a shared key, the step the archiver's own: the check spans both beans
+        TiersConfig tiers = new TiersConfig();
+        assertThat(new ArchiverConfig().violations(tiers)).isEmpty();
+        assertThat(new ArchiverConfig().setArchivalStep(new Duration(2, DAYS)).violations(tiers.setSettlementLag(new Duration(1, DAYS))))
+                .containsExactly("meterstore.settlement-lag must be at least meterstore.archival-step");
     }
 
     @Test
     void testSnapshotRetentionMustCoverReaderGrace()
     {
+        TiersConfig tiers = new TiersConfig();
         ArchiverConfig config = new ArchiverConfig()
                 .setSnapshotRetention(new Duration(1, HOURS));
         assertValidates(config);
+        assertThat(config.violations(tiers)).isEmpty();
         // a snapshot younger than the reader grace may be what a running query reads
-        assertFailsValidation(
-                config.setSnapshotRetention(new Duration(30, MINUTES)),
-                "snapshotRetentionAtLeastReaderGrace",
-                "meterstore.snapshot-retention must be at least meterstore.reader-grace",
-                AssertTrue.class);
+        assertThat(config.setSnapshotRetention(new Duration(30, MINUTES)).violations(tiers))
+                .containsExactly("meterstore.snapshot-retention must be at least meterstore.reader-grace");
+        assertThat(config.violations(tiers.setReaderGrace(new Duration(10, MINUTES)))).isEmpty();
         assertFailsValidation(new ArchiverConfig().setMinSnapshotsToKeep(0), "minSnapshotsToKeep", "must be greater than or equal to 1", Min.class);
         assertFailsValidation(new ArchiverConfig().setOrphanSafetyAge(new Duration(10, MINUTES)), "orphanSafetyAge", "must be greater than or equal to 1h", MinDuration.class);
         assertFailsValidation(new ArchiverConfig().setCompactionCorrectionFiles(0), "compactionCorrectionFiles", "must be greater than or equal to 1", Min.class);
