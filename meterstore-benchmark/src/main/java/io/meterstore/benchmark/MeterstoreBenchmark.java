@@ -181,12 +181,16 @@ public final class MeterstoreBenchmark
                 results.add(new DashboardBenchmark(settings, dataset, () -> trinoConnectionUnchecked(queryRunner), trino).run());
             }
         }
-        BenchmarkReport.Run run = new BenchmarkReport.Run(settings.meters(), settings.days());
-        BenchmarkReport report = new BenchmarkReport(run, environment(dataset.database()), describe(settings, dataset, floor, stream), results, NOTES);
+        BenchmarkReport.Run run = new BenchmarkReport.Run(settings.meters(), settings.days(), settings.storage());
         Files.createDirectories(settings.output());
         Path markdown = settings.output().resolve("benchmarks.md");
         // the other dataset sizes' sections stay: docs/benchmarks.md shows every size that was run
         String existing = Files.exists(markdown) ? Files.readString(markdown) : "";
+        // a run on S3 shows its figures beside the local warehouse's of the same size, as that section last recorded them
+        Map<String, BenchmarkReport.Figures> local = run.storage() == BenchmarkStorage.LOCAL
+                ? Map.of()
+                : BenchmarkReport.figures(existing, new BenchmarkReport.Run(settings.meters(), settings.days(), BenchmarkStorage.LOCAL));
+        BenchmarkReport report = new BenchmarkReport(run, environment(dataset.database()), describe(settings, dataset, floor, stream), results, NOTES, local);
         Files.writeString(markdown, BenchmarkReport.document(existing, report.section()));
         Files.writeString(settings.output().resolve(run.chart()), report.svg());
         console.println();
@@ -239,6 +243,7 @@ public final class MeterstoreBenchmark
                     .put("fs.local.enabled", "true")
                     // the archiver writes absolute file:/// locations; Trino's local file system resolves them against this root
                     .put("local.location", "/")
+                    .putAll(warehouse.storageProperties())
                     .buildOrThrow());
             return queryRunner;
         }
@@ -258,6 +263,7 @@ public final class MeterstoreBenchmark
                 .put("meterstore.tables", tables)
                 .put("meterstore.iceberg.catalog-name", warehouse.catalogName())
                 .put("meterstore.iceberg.warehouse", warehouse.location())
+                .putAll(warehouse.storageProperties())
                 .buildOrThrow();
     }
 
@@ -309,6 +315,11 @@ public final class MeterstoreBenchmark
                         .formatted(dataset.coldRows(), dataset.watermark().instant(), dataset.rows() - dataset.coldRows(), settings.hotDays()),
                 "One Trino %s engine in one JVM (coordinator only) hosts `meterstore` and Trino's `iceberg` connector over the same JDBC catalogue and warehouse; PostgreSQL runs the hot peer's SQL natively through JDBC."
                         .formatted(Optional.ofNullable(DistributedQueryRunner.class.getPackage().getImplementationVersion()).orElse("483")),
+                switch (settings.storage()) {
+                    case LOCAL -> "The warehouse is a local directory (`file:`).";
+                    case S3 -> "The warehouse is bucket `%s` of an S3 server on the loopback (S3Proxy 2.6, a child process, filesystem blob store, path-style, signature V4): both connectors read it and the archiver writes it through S3's HTTP API, `fs.s3.enabled` and `s3.*` as in production."
+                            .formatted(dataset.warehouse().location());
+                },
                 "Times are client side through the JDBC drivers, fetching every row; each query runs once to warm up, then %s rounds alternating MeterStore and peer (the order swapped each round); the tables show medians."
                         .formatted(settings.rounds())));
         floor.ifPresent(engine -> lines.add(engine.describe()));
