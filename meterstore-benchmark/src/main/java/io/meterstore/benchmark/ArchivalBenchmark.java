@@ -1,5 +1,6 @@
 package io.meterstore.benchmark;
 
+import com.google.common.collect.ImmutableList;
 import com.google.common.collect.Iterators;
 import io.airlift.log.Logger;
 import io.meterstore.benchmark.BenchmarkResult.Comparison;
@@ -322,7 +323,7 @@ final class ArchivalBenchmark
     {
         Path output = Files.createTempFile(settings.directory(), "archive-once-", ".log");
         try {
-            Process process = new ProcessBuilder(
+            Process process = new ProcessBuilder(ImmutableList.<String>builder().add(
                     Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-Xmx" + settings.archiverHeap(),
                     "-XX:+ExitOnOutOfMemoryError",
@@ -339,6 +340,9 @@ final class ArchivalBenchmark
                     warehouse.location(),
                     SCHEMA,
                     TABLE)
+                    // the storage properties last, as key=value: on S3 the archiver writes through the S3 server
+                    .addAll(warehouse.storageProperties().entrySet().stream().map(entry -> entry.getKey() + "=" + entry.getValue()).iterator())
+                    .build())
                     .redirectErrorStream(true)
                     .redirectOutput(output.toFile())
                     .start();

@@ -1,5 +1,6 @@
 package io.meterstore.benchmark;
 
+import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
@@ -7,6 +8,7 @@ import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergCatalogs;
 import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
 import io.meterstore.core.PartitionNaming;
+import io.meterstore.storage.ColdStorage;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 
@@ -17,7 +19,9 @@ import java.lang.management.MemoryType;
 import java.sql.DriverManager;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -26,7 +30,8 @@ import java.util.Optional;
  * service's scheduler runs every cycle after its first. Prints each cycle's time (without JVM start-up and catalogue
  * loading) and the heap's peak.
  * <p>
- * Arguments: PostgreSQL JDBC URL, user, Iceberg catalogue name, warehouse location, schema, table.
+ * Arguments: PostgreSQL JDBC URL, user, Iceberg catalogue name, warehouse location, schema, table, then the storage
+ * properties as {@code key=value} ({@code fs.s3.enabled=true}, {@code s3.endpoint=...}), none for a local warehouse.
  */
 public final class ArchiveOnceProbe
 {
@@ -38,13 +43,21 @@ public final class ArchiveOnceProbe
     public static void main(String[] args)
             throws Exception
     {
-        if (args.length != 6) {
-            System.err.println("Usage: ArchiveOnceProbe <jdbc-url> <user> <catalog-name> <warehouse> <schema> <table>");
+        if (args.length < 6) {
+            System.err.println("Usage: ArchiveOnceProbe <jdbc-url> <user> <catalog-name> <warehouse> <schema> <table> [<storage property>=<value> ...]");
             System.exit(2);
         }
         String url = args[0];
         String user = args[1];
-        Catalog catalog = IcebergCatalogs.jdbc(new JdbcCatalogSpec(args[2], url, user, Optional.empty(), args[3]));
+        Map<String, String> storageProperties = Arrays.stream(args, 6, args.length)
+                .map(argument -> argument.split("=", 2))
+                .collect(ImmutableMap.toImmutableMap(pair -> pair[0], pair -> pair[1]));
+        // a local warehouse keeps the catalogue's own FileIO, as before the storage properties existed
+        Optional<ColdStorage> storage = storageProperties.isEmpty() ? Optional.empty() : Optional.of(ColdStorage.create(storageProperties));
+        JdbcCatalogSpec spec = new JdbcCatalogSpec(args[2], url, user, Optional.empty(), args[3]);
+        Catalog catalog = storage
+                .map(value -> IcebergCatalogs.jdbc(spec, properties -> value.fileIo("meterstore-archiver")))
+                .orElseGet(() -> IcebergCatalogs.jdbc(spec));
         try {
             HotTier hotTier = new HotTier(args[4], new PartitionNaming(args[5], PartitionNaming.DEFAULT_STEP), Duration.ofSeconds(5));
             ArchivalCycle cycle = new ArchivalCycle(
@@ -72,6 +85,7 @@ public final class ArchiveOnceProbe
             if (catalog instanceof Closeable closeable) {
                 closeable.close();
             }
+            storage.ifPresent(ColdStorage::close);
         }
     }
 }

@@ -13,7 +13,9 @@ import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingDatabase;
 import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingS3Server;
 import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.testing.TestingWarehouse.TestingBucket;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -60,6 +62,7 @@ public final class BenchmarkDataset
     private static final String MARKER = "dataset.properties";
 
     private final TestingPostgresServer postgres;
+    private final Optional<TestingS3Server> s3;
     private final TestingWarehouse warehouse;
     private final ReadingsGenerator generator;
     private final TieringWatermark watermark;
@@ -67,9 +70,10 @@ public final class BenchmarkDataset
     private final long coldRows;
     private final boolean reused;
 
-    private BenchmarkDataset(TestingPostgresServer postgres, TestingWarehouse warehouse, ReadingsGenerator generator, TieringWatermark watermark, long rows, long coldRows, boolean reused)
+    private BenchmarkDataset(TestingPostgresServer postgres, Optional<TestingS3Server> s3, TestingWarehouse warehouse, ReadingsGenerator generator, TieringWatermark watermark, long rows, long coldRows, boolean reused)
     {
         this.postgres = requireNonNull(postgres, "postgres is null");
+        this.s3 = requireNonNull(s3, "s3 is null");
         this.warehouse = requireNonNull(warehouse, "warehouse is null");
         this.generator = requireNonNull(generator, "generator is null");
         this.watermark = requireNonNull(watermark, "watermark is null");
@@ -99,12 +103,19 @@ public final class BenchmarkDataset
         if (!reuse) {
             deleteRecursively(directory.resolve("pgdata"));
             deleteRecursively(directory.resolve("warehouse"));
+            deleteRecursively(directory.resolve("s3"));
             Files.deleteIfExists(directory.resolve(MARKER));
         }
         Files.createDirectories(directory.resolve("warehouse"));
         TestingPostgresServer postgres = TestingPostgresServer.persistent(directory.resolve("pgdata"), 0);
         TestingDatabase database = postgres.database("benchmark");
-        TestingWarehouse warehouse = new TestingWarehouse(database, directory.resolve("warehouse"), TestingWarehouse.CATALOG_NAME);
+        // on S3 the warehouse is a bucket of an S3 server whose objects are kept under the dataset directory
+        Optional<TestingS3Server> s3 = switch (settings.storage()) {
+            case LOCAL -> Optional.empty();
+            case S3 -> Optional.of(TestingS3Server.persistent(directory.resolve("s3")));
+        };
+        TestingWarehouse warehouse = new TestingWarehouse(database, directory.resolve("warehouse"), TestingWarehouse.CATALOG_NAME,
+                s3.map(server -> new TestingBucket(server, server.bucket("benchmark"))), Optional.empty());
         ReadingsGenerator generator = generator(settings);
         try {
             if (!reuse) {
@@ -126,10 +137,11 @@ public final class BenchmarkDataset
                 checkState(result.next());
                 hotRows = result.getLong(1);
             }
-            return new BenchmarkDataset(postgres, warehouse, generator, watermark, coldRows + hotRows, coldRows, reuse);
+            return new BenchmarkDataset(postgres, s3, warehouse, generator, watermark, coldRows + hotRows, coldRows, reuse);
         }
         catch (Exception e) {
             postgres.close();
+            s3.ifPresent(TestingS3Server::close);
             throw e;
         }
     }
@@ -211,6 +223,7 @@ public final class BenchmarkDataset
     public void close()
             throws IOException
     {
+        s3.ifPresent(TestingS3Server::close);
         postgres.close();
     }
 

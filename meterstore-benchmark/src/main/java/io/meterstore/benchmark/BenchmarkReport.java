@@ -20,39 +20,61 @@ import static java.util.Objects.requireNonNull;
  * medians and ratios, what each row ran), beside the sections of the other dataset sizes, and as its chart (the ratios
  * against their targets), written by hand: a chart is a few rectangles and lines, not a dependency.
  */
-public record BenchmarkReport(Run run, Environment environment, List<String> dataset, List<BenchmarkResult> results, Map<String, String> notes)
+public record BenchmarkReport(Run run, Environment environment, List<String> dataset, List<BenchmarkResult> results, Map<String, String> notes, Map<String, Figures> localFigures)
 {
     private static final String RUN_START = "<!-- run %s -->";
     private static final String RUN_END = "<!-- end of run %s -->";
-    private static final Pattern RUN = Pattern.compile("<!-- run (\\d+x\\d+) -->");
-    private static final Pattern SECTION = Pattern.compile("<!-- run (\\d+x\\d+) -->.*?<!-- end of run \\1 -->", Pattern.DOTALL);
+    private static final Pattern RUN = Pattern.compile("<!-- run (\\d+x\\d+(?:-s3)?) -->");
+    private static final Pattern SECTION = Pattern.compile("<!-- run (\\d+x\\d+(?:-s3)?) -->.*?<!-- end of run \\1 -->", Pattern.DOTALL);
+    private static final Pattern RESULT_ROW = Pattern.compile("^\\| (\\w+) \\|.*$", Pattern.MULTILINE);
     private static final Pattern LEGACY_SIZE = Pattern.compile("^- ([\\d,]+) meters x (\\d+) days", Pattern.MULTILINE);
 
     /** The dataset size a run measured: its section's key and heading, and its chart's file. */
-    public record Run(int meters, int days)
+    /** A run's dataset size and where its cold tier lived; a run on S3 has a section of its own beside the local one. */
+    public record Run(int meters, int days, BenchmarkStorage storage)
     {
+        public Run
+        {
+            requireNonNull(storage, "storage is null");
+        }
+
+        public Run(int meters, int days)
+        {
+            this(meters, days, BenchmarkStorage.LOCAL);
+        }
+
         public String key()
         {
-            return meters + "x" + days;
+            return switch (storage) {
+                case LOCAL -> meters + "x" + days;
+                case S3 -> meters + "x" + days + "-s3";
+            };
         }
 
         public String title()
         {
-            return String.format(Locale.ROOT, "%,d meters x %d days", meters, days);
+            String size = String.format(Locale.ROOT, "%,d meters x %d days", meters, days);
+            return switch (storage) {
+                case LOCAL -> size;
+                case S3 -> size + ", cold tier on S3";
+            };
         }
 
         /** The default size keeps the chart's old name; others get one of their own beside it. */
         public String chart()
         {
-            return meters == 10_000 && days == 60 ? "benchmarks.svg" : "benchmarks-%s.svg".formatted(key());
+            return meters == 10_000 && days == 60 && storage == BenchmarkStorage.LOCAL ? "benchmarks.svg" : "benchmarks-%s.svg".formatted(key());
         }
 
         static long size(String key)
         {
-            String[] parts = key.split("x");
+            String[] parts = key.replace("-s3", "").split("x");
             return Long.parseLong(parts[0]) * Long.parseLong(parts[1]);
         }
     }
+
+    /** A row's two medians as another section of the document recorded them, in the row's unit; NaN where it failed. */
+    public record Figures(double meterstore, double peer) {}
 
     public record Environment(String date, int cores, String memory, String jvm, String os, String postgres)
     {
@@ -73,6 +95,42 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
         dataset = ImmutableList.copyOf(dataset);
         results = ImmutableList.copyOf(results);
         notes = ImmutableMap.copyOf(notes);
+        localFigures = ImmutableMap.copyOf(localFigures);
+    }
+
+    public BenchmarkReport(Run run, Environment environment, List<String> dataset, List<BenchmarkResult> results, Map<String, String> notes)
+    {
+        this(run, environment, dataset, results, notes, ImmutableMap.of());
+    }
+
+    /**
+     * The medians in seconds that {@code run}'s section of an {@code existing} document records, by row id: what a run on
+     * S3 is shown beside. Rows in other units, and sizes never run, give nothing.
+     */
+    public static Map<String, Figures> figures(String existing, Run run)
+    {
+        String section = sections(existing).get(run.key());
+        if (section == null) {
+            return ImmutableMap.of();
+        }
+        ImmutableMap.Builder<String, Figures> figures = ImmutableMap.builder();
+        String table = section.substring(section.indexOf("### Results"));
+        int next = table.indexOf("\n### ");
+        Matcher row = RESULT_ROW.matcher(next < 0 ? table : table.substring(0, next));
+        while (row.find()) {
+            // | id | title | MeterStore | peer | MeterStore median | peer median | ratio | target | verdict |
+            String[] cells = row.group(0).split("\\|");
+            if (cells.length >= 7 && (cells[5].strip().endsWith(" s") || cells[5].strip().equals("-"))) {
+                figures.put(row.group(1), new Figures(seconds(cells[5]), seconds(cells[6])));
+            }
+        }
+        return figures.buildKeepingLast();
+    }
+
+    private static double seconds(String cell)
+    {
+        String text = cell.strip();
+        return text.endsWith(" s") ? Double.parseDouble(text.substring(0, text.length() - 2)) : Double.NaN;
     }
 
     /**
@@ -113,6 +171,27 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
                     verdict(result)));
         }
         out.append("\n![MeterStore / peer per benchmark, with its target](%s)\n\n".formatted(run.chart()));
+        List<BenchmarkResult> besideLocal = results.stream().filter(result -> localFigures.containsKey(result.id())).toList();
+        if (!besideLocal.isEmpty()) {
+            out.append("### Beside the local warehouse\n\n");
+            out.append("The same rows with the cold tier in a local directory, as the section of this size without S3 records them (its own run, machine and date: compare ratios, not single times). ")
+                    .append("S3 / local is what object storage costs each side.\n\n");
+            out.append("| | benchmark | MeterStore local | MeterStore S3 | S3 / local | peer local | peer S3 | S3 / local |\n");
+            out.append("|---|---|--:|--:|--:|--:|--:|--:|\n");
+            for (BenchmarkResult result : besideLocal) {
+                Figures local = localFigures.get(result.id());
+                out.append("| %s | %s | %s | %s | %s | %s | %s | %s |\n".formatted(
+                        result.id(),
+                        result.title(),
+                        figure(local.meterstore(), result.unit()),
+                        figure(result.meterstore(), result.unit()),
+                        storageRatio(result.meterstore(), local.meterstore()),
+                        figure(local.peer(), result.unit()),
+                        figure(result.peer(), result.unit()),
+                        storageRatio(result.peer(), local.peer())));
+            }
+            out.append('\n');
+        }
 
         List<BenchmarkResult> missed = results.stream().filter(result -> result.verdict() != Verdict.MET).toList();
         if (!missed.isEmpty()) {
@@ -158,7 +237,8 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
 
                 """);
         sections.entrySet().stream()
-                .sorted(Comparator.comparing((Map.Entry<String, String> entry) -> Run.size(entry.getKey())).reversed())
+                // the largest first; a size's S3 run right after its local one
+                .sorted(Comparator.comparing((Map.Entry<String, String> entry) -> Run.size(entry.getKey())).reversed().thenComparing(Map.Entry::getKey))
                 .forEach(entry -> out.append(entry.getValue()).append('\n'));
         out.append("""
                 ## How to run
@@ -172,6 +252,12 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
                 `benchmark.a1.rounds` (3), `benchmark.archiver.heap` (256m), `benchmark.d1.seconds` (120: how long D1 runs
                 each number of clients), `benchmark.heap` (8g, the engine's JVM), `benchmark.dir`, `benchmark.output` (where
                 this file and the charts go).
+
+                `-Dbenchmark.storage=s3` puts the cold tier in a bucket of an S3 server on the loopback (S3Proxy, a child
+                process; the dataset kept in `var/benchmark-s3/`) and writes a section of its own, "cold tier on S3", beside
+                the local one of the same size, with the local figures next to its own:
+
+                    bin/benchmark -Dbenchmark.meters=300 -Dbenchmark.days=20 -Dbenchmark.queries=Q1,Q2,A1 -Dbenchmark.storage=s3
 
                 `-Dbenchmark.probe=FILE` times statements of one's own on the same dataset and engine instead, writing no
                 report: one per line, on Trino, or on PostgreSQL natively after `postgresql:`; each runs `benchmark.rounds` times.
@@ -303,6 +389,12 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
             case SECONDS -> ratio(ratio);
             case BYTES_PER_ROW -> String.format(Locale.ROOT, "%.3f", ratio);
         };
+    }
+
+    private static String storageRatio(double s3, double local)
+    {
+        double ratio = s3 / local;
+        return Double.isFinite(ratio) ? ratio(ratio) : "-";
     }
 
     static String ratio(double ratio)

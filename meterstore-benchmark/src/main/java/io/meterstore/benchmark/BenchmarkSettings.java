@@ -28,6 +28,7 @@ public record BenchmarkSettings(
         int archivalRounds,
         String archiverHeap,
         int d1Seconds,
+        BenchmarkStorage storage,
         Path directory,
         Path output,
         Optional<Path> probe)
@@ -57,6 +58,7 @@ public record BenchmarkSettings(
         benchmarks = ImmutableSet.copyOf(benchmarks);
         checkArgument(ALL.containsAll(benchmarks), "benchmark.queries must name some of %s, or be 'all'", ALL);
         requireNonNull(archiverHeap, "archiverHeap is null");
+        requireNonNull(storage, "storage is null");
         requireNonNull(directory, "directory is null");
         requireNonNull(output, "output is null");
         requireNonNull(probe, "probe is null");
@@ -68,6 +70,11 @@ public record BenchmarkSettings(
         Set<String> benchmarks = queries.equalsIgnoreCase("all")
                 ? ALL
                 : Arrays.stream(queries.split(",")).map(String::trim).filter(name -> !name.isEmpty()).map(name -> name.toUpperCase(Locale.ROOT)).collect(ImmutableSet.toImmutableSet());
+        String storageName = property("benchmark.storage", "local");
+        BenchmarkStorage storage = Arrays.stream(BenchmarkStorage.values())
+                .filter(value -> value.name().equalsIgnoreCase(storageName))
+                .findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("benchmark.storage must be 'local' or 's3', not '%s'".formatted(storageName)));
         return new BenchmarkSettings(
                 integer("benchmark.meters", 10_000),
                 integer("benchmark.days", 60),
@@ -78,7 +85,8 @@ public record BenchmarkSettings(
                 integer("benchmark.a1.rounds", 3),
                 property("benchmark.archiver.heap", "256m"),
                 integer("benchmark.d1.seconds", 120),
-                Path.of(property("benchmark.dir", "var/benchmark")).toAbsolutePath(),
+                storage,
+                Path.of(property("benchmark.dir", storage.defaultDirectory())).toAbsolutePath(),
                 Path.of(property("benchmark.output", "docs")).toAbsolutePath(),
                 Optional.of(property("benchmark.probe", "")).filter(file -> !file.isEmpty()).map(file -> Path.of(file).toAbsolutePath()));
     }
@@ -104,6 +112,8 @@ public record BenchmarkSettings(
                 .put("start-day", START_DAY.toString())
                 .put("corrections-fraction", String.valueOf(CORRECTIONS_FRACTION))
                 .put("cold-layout", COLD_LAYOUT)
+                // a local dataset's key predates the storage setting: it stays valid without it
+                .putAll(storage == BenchmarkStorage.LOCAL ? ImmutableMap.of() : ImmutableMap.of("storage", storage.name()))
                 .buildOrThrow();
     }
 

@@ -15,10 +15,13 @@ import java.util.Map;
 import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 /** The arithmetic and the rendering of the report; the benchmark itself is run by bin/benchmark, never by the build. */
 final class TestBenchmarkReport
 {
+    private static final Environment ENVIRONMENT = new Environment("2026-12-01 08:00 UTC", 2, "23.5 GiB", "OpenJDK 25", "Linux", "17.11");
+
     @Test
     void testMedian()
     {
@@ -146,9 +149,31 @@ final class TestBenchmarkReport
                 .contains("- small, second");
     }
 
+    @Test
+    void testS3RunHasItsOwnSectionBesideTheLocalFigures()
+    {
+        String local = BenchmarkReport.document("", new BenchmarkReport(new Run(300, 20), ENVIRONMENT, List.of("local run"),
+                List.of(result("Q1", 1.0, 4.0, Comparison.SAME_RESULT), result("Q3", 2.0, 1.0, Comparison.SAME_RESULT)), Map.of()).section());
+        Map<String, BenchmarkReport.Figures> figures = BenchmarkReport.figures(local, new Run(300, 20));
+        assertThat(figures).containsOnly(entry("Q1", new BenchmarkReport.Figures(1.0, 4.0)), entry("Q3", new BenchmarkReport.Figures(2.0, 1.0)));
+
+        // a partial run on S3 (Q1 only) writes a section of its own and leaves the local one whole
+        Run s3 = new Run(300, 20, BenchmarkStorage.S3);
+        String document = BenchmarkReport.document(local, new BenchmarkReport(s3, ENVIRONMENT, List.of("s3 run"),
+                List.of(result("Q1", 1.5, 5.0, Comparison.SAME_RESULT)), Map.of(), figures).section());
+        assertThat(document)
+                .contains("## 300 meters x 20 days\n", "- local run", "| Q3 | title | m | p | 2.000 s | 1.000 s | 2.00 |")
+                .contains("## 300 meters x 20 days, cold tier on S3", "- s3 run", "](benchmarks-300x20-s3.svg)")
+                .contains("| Q1 | title | 1.000 s | 1.500 s | 1.50 | 4.000 s | 5.000 s | 1.25 |");
+        assertThat(document.indexOf("## 300 meters x 20 days\n")).isLessThan(document.indexOf("## 300 meters x 20 days, cold tier on S3"));
+        // the S3 section's own figures are never read as the local ones
+        assertThat(BenchmarkReport.figures(document, new Run(300, 20))).isEqualTo(figures);
+        assertThat(BenchmarkReport.figures(document, s3)).containsOnly(entry("Q1", new BenchmarkReport.Figures(1.5, 5.0)));
+    }
+
     private static BenchmarkReport report(Run run, String datasetLine)
     {
-        return new BenchmarkReport(run, new Environment("2026-12-01 08:00 UTC", 2, "23.5 GiB", "OpenJDK 25", "Linux", "17.11"), List.of(datasetLine),
+        return new BenchmarkReport(run, ENVIRONMENT, List.of(datasetLine),
                 List.of(result("Q1", 1.0, 4.0, Comparison.SAME_RESULT)), Map.of());
     }
 

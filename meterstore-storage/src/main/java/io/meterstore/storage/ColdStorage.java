@@ -5,6 +5,7 @@ import io.airlift.bootstrap.Bootstrap;
 import io.airlift.bootstrap.LifeCycleManager;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Tracer;
+import io.trino.filesystem.Location;
 import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.spi.security.ConnectorIdentity;
 import org.apache.iceberg.io.FileIO;
@@ -67,6 +68,18 @@ public final class ColdStorage
     public static FileIO fileIo(TrinoFileSystemFactory fileSystemFactory, String user)
     {
         return new ForwardingFileIo(fileSystemFactory.create(ConnectorIdentity.ofUser(user)));
+    }
+
+    /**
+     * The settings an operator checks when the storage holding {@code location} cannot be read or listed: the same
+     * words for the archiver's {@code check} and the connector's errors.
+     */
+    public static String settingsToCheck(String location)
+    {
+        boolean s3 = Location.of(location).scheme().filter(scheme -> scheme.startsWith("s3")).isPresent();
+        return s3
+                ? "meterstore.iceberg.warehouse (its bucket must exist), s3.endpoint, s3.aws-access-key and s3.aws-secret-key"
+                : "meterstore.iceberg.warehouse and the file system properties (fs.local.enabled, local.location)";
     }
 
     @Override

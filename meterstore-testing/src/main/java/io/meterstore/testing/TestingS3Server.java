@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -56,6 +57,22 @@ public final class TestingS3Server
     {
         try {
             TestingS3Server server = new TestingS3Server(Files.createTempDirectory("meterstore-s3-"), ServerProcess.freePort());
+            server.start();
+            return server;
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * A server over the objects kept in {@code directory}, on a port free now: its buckets outlive it, so the benchmark
+     * and the demo reuse what an earlier run stored there.
+     */
+    public static TestingS3Server persistent(Path directory)
+    {
+        try {
+            TestingS3Server server = new TestingS3Server(Files.createDirectories(directory), ServerProcess.freePort());
             server.start();
             return server;
         }
@@ -119,6 +136,19 @@ public final class TestingS3Server
         String prefix = hint.toLowerCase().replaceAll("[^a-z0-9]+", "-").replaceAll("^-+|-+$", "");
         String name = prefix.substring(0, Math.min(prefix.length(), 40)) + "-" + BUCKETS.incrementAndGet();
         // the filesystem blob store keeps a bucket as a directory
+        try {
+            Files.createDirectories(directory.resolve("data").resolve(name));
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return name;
+    }
+
+    /** Creates bucket {@code name} if it does not exist yet and returns its name. */
+    public String bucket(String name)
+    {
+        checkArgument(name.matches("[a-z0-9][a-z0-9-]{1,61}[a-z0-9]"), "Not an S3 bucket name: '%s'", name);
         try {
             Files.createDirectories(directory.resolve("data").resolve(name));
         }

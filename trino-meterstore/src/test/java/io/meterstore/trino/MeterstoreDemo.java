@@ -13,7 +13,10 @@ import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingDatabase;
 import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingRestCatalog;
+import io.meterstore.testing.TestingS3Server;
 import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.testing.TestingWarehouse.TestingBucket;
 import io.trino.testing.DistributedQueryRunner;
 import org.apache.iceberg.Table;
 
@@ -27,13 +30,16 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import static java.util.Objects.requireNonNullElse;
 
 /**
  * The demo: embedded PostgreSQL and a local warehouse under {@code var/demo/}, 1,000 meters x 60 days of generated
  * readings (loaded once), every closed day archived, and Trino with the plugin on localhost:8080 until stopped.
- * Its data survives a restart; delete {@code var/demo/} to start over.
+ * Its data survives a restart; delete {@code var/demo/} to start over. With {@code meterstore.demo.storage=s3}
+ * ({@code bin/demo --s3}) the warehouse is a bucket of an S3 server and the tables are in a REST catalogue, both child
+ * processes, and Trino runs a coordinator and two workers: the distributed shape on one machine.
  */
 public final class MeterstoreDemo
 {
@@ -53,10 +59,16 @@ public final class MeterstoreDemo
         logging.setLevel("org.apache.iceberg", Level.WARN);
 
         Path directory = Path.of(System.getProperty("meterstore.demo.dir", "var/demo")).toAbsolutePath();
+        boolean distributed = System.getProperty("meterstore.demo.storage", "local").equalsIgnoreCase("s3");
         Files.createDirectories(directory.resolve("warehouse"));
         TestingPostgresServer postgres = TestingPostgresServer.persistent(directory.resolve("pgdata"), 0);
         TestingDatabase database = postgres.database("metering");
-        TestingWarehouse warehouse = new TestingWarehouse(database, directory.resolve("warehouse"), TestingWarehouse.CATALOG_NAME);
+        TestingWarehouse local = new TestingWarehouse(database, directory.resolve("warehouse"), TestingWarehouse.CATALOG_NAME);
+        // --s3: the objects of the S3 server and the REST catalogue's tables (in PostgreSQL) are kept under the directory too
+        Optional<TestingS3Server> s3 = distributed ? Optional.of(TestingS3Server.persistent(directory.resolve("s3"))) : Optional.empty();
+        Optional<TestingRestCatalog> restCatalog = s3.map(server -> TestingRestCatalog.start(
+                new TestingWarehouse(database, local.directory(), local.catalogName(), Optional.of(new TestingBucket(server, server.bucket("demo"))), Optional.empty())));
+        TestingWarehouse warehouse = restCatalog.map(TestingRestCatalog::warehouse).orElse(local);
         Table table = TestingMeterstoreTables.createTables(warehouse);
 
         try (Connection connection = database.connect()) {
@@ -90,11 +102,19 @@ public final class MeterstoreDemo
         }
 
         String port = requireNonNullElse(System.getenv("TRINO_PORT"), "8080");
-        DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)
+        MeterstoreQueryRunner.Builder builder = MeterstoreQueryRunner.builder(warehouse);
+        if (distributed) {
+            // as a cluster runs: the coordinator plans, two workers read every split from the bucket and PostgreSQL
+            builder.withWorkersOnly(2);
+        }
+        DistributedQueryRunner queryRunner = builder
                 .setCoordinatorProperties(Map.of("http-server.http.port", port))
                 .build();
+        // whatever the demo started it stops: the engine, then the catalogue, the S3 server and PostgreSQL
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             queryRunner.close();
+            restCatalog.ifPresent(TestingRestCatalog::close);
+            s3.ifPresent(TestingS3Server::close);
             try {
                 postgres.close();
             }
@@ -110,6 +130,7 @@ public final class MeterstoreDemo
                 Trino:        http://localhost:%s   (JDBC: %s, user: demo, no password)
                 PostgreSQL:   %s (user postgres)
                 Warehouse:    %s
+                %s
                 Watermark:    %s  (PostgreSQL holds "from" >= W, Iceberg "from" < W)
 
                 Try, e.g. with the Trino CLI or any JDBC client:
@@ -121,6 +142,18 @@ public final class MeterstoreDemo
                   SELECT count(*) - (SELECT count(*) FROM readings) AS corrections FROM readings_versions;
                   SELECT summary['meterstore.tiering_watermark'], committed_at FROM iceberg.metering."readings$snapshots" ORDER BY committed_at;
                 Stop with Ctrl-C; the data stays in %s.
-                """, port, jdbcUrl, database.jdbcUrl(), warehouse.location(), WatermarkReader.current(table).watermark(), ReadingsGenerator.maloId(0), directory);
+                """, port, jdbcUrl, database.jdbcUrl(), warehouse.location(), shape(s3, restCatalog, queryRunner), WatermarkReader.current(table).watermark(), ReadingsGenerator.maloId(0), directory);
+    }
+
+    private static String shape(Optional<TestingS3Server> s3, Optional<TestingRestCatalog> restCatalog, DistributedQueryRunner queryRunner)
+    {
+        if (s3.isEmpty() || restCatalog.isEmpty()) {
+            return "Catalogue:    Iceberg JDBC catalogue in PostgreSQL; one Trino node";
+        }
+        return """
+                S3 server:    %s  (S3Proxy, path-style; access key %s)
+                Catalogue:    Iceberg REST catalogue at %s (Iceberg's reference server over PostgreSQL)
+                Cluster:      a coordinator that schedules no splits and %s workers; see SELECT * FROM system.runtime.nodes"""
+                .formatted(s3.get().endpoint(), TestingS3Server.ACCESS_KEY, restCatalog.get().uri(), queryRunner.getNodeCount() - 1).strip();
     }
 }

@@ -6,7 +6,6 @@ import io.meterstore.archiver.maintenance.MaintenanceOutcome;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.HotPartition;
-import io.meterstore.core.LocalFileIo;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
@@ -36,23 +35,28 @@ import io.trino.testing.TestingConnectorSession;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.SupportsPrefixOperations;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
@@ -192,15 +196,25 @@ class TestMeterstoreReaderGrace
         DataFile replaced = replaceOneDataFile(table);
         Instant rewritten = Instant.ofEpochMilli(table.currentSnapshot().timestampMillis());
         MaintenanceSettings settings = new MaintenanceSettings(new SnapshotRetention(Duration.ZERO, 1), Duration.ZERO, Duration.ofHours(1));
+        // files no snapshot references, as a crashed writer leaves them, in the data and the metadata directory
+        List<String> orphans = List.of(writeOrphan(table, "data"), writeOrphan(table, "metadata"));
+        assertThat(storedFileNames(table)).containsAll(orphans);
 
         // within the reader grace the planned snapshot stays, and with it the file: orphan removal sees it live in that snapshot
         maintenance(settings, rewritten.plus(Duration.ofMinutes(30))).expire();
-        assertThat(warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, TestingMeterstoreTables.TABLE)).snapshot(planned)).isNotNull();
+        table.refresh();
+        assertThat(table.snapshot(planned)).isNotNull();
+        // exactly the unreferenced files are gone: every file a kept snapshot reads is still stored
+        assertThat(storedFileNames(table)).doesNotContainAnyElementsOf(orphans).containsAll(liveFileNames(table)).contains(fileName(replaced.location()));
+        assertThat(storedDataFileNames(table)).containsExactlyInAnyOrderElementsOf(liveDataFileNames(table));
         assertThat(count(handle, splits)).isEqualTo(rows);
 
         // past it, expiry removes the snapshot and the file only it read: the old plan fails naming the file, never a short answer
         MaintenanceOutcome expired = maintenance(settings, rewritten.plus(Duration.ofHours(2))).expire();
         assertThat(expired.expired().orElseThrow().snapshots()).isPositive();
+        table.refresh();
+        assertThat(storedFileNames(table)).containsAll(liveFileNames(table)).doesNotContain(fileName(replaced.location()));
+        assertThat(storedDataFileNames(table)).containsExactlyInAnyOrderElementsOf(liveDataFileNames(table));
         assertThatThrownBy(() -> count(handle, splits))
                 .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(METERSTORE_COLD_READ_FAILED.toErrorCode()))
                 .hasMessageContaining("'%s'".formatted(replaced.location()));
@@ -229,16 +243,87 @@ class TestMeterstoreReaderGrace
         try (CloseableIterable<FileScanTask> tasks = table.newScan().includeColumnStats().planFiles()) {
             replaced = tasks.iterator().next().file();
         }
-        Path source = LocalFileIo.path(replaced.location());
-        Path copy = source.resolveSibling("rewritten-" + UUID.randomUUID() + ".parquet");
-        Files.copy(source, copy);
+        // through the table's own FileIO, so the copy lands where the table's files are: a local directory or a bucket
+        String copy = directoryOf(replaced.location()) + "rewritten-" + UUID.randomUUID() + ".parquet";
+        try (InputStream source = table.io().newInputFile(replaced.location()).newStream();
+                OutputStream target = table.io().newOutputFile(copy).create()) {
+            source.transferTo(target);
+        }
         table.newRewrite()
                 .deleteFile(replaced)
-                .addFile(DataFiles.builder(table.spec()).copy(replaced).withPath(copy.toUri().toString()).build())
+                .addFile(DataFiles.builder(table.spec()).copy(replaced).withPath(copy).build())
                 .set(TieringWatermark.WATERMARK_KEY, WatermarkReader.current(table).watermark().toProperty())
                 .set(TieringWatermark.ROW_COUNT_KEY, "0")
                 .commit();
         return replaced;
+    }
+
+    /** Writes a file no snapshot references into directory {@code directory} of the table and returns its name. */
+    private static String writeOrphan(Table table, String directory)
+            throws Exception
+    {
+        String name = "orphan-" + UUID.randomUUID() + ".parquet";
+        try (OutputStream out = table.io().newOutputFile("%s/%s/%s".formatted(table.location(), directory, name)).create()) {
+            out.write(new byte[] {'P', 'A', 'R', '1'});
+        }
+        return name;
+    }
+
+    /** The names of the files stored under the table's location, listed from the storage itself. */
+    private static Set<String> storedFileNames(Table table)
+    {
+        return listedFileNames(table, table.location() + "/");
+    }
+
+    private static Set<String> storedDataFileNames(Table table)
+    {
+        return listedFileNames(table, table.location() + "/data/");
+    }
+
+    private static Set<String> listedFileNames(Table table, String prefix)
+    {
+        Set<String> names = new HashSet<>();
+        ((SupportsPrefixOperations) table.io()).listPrefix(prefix).forEach(file -> names.add(fileName(file.location())));
+        return names;
+    }
+
+    /** The names of the data files any kept snapshot reads. */
+    private static Set<String> liveDataFileNames(Table table)
+            throws Exception
+    {
+        Set<String> names = new HashSet<>();
+        for (Snapshot snapshot : table.snapshots()) {
+            try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()) {
+                for (FileScanTask task : tasks) {
+                    names.add(fileName(task.file().location()));
+                    task.deletes().forEach(delete -> names.add(fileName(delete.location())));
+                }
+            }
+        }
+        return names;
+    }
+
+    /** The names of every file a kept snapshot reads: its manifest list, its manifests and their data and delete files, and the current metadata file. */
+    private static Set<String> liveFileNames(Table table)
+            throws Exception
+    {
+        Set<String> names = new HashSet<>(liveDataFileNames(table));
+        for (Snapshot snapshot : table.snapshots()) {
+            names.add(fileName(snapshot.manifestListLocation()));
+            snapshot.allManifests(table.io()).forEach(manifest -> names.add(fileName(manifest.path())));
+        }
+        names.add(fileName(((HasTableOperations) table).operations().current().metadataFileLocation()));
+        return names;
+    }
+
+    private static String directoryOf(String location)
+    {
+        return location.substring(0, location.lastIndexOf('/') + 1);
+    }
+
+    private static String fileName(String location)
+    {
+        return location.substring(location.lastIndexOf('/') + 1);
     }
 
     private MeterstoreTableHandle tableHandle()

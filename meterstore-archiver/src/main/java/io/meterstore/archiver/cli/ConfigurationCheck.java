@@ -10,6 +10,7 @@ import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.core.TiersConfig.CatalogType;
 import io.meterstore.core.WatermarkReader;
+import io.meterstore.storage.ColdStorage;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 
@@ -115,10 +116,7 @@ final class ConfigurationCheck
             return true;
         }
         catch (IOException | RuntimeException e) {
-            boolean s3 = location.scheme().filter(scheme -> scheme.startsWith("s3")).isPresent();
-            err.println("warehouse: cannot list '%s': %s; %s".formatted(warehouse, Failures.describe(e), s3
-                    ? "check meterstore.iceberg.warehouse (its bucket must exist), s3.endpoint, s3.aws-access-key and s3.aws-secret-key"
-                    : "check meterstore.iceberg.warehouse and the file system properties (fs.local.enabled, local.location)"));
+            err.println("warehouse: cannot list '%s': %s; check %s".formatted(warehouse, Failures.describe(e), ColdStorage.settingsToCheck(warehouse)));
             return false;
         }
     }

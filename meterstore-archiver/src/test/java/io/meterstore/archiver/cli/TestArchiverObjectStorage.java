@@ -33,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -185,6 +186,16 @@ final class TestArchiverObjectStorage
             run = run(new String[] {"check", "--config", missingBucket.toString()}, clock);
             assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_FAILED);
             assertThat(run.err()).contains("warehouse: cannot list 's3://no-such-bucket-", "check meterstore.iceberg.warehouse (its bucket must exist)");
+
+            int closedPort;
+            try (ServerSocket socket = new ServerSocket(0)) {
+                closedPort = socket.getLocalPort();
+            }
+            Path restDown = write("rest.properties", valid + "meterstore.iceberg.catalog-type=REST\nmeterstore.iceberg.rest-catalog.uri=http://127.0.0.1:%s\n".formatted(closedPort));
+            run = run(new String[] {"check", "--config", restDown.toString()}, clock);
+            assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.err()).contains("catalogue: cannot open the Iceberg catalogue 'meterstore' in 'http://127.0.0.1:%s'".formatted(closedPort),
+                    "check meterstore.iceberg.rest-catalog.uri and that the REST catalogue is running");
         }
     }
 

@@ -3,6 +3,7 @@ package io.meterstore.trino.cold;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.storage.ColdStorage;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.trino.filesystem.Location;
 import io.trino.filesystem.TrinoFileSystemFactory;
@@ -280,8 +281,10 @@ public final class ColdPageSourceProvider
         if (failure instanceof ParquetCorruptionException) {
             return new TrinoException(METERSTORE_COLD_READ_FAILED, "Data file '%s' is not valid Parquet: %s".formatted(split.path(), failure.getMessage()), failure);
         }
+        // the storage itself failed (unreachable, refused the credentials): never a short answer, and the settings to check
         return new TrinoException(METERSTORE_COLD_READ_FAILED,
-                "Failed to open data file '%s' at offset %s, length %s: %s".formatted(split.path(), split.start(), split.length(), failure.getMessage()),
+                "Failed to open data file '%s' at offset %s, length %s: %s; check that the storage is reachable (%s) and run the query again"
+                        .formatted(split.path(), split.start(), split.length(), failure.getMessage(), ColdStorage.settingsToCheck(split.path())),
                 failure);
     }
 
