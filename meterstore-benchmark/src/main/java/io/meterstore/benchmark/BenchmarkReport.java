@@ -24,33 +24,57 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
 {
     private static final String RUN_START = "<!-- run %s -->";
     private static final String RUN_END = "<!-- end of run %s -->";
-    private static final Pattern RUN = Pattern.compile("<!-- run (\\d+x\\d+) -->");
-    private static final Pattern SECTION = Pattern.compile("<!-- run (\\d+x\\d+) -->.*?<!-- end of run \\1 -->", Pattern.DOTALL);
+    private static final Pattern RUN = Pattern.compile("<!-- run (\\d+x\\d+(?:-[A-Za-z0-9]+)*) -->");
+    private static final Pattern SECTION = Pattern.compile("<!-- run (\\d+x\\d+(?:-[A-Za-z0-9]+)*) -->.*?<!-- end of run \\1 -->", Pattern.DOTALL);
     private static final Pattern LEGACY_SIZE = Pattern.compile("^- ([\\d,]+) meters x (\\d+) days", Pattern.MULTILINE);
 
-    /** The dataset size a run measured: its section's key and heading, and its chart's file. */
-    public record Run(int meters, int days)
+    /**
+     * The dataset size a run measured, and the rows it ran when it ran only some ({@code benchmark.queries}): its
+     * section's key and heading, and its chart's file. A run of some rows gets a section of its own beside its size's,
+     * so that it never wipes the figures of the rows it did not run.
+     */
+    public record Run(int meters, int days, List<String> only)
     {
+        public Run
+        {
+            only = ImmutableList.copyOf(requireNonNull(only, "only is null"));
+            checkArgument(only.stream().allMatch(id -> id.matches("[A-Za-z0-9]+")), "row ids are letters and digits: %s", only);
+        }
+
+        /** A run of every row. */
+        public Run(int meters, int days)
+        {
+            this(meters, days, ImmutableList.of());
+        }
+
         public String key()
         {
-            return meters + "x" + days;
+            return meters + "x" + days + only.stream().map(id -> "-" + id).reduce("", String::concat);
         }
 
         public String title()
         {
-            return String.format(Locale.ROOT, "%,d meters x %d days", meters, days);
+            String size = String.format(Locale.ROOT, "%,d meters x %d days", meters, days);
+            return only.isEmpty() ? size : "%s: %s alone".formatted(size, String.join(", ", only));
         }
 
         /** The default size keeps the chart's old name; others get one of their own beside it. */
         public String chart()
         {
-            return meters == 10_000 && days == 60 ? "benchmarks.svg" : "benchmarks-%s.svg".formatted(key());
+            return meters == 10_000 && days == 60 && only.isEmpty() ? "benchmarks.svg" : "benchmarks-%s.svg".formatted(key());
         }
 
         static long size(String key)
         {
-            String[] parts = key.split("x");
+            String[] parts = sizeKey(key).split("x");
             return Long.parseLong(parts[0]) * Long.parseLong(parts[1]);
+        }
+
+        /** The key of the full run of a section's dataset size. */
+        static String sizeKey(String key)
+        {
+            int rows = key.indexOf('-');
+            return rows < 0 ? key : key.substring(0, rows);
         }
     }
 
@@ -138,15 +162,20 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
 
     /**
      * {@code docs/benchmarks.md} from its {@code existing} text and a run's {@code section}: the run replaces the section
-     * of its dataset size, every other size's section is kept, the largest first. A file written before runs were kept
-     * by size is taken as the section of the size its dataset line names.
+     * of its dataset size (a run of some rows, the section of the same rows), every other section is kept, the largest
+     * size first; a run of every row also replaces the sections of some rows of its size, which it ran again. A file
+     * written before runs were kept by size is taken as the section of the size its dataset line names.
      */
     public static String document(String existing, String section)
     {
         Map<String, String> sections = new LinkedHashMap<>(sections(existing));
         Matcher matcher = RUN.matcher(section);
         checkArgument(matcher.find(), "not a run's section");
-        sections.put(matcher.group(1), section.strip() + "\n");
+        String key = matcher.group(1);
+        if (Run.sizeKey(key).equals(key)) {
+            sections.keySet().removeIf(other -> other.startsWith(key + "-"));
+        }
+        sections.put(key, section.strip() + "\n");
         StringBuilder out = new StringBuilder();
         out.append("""
                 # Benchmarks
@@ -154,11 +183,14 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
                 MeterStore against the engine a user would otherwise run over the same files and the same database: Trino's
                 own Iceberg connector for the cold tier, PostgreSQL itself for the hot tier. Written by `bin/benchmark`
                 (see [below](#how-to-run)); do not edit by hand, run it again. Each dataset size below is one run: a run
-                replaces the section of its size and keeps the others.
+                replaces the section of its size and keeps the others. A run of some rows (`benchmark.queries`) writes a
+                section of its own beside its size's, which the next run of every row at that size replaces.
 
                 """);
         sections.entrySet().stream()
-                .sorted(Comparator.comparing((Map.Entry<String, String> entry) -> Run.size(entry.getKey())).reversed())
+                .sorted(Comparator.comparing((Map.Entry<String, String> entry) -> Run.size(entry.getKey())).reversed()
+                        .thenComparing(entry -> entry.getKey().length())
+                        .thenComparing(Map.Entry::getKey))
                 .forEach(entry -> out.append(entry.getValue()).append('\n'));
         out.append("""
                 ## How to run

@@ -146,6 +146,26 @@ final class TestBenchmarkReport
                 .contains("- small, second");
     }
 
+    @Test
+    void testRunOfSomeRowsKeepsTheOthers()
+    {
+        String full = BenchmarkReport.document("", report(new Run(300, 20), "small, every row").section());
+        // a run of C1 alone: a section of its own after its size's, the full run's figures kept
+        String partial = BenchmarkReport.document(full, report(new Run(300, 20, List.of("C1")), "small, C1 alone").section());
+        assertThat(partial)
+                .contains("- small, every row")
+                .contains("## 300 meters x 20 days: C1 alone")
+                .contains("- small, C1 alone")
+                .contains("](benchmarks-300x20-C1.svg)");
+        assertThat(partial.indexOf("- small, every row")).isLessThan(partial.indexOf("- small, C1 alone"));
+        // C1 alone again replaces only its own section
+        String again = BenchmarkReport.document(partial, report(new Run(300, 20, List.of("C1")), "small, C1 again").section());
+        assertThat(again).contains("- small, every row").contains("- small, C1 again").doesNotContain("- small, C1 alone");
+        // a run of every row at that size ran C1 too: it replaces both
+        String rerun = BenchmarkReport.document(again, report(new Run(300, 20), "small, every row again").section());
+        assertThat(rerun).contains("- small, every row again").doesNotContain("- small, every row\n").doesNotContain("C1 again").doesNotContain("C1 alone");
+    }
+
     private static BenchmarkReport report(Run run, String datasetLine)
     {
         return new BenchmarkReport(run, new Environment("2026-12-01 08:00 UTC", 2, "23.5 GiB", "OpenJDK 25", "Linux", "17.11"), List.of(datasetLine),
