@@ -24,20 +24,34 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
 {
     private static final String RUN_START = "<!-- run %s -->";
     private static final String RUN_END = "<!-- end of run %s -->";
-    private static final Pattern RUN = Pattern.compile("<!-- run (\\d+x\\d+(?:-s3)?) -->");
-    private static final Pattern SECTION = Pattern.compile("<!-- run (\\d+x\\d+(?:-s3)?) -->.*?<!-- end of run \\1 -->", Pattern.DOTALL);
+    private static final Pattern RUN = Pattern.compile("<!-- run (\\d+x\\d+(?:-[A-Za-z0-9]+)*) -->");
+    private static final Pattern SECTION = Pattern.compile("<!-- run (\\d+x\\d+(?:-[A-Za-z0-9]+)*) -->.*?<!-- end of run \\1 -->", Pattern.DOTALL);
     private static final Pattern RESULT_ROW = Pattern.compile("^\\| (\\w+) \\|.*$", Pattern.MULTILINE);
     private static final Pattern LEGACY_SIZE = Pattern.compile("^- ([\\d,]+) meters x (\\d+) days", Pattern.MULTILINE);
+    private static final String S3_KEY = "s3";
 
-    /** The dataset size a run measured: its section's key and heading, and its chart's file. */
-    /** A run's dataset size and where its cold tier lived; a run on S3 has a section of its own beside the local one. */
-    public record Run(int meters, int days, BenchmarkStorage storage)
+    /**
+     * The dataset size a run measured, where its cold tier lived, and the rows it ran when it ran only some
+     * ({@code benchmark.queries}): its section's key and heading, and its chart's file. A run on S3 has a section of its
+     * own beside the local one; a run of some rows gets a section of its own beside its size's, so that it never wipes
+     * the figures of the rows it did not run.
+     */
+    public record Run(int meters, int days, BenchmarkStorage storage, List<String> only)
     {
         public Run
         {
             requireNonNull(storage, "storage is null");
+            only = ImmutableList.copyOf(requireNonNull(only, "only is null"));
+            checkArgument(only.stream().allMatch(id -> id.matches("[A-Z][A-Za-z0-9]*")), "row ids are a capital and letters and digits: %s", only);
         }
 
+        /** A run of every row. */
+        public Run(int meters, int days, BenchmarkStorage storage)
+        {
+            this(meters, days, storage, ImmutableList.of());
+        }
+
+        /** A run of every row on the local warehouse. */
         public Run(int meters, int days)
         {
             this(meters, days, BenchmarkStorage.LOCAL);
@@ -45,31 +59,33 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
 
         public String key()
         {
-            return switch (storage) {
-                case LOCAL -> meters + "x" + days;
-                case S3 -> meters + "x" + days + "-s3";
-            };
+            String size = meters + "x" + days + (storage == BenchmarkStorage.S3 ? "-" + S3_KEY : "");
+            return size + only.stream().map(id -> "-" + id).reduce("", String::concat);
         }
 
         public String title()
         {
-            String size = String.format(Locale.ROOT, "%,d meters x %d days", meters, days);
-            return switch (storage) {
-                case LOCAL -> size;
-                case S3 -> size + ", cold tier on S3";
-            };
+            String size = String.format(Locale.ROOT, "%,d meters x %d days", meters, days) + (storage == BenchmarkStorage.S3 ? ", cold tier on S3" : "");
+            return only.isEmpty() ? size : "%s: %s alone".formatted(size, String.join(", ", only));
         }
 
         /** The default size keeps the chart's old name; others get one of their own beside it. */
         public String chart()
         {
-            return meters == 10_000 && days == 60 && storage == BenchmarkStorage.LOCAL ? "benchmarks.svg" : "benchmarks-%s.svg".formatted(key());
+            return meters == 10_000 && days == 60 && storage == BenchmarkStorage.LOCAL && only.isEmpty() ? "benchmarks.svg" : "benchmarks-%s.svg".formatted(key());
         }
 
         static long size(String key)
         {
-            String[] parts = key.replace("-s3", "").split("x");
+            String[] parts = key.split("-")[0].split("x");
             return Long.parseLong(parts[0]) * Long.parseLong(parts[1]);
+        }
+
+        /** The key of the run of every row of a section's dataset size and storage. */
+        static String fullKey(String key)
+        {
+            String[] parts = key.split("-");
+            return parts.length > 1 && parts[1].equals(S3_KEY) ? parts[0] + "-" + S3_KEY : parts[0];
         }
     }
 
@@ -217,15 +233,20 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
 
     /**
      * {@code docs/benchmarks.md} from its {@code existing} text and a run's {@code section}: the run replaces the section
-     * of its dataset size, every other size's section is kept, the largest first. A file written before runs were kept
-     * by size is taken as the section of the size its dataset line names.
+     * of its dataset size (a run of some rows, the section of the same rows), every other section is kept, the largest
+     * size first; a run of every row also replaces the sections of some rows of its size, which it ran again. A file
+     * written before runs were kept by size is taken as the section of the size its dataset line names.
      */
     public static String document(String existing, String section)
     {
         Map<String, String> sections = new LinkedHashMap<>(sections(existing));
         Matcher matcher = RUN.matcher(section);
         checkArgument(matcher.find(), "not a run's section");
-        sections.put(matcher.group(1), section.strip() + "\n");
+        String key = matcher.group(1);
+        if (Run.fullKey(key).equals(key)) {
+            sections.keySet().removeIf(other -> !other.equals(key) && Run.fullKey(other).equals(key));
+        }
+        sections.put(key, section.strip() + "\n");
         StringBuilder out = new StringBuilder();
         out.append("""
                 # Benchmarks
@@ -233,12 +254,15 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
                 MeterStore against the engine a user would otherwise run over the same files and the same database: Trino's
                 own Iceberg connector for the cold tier, PostgreSQL itself for the hot tier. Written by `bin/benchmark`
                 (see [below](#how-to-run)); do not edit by hand, run it again. Each dataset size below is one run: a run
-                replaces the section of its size and keeps the others.
+                replaces the section of its size and keeps the others. A run of some rows (`benchmark.queries`) writes a
+                section of its own beside its size's, which the next run of every row at that size replaces.
 
                 """);
         sections.entrySet().stream()
-                // the largest first; a size's S3 run right after its local one
-                .sorted(Comparator.comparing((Map.Entry<String, String> entry) -> Run.size(entry.getKey())).reversed().thenComparing(Map.Entry::getKey))
+                // the largest first; a size's run of every row, then its S3 run and its runs of some rows
+                .sorted(Comparator.comparing((Map.Entry<String, String> entry) -> Run.size(entry.getKey())).reversed()
+                        .thenComparing(entry -> entry.getKey().length())
+                        .thenComparing(Map.Entry::getKey))
                 .forEach(entry -> out.append(entry.getValue()).append('\n'));
         out.append("""
                 ## How to run

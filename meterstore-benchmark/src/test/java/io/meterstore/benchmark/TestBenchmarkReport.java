@@ -157,7 +157,7 @@ final class TestBenchmarkReport
         Map<String, BenchmarkReport.Figures> figures = BenchmarkReport.figures(local, new Run(300, 20));
         assertThat(figures).containsOnly(entry("Q1", new BenchmarkReport.Figures(1.0, 4.0)), entry("Q3", new BenchmarkReport.Figures(2.0, 1.0)));
 
-        // a partial run on S3 (Q1 only) writes a section of its own and leaves the local one whole
+        // a run on S3 writes a section of its own and leaves the local one whole
         Run s3 = new Run(300, 20, BenchmarkStorage.S3);
         String document = BenchmarkReport.document(local, new BenchmarkReport(s3, ENVIRONMENT, List.of("s3 run"),
                 List.of(result("Q1", 1.5, 5.0, Comparison.SAME_RESULT)), Map.of(), figures).section());
@@ -169,6 +169,30 @@ final class TestBenchmarkReport
         // the S3 section's own figures are never read as the local ones
         assertThat(BenchmarkReport.figures(document, new Run(300, 20))).isEqualTo(figures);
         assertThat(BenchmarkReport.figures(document, s3)).containsOnly(entry("Q1", new BenchmarkReport.Figures(1.5, 5.0)));
+        // a run of every row on the local warehouse replaces the local section and keeps the S3 one
+        String rerun = BenchmarkReport.document(document, new BenchmarkReport(new Run(300, 20), ENVIRONMENT, List.of("local rerun"),
+                List.of(result("Q1", 1.0, 4.0, Comparison.SAME_RESULT)), Map.of()).section());
+        assertThat(rerun).contains("- local rerun", "- s3 run").doesNotContain("- local run\n");
+    }
+
+    @Test
+    void testRunOfSomeRowsKeepsTheOthers()
+    {
+        String full = BenchmarkReport.document("", report(new Run(300, 20), "small, every row").section());
+        // a run of C1 alone: a section of its own after its size's, the full run's figures kept
+        String partial = BenchmarkReport.document(full, report(new Run(300, 20, BenchmarkStorage.LOCAL, List.of("C1")), "small, C1 alone").section());
+        assertThat(partial)
+                .contains("- small, every row")
+                .contains("## 300 meters x 20 days: C1 alone")
+                .contains("- small, C1 alone")
+                .contains("](benchmarks-300x20-C1.svg)");
+        assertThat(partial.indexOf("- small, every row")).isLessThan(partial.indexOf("- small, C1 alone"));
+        // C1 alone again replaces only its own section
+        String again = BenchmarkReport.document(partial, report(new Run(300, 20, BenchmarkStorage.LOCAL, List.of("C1")), "small, C1 again").section());
+        assertThat(again).contains("- small, every row").contains("- small, C1 again").doesNotContain("- small, C1 alone");
+        // a run of every row at that size ran C1 too: it replaces both
+        String rerun = BenchmarkReport.document(again, report(new Run(300, 20), "small, every row again").section());
+        assertThat(rerun).contains("- small, every row again").doesNotContain("- small, every row\n").doesNotContain("C1 again").doesNotContain("C1 alone");
     }
 
     private static BenchmarkReport report(Run run, String datasetLine)

@@ -74,12 +74,14 @@ public class MeterstorePageSourceProvider
     {
         if (split instanceof CompletenessSplit completenessSplit) {
             CompletenessTableHandle completeness = (CompletenessTableHandle) table;
-            // each split of the winners' read is opened as a query of readings would open it, without a dynamic filter
+            // each cold split of the winners' read is opened as a query of readings would open it, without a dynamic filter;
+            // a hot partition's winners are counted in PostgreSQL
             return new CompletenessPageSource(
                     completeness,
                     completenessSplit,
                     columns.stream().map(CompletenessColumnHandle.class::cast).toList(),
                     (read, readColumns) -> createPageSource(transaction, session, read, completeness.readings(), Optional.empty(), ImmutableList.copyOf(readColumns), DynamicFilter.EMPTY, MemoryContext.NO_LIMIT),
+                    postgres,
                     completenessExecutor,
                     Runtime.getRuntime().availableProcessors());
         }

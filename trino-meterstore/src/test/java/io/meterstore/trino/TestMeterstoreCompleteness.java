@@ -12,7 +12,13 @@ import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.ReadingsOracle;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.trino.base.MeterstoreMetrics;
+import io.trino.execution.QueryInfo;
+import io.trino.operator.OperatorStats;
+import io.trino.plugin.base.metrics.LongCount;
+import io.trino.spi.metrics.Metrics;
 import io.trino.testing.DistributedQueryRunner;
+import io.trino.testing.QueryRunner.MaterializedResultWithPlan;
 import org.apache.iceberg.Table;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,6 +43,7 @@ import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.YearMonth;
 import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -95,7 +102,6 @@ final class TestMeterstoreCompleteness
             shape(reading, rows);
         }
         rows.addAll(gasMeter());
-        winners = ReadingsOracle.of(rows).resolved(ReadingsOracle.all());
         try (Connection connection = warehouse.database().connect()) {
             new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, rows);
         }
@@ -104,6 +110,45 @@ final class TestMeterstoreCompleteness
         table.refresh();
         assertThat(WatermarkReader.current(table).watermark().instant()).isEqualTo(Instant.parse("2026-03-15T00:00:00Z"));
         queryRunner = MeterstoreQueryRunner.builder(warehouse).withoutIceberg().build();
+
+        // late deliveries through INSERT once the days are archived: the cold winners they supersede are position-deleted
+        List<Reading> late = lateDeliveries(ReadingsOracle.of(rows).resolved(ReadingsOracle.all()));
+        queryRunner.execute(TestingInserts.insertAsRecorded(late));
+        rows.addAll(late);
+        winners = ReadingsOracle.of(rows).resolved(ReadingsOracle.all());
+        table.refresh();
+        assertThat(Long.parseLong(table.currentSnapshot().summary().get("total-position-deletes"))).isPositive();
+    }
+
+    /**
+     * Corrections and deliveries after archival, in both tiers: an hour of meter 1's missing day (cold), meter 9's
+     * morning of 5 March corrected to substitutes (cold, superseding archived winners) and its morning of 16 March (hot),
+     * and on 17 March (hot) an hour of meter 5 under a second version scope, delivered twice there: each scope keeps
+     * its highest version.
+     */
+    private static List<Reading> lateDeliveries(List<Reading> winners)
+    {
+        Instant recordedAt = Instant.parse("2026-04-02T00:00:00Z");
+        List<Reading> late = new ArrayList<>();
+        for (Reading winner : winners) {
+            int meter = meterOf(winner.maloId());
+            LocalDate day = winner.balancingDay();
+            int hour = LocalDateTime.ofInstant(winner.from(), BERLIN).getHour();
+            if (meter == 9 && (day.equals(LocalDate.of(2026, 3, 5)) || day.equals(LocalDate.of(2026, 3, 16))) && hour < 3) {
+                late.add(copy(winner, winner.resolution(), winner.to(), Quality.SUBSTITUTED, winner.version().add(BigInteger.valueOf(1_000)), winner.versionScope(), recordedAt));
+            }
+            if (meter == 5 && day.equals(LocalDate.of(2026, 3, 17)) && hour == 8) {
+                String otherScope = Reading.versionScope(OTHER_OPERATOR, winner.sparte(), winner.from());
+                late.add(copy(winner, winner.resolution(), winner.to(), Quality.ESTIMATED, winner.version().add(BigInteger.ONE), otherScope, recordedAt));
+                late.add(copy(winner, winner.resolution(), winner.to(), Quality.SUBSTITUTED, winner.version().add(BigInteger.TWO), otherScope, recordedAt));
+            }
+            // the hour of 10 March that meter 1 missed, taken from meter 0's winners of that hour
+            if (meter == 0 && day.equals(LocalDate.of(2026, 3, 10)) && hour == 10) {
+                late.add(new Reading(ReadingsGenerator.maloId(1), winner.meloId(), winner.obisCode(), winner.sparte(), winner.from(), winner.to(), winner.value(), winner.unit(), Quality.MEASURED,
+                        winner.resolution(), winner.sourceKind(), winner.sourceDetail(), winner.provenance(), winner.version(), winner.versionScope(), recordedAt, winner.balancingDay()));
+            }
+        }
+        return late;
     }
 
     @AfterAll
@@ -210,12 +255,17 @@ final class TestMeterstoreCompleteness
 
         // the figures that show each rule, for the record: March 2026 holds 2972 quarter-hours (92 on the 29th)
         assertThat(report.get(channel(0, "PT15M"))).startsWith(2972L, 2972L, 0L, 0L, null);
-        assertThat(report.get(channel(1, "PT15M"))).startsWith(2972L, 2876L, 96L, 0L, "2026-03-10");
+        // an hour of the missing day delivered late, into the cold tier
+        assertThat(report.get(channel(1, "PT15M"))).startsWith(2972L, 2880L, 92L, 0L, "2026-03-10");
         assertThat(report.get(channel(2, "PT15M"))).startsWith(2972L, 2960L, 12L, 0L, "2026-03-15");
         // silent: only with a roster, the whole month missing from its first day
         assertThat(report.get(channel(4, "PT15M"))).startsWith(2972L, 0L, 2972L, 0L, "2026-03-01");
         // two operators on the 12th: 96 winners too many, nothing missing
-        assertThat(report.get(channel(5, "PT15M"))).startsWith(2972L, 3068L, 0L, 96L, null);
+        // and on the 17th (hot), an hour delivered twice under the second: one winner more each
+        assertThat(report.get(channel(5, "PT15M"))).startsWith(2972L, 3072L, 0L, 100L, null);
+        // late substitutes: 12 cold (each a position delete of an archived winner) and 12 hot, counted once each
+        assertThat(report.get(channel(9, "PT15M"))).startsWith(2972L, 2972L, 0L, 0L, null);
+        assertThat((long) report.get(channel(9, "PT15M")).get(5)).isGreaterThanOrEqualTo(24L);
         // the grid change: quarter-hours up to the 15th, then hours (23 on the 29th), the 20th charged to the hours
         assertThat(report.get(channel(6, "PT1H"))).startsWith(16L * 24 - 1, 15L * 24 - 1, 24L, 0L, "2026-03-20");
         assertThat(report.get(channel(6, "PT15M"))).startsWith(15L * 96, 15L * 96, 0L, 0L, null);
@@ -228,6 +278,37 @@ final class TestMeterstoreCompleteness
         // the corrections count once: winners, not versions
         long versions = rows.stream().filter(reading -> meterOf(reading.maloId()) == 0 && YearMonth.from(reading.balancingDay()).equals(MONTH)).count();
         assertThat(versions).isGreaterThan(2972);
+    }
+
+    @Test
+    void testCountsPushedIntoBothTiers()
+    {
+        MaterializedResultWithPlan result = queryRunner.executeWithPlan(queryRunner.getDefaultSession(),
+                "SELECT * FROM TABLE(meterstore.system.meter_completeness(table_name => 'readings', settlement_month => '2026-03'))");
+        QueryInfo query = queryRunner.getCoordinator().getQueryManager().getFullQueryInfo(result.queryId());
+        Map<String, Long> metrics = new HashMap<>();
+        query.getQueryStats().getOperatorSummaries().stream()
+                .map(OperatorStats::getConnectorMetrics)
+                .reduce(Metrics.EMPTY, Metrics::mergeWith)
+                .getMetrics()
+                .forEach((name, metric) -> metrics.put(name, ((LongCount) metric).getTotal()));
+
+        // every winner of the month is counted once, from both tiers, each commodity on its own days
+        Period month = Period.month(MONTH);
+        assertThat(metrics.get(MeterstoreMetrics.COMPLETENESS_ROWS_COUNTED))
+                .isEqualTo(winners.stream().filter(winner -> !winner.from().isBefore(month.start(winner.sparte())) && winner.from().isBefore(month.end(winner.sparte()))).count());
+        // the read spans both commodities' periods: electricity from 1 March 00:00, gas to 1 April 06:00
+        Instant end = MONTH.plusMonths(1).atDay(1).atTime(6, 0).atZone(BERLIN).toInstant();
+        Instant watermark = Instant.parse("2026-03-15T00:00:00Z");
+        // the hot winners never leave PostgreSQL: each partition (a UTC day, so parts of two Berlin days) returns one count
+        // per reading, grid, balancing day and placement, about 40 times fewer rows than the winners
+        long hotWinners = winners.stream().filter(winner -> !winner.from().isBefore(watermark) && winner.from().isBefore(end)).count();
+        long hotDays = winners.stream()
+                .filter(winner -> !winner.from().isBefore(watermark) && winner.from().isBefore(end))
+                .map(winner -> List.of(LocalDate.ofInstant(winner.from(), ZoneOffset.UTC).toString(), winner.maloId(), winner.obisCode(), winner.resolution(), winner.balancingDay().toString(), Boolean.toString(winner.from().isBefore(Period.month(MONTH).end(winner.sparte())))))
+                .distinct()
+                .count();
+        assertThat(metrics.get(MeterstoreMetrics.COMPLETENESS_HOT_COUNTS_READ)).isEqualTo(hotDays).isLessThan(hotWinners / 20);
     }
 
     @Test
@@ -464,7 +545,12 @@ final class TestMeterstoreCompleteness
 
     private static Reading copy(Reading reading, String resolution, Instant to, Quality quality, BigInteger version, String versionScope)
     {
+        return copy(reading, resolution, to, quality, version, versionScope, reading.recordedAt());
+    }
+
+    private static Reading copy(Reading reading, String resolution, Instant to, Quality quality, BigInteger version, String versionScope, Instant recordedAt)
+    {
         return new Reading(reading.maloId(), reading.meloId(), reading.obisCode(), reading.sparte(), reading.from(), to, reading.value(), reading.unit(), quality,
-                resolution, reading.sourceKind(), reading.sourceDetail(), reading.provenance(), version, versionScope, reading.recordedAt(), reading.balancingDay());
+                resolution, reading.sourceKind(), reading.sourceDetail(), reading.provenance(), version, versionScope, recordedAt, reading.balancingDay());
     }
 }

@@ -64,8 +64,10 @@ public final class MeterstoreMetrics
 
     /** Splits of the winners' read a completeness report counted: hot partitions and cold file groups. */
     public static final String COMPLETENESS_SPLITS_READ = "completeness_splits_read";
-    /** Winning versions a completeness report counted, in the period and the roster window. */
+    /** Winning versions a completeness report counted in the period and the roster window, from both tiers. */
     public static final String COMPLETENESS_ROWS_COUNTED = "completeness_rows_counted";
+    /** Counts per reading, grid and day that PostgreSQL returned for a completeness report instead of its hot winners. */
+    public static final String COMPLETENESS_HOT_COUNTS_READ = "completeness_hot_counts_read";
 
     private MeterstoreMetrics() {}
 

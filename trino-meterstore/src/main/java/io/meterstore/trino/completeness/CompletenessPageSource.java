@@ -7,6 +7,8 @@ import io.airlift.slice.Slice;
 import io.meterstore.core.CompletenessTally;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.trino.base.MeterstoreMetrics;
+import io.meterstore.trino.base.PostgresConnectionPool;
+import io.meterstore.trino.hot.HotSplit;
 import io.trino.spi.Page;
 import io.trino.spi.PageBuilder;
 import io.trino.spi.TrinoException;
@@ -41,9 +43,9 @@ import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Computes a completeness report: reads the winners of every split of the period, {@code readers} at a time on the
- * connector's executor, counts them per reading, grid and day ({@link WinnerCounter}), and rolls the counts up on the
- * metering calendar. The engine's driver is not held meanwhile: {@link #isBlocked} waits for the reads, as
+ * Computes a completeness report: counts the winners of every split of the period per reading, grid and day,
+ * {@code readers} splits at a time on the connector's executor (a hot partition in PostgreSQL, {@link HotWinnerCounts};
+ * a cold split as its key columns stream past, {@link WinnerCounter}), and rolls the counts up on the metering calendar. The engine's driver is not held meanwhile: {@link #isBlocked} waits for the reads, as
  * trino-base-jdbc's page source waits for its statement. Rows go out once every read has been counted.
  */
 public final class CompletenessPageSource
@@ -55,12 +57,14 @@ public final class CompletenessPageSource
     private final Optional<Set<Slice>> maloIds;
     private final Optional<Set<Slice>> obisCodes;
     private final WinnersReader reader;
+    private final HotWinnerCounts hotCounts;
     private final ExecutorService executor;
     private final int readers;
     private final Queue<ConnectorSplit> pending;
     private final int splits;
     private final CompletenessTally tally = new CompletenessTally();
     private final AtomicLong rowsCounted = new AtomicLong();
+    private final AtomicLong hotCountsRead = new AtomicLong();
     private final List<ConnectorPageSource> open = new ArrayList<>();
     private volatile boolean closed;
     private CompletableFuture<Void> counted;
@@ -71,10 +75,11 @@ public final class CompletenessPageSource
     private boolean finished;
 
     /**
-     * @param reader opens the resolved read of one split
+     * @param reader opens the resolved read of one cold split
+     * @param postgres the connections a hot partition's winners are counted with, in PostgreSQL
      * @param readers how many splits are read at once
      */
-    public CompletenessPageSource(CompletenessTableHandle table, CompletenessSplit split, List<CompletenessColumnHandle> columns, WinnersReader reader, ExecutorService executor, int readers)
+    public CompletenessPageSource(CompletenessTableHandle table, CompletenessSplit split, List<CompletenessColumnHandle> columns, WinnersReader reader, PostgresConnectionPool postgres, ExecutorService executor, int readers)
     {
         requireNonNull(table, "table is null");
         requireNonNull(split, "split is null");
@@ -84,6 +89,7 @@ public final class CompletenessPageSource
         this.maloIds = listed(table, ReadingsColumn.MALO_ID);
         this.obisCodes = listed(table, ReadingsColumn.OBIS_CODE);
         this.reader = requireNonNull(reader, "reader is null");
+        this.hotCounts = new HotWinnerCounts(postgres, period, seenSince, maloIds, obisCodes);
         this.executor = requireNonNull(executor, "executor is null");
         this.readers = Math.max(1, Math.min(readers, split.reads().size()));
         this.pending = new ConcurrentLinkedQueue<>(split.reads());
@@ -150,6 +156,11 @@ public final class CompletenessPageSource
     {
         WinnerCounter counter = new WinnerCounter(period, seenSince, maloIds, obisCodes);
         for (ConnectorSplit split = pending.poll(); split != null && !closed; split = pending.poll()) {
+            if (split instanceof HotSplit hotSplit) {
+                // a hot partition is counted where it lies: PostgreSQL returns the counts per reading, grid and day
+                hotCounts.count(hotSplit, counter);
+                continue;
+            }
             ConnectorPageSource source = reader.open(split, WinnerCounter.COLUMNS);
             register(source);
             try {
@@ -170,6 +181,7 @@ public final class CompletenessPageSource
             }
         }
         rowsCounted.addAndGet(counter.rows());
+        hotCountsRead.addAndGet(counter.groups());
         synchronized (tally) {
             tally.addAll(counter.tally());
         }
@@ -208,7 +220,8 @@ public final class CompletenessPageSource
     {
         return MeterstoreMetrics.counts(ImmutableMap.of(
                 MeterstoreMetrics.COMPLETENESS_SPLITS_READ, (long) splits,
-                MeterstoreMetrics.COMPLETENESS_ROWS_COUNTED, rowsCounted.get()));
+                MeterstoreMetrics.COMPLETENESS_ROWS_COUNTED, rowsCounted.get(),
+                MeterstoreMetrics.COMPLETENESS_HOT_COUNTS_READ, hotCountsRead.get()));
     }
 
     @Override

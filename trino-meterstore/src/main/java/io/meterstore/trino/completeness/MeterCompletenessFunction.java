@@ -53,7 +53,8 @@ import static java.util.Objects.requireNonNull;
  * {@code meterstore.system.meter_completeness}: per reading and grid, how many intervals a period should hold on the
  * German metering calendar and how many winning versions the table holds, DST-aware, on gas days for gas. The engine
  * gets a table handle (as trino-base-jdbc's {@code query} hands one over) whose one split counts the winners of both
- * tiers per day inside the connector and rolls them up; no reading passes through the engine.
+ * tiers per day where they lie (in PostgreSQL for the hot tier, from the key columns of the cold files) and rolls them
+ * up; no reading passes through the engine.
  */
 public final class MeterCompletenessFunction
         extends AbstractConnectorTableFunction

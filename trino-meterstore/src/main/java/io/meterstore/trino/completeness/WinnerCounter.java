@@ -55,7 +55,8 @@ final class WinnerCounter
     private static final int FROM = 6;
     private static final Slice SUBSTITUTED = utf8Slice(Quality.SUBSTITUTED.name());
 
-    private enum Placement
+    /** Where a winner lies on its commodity's period; {@link HotWinnerCounts} names them by ordinal. */
+    enum Placement
     {
         INSIDE,
         ROSTER,
@@ -108,6 +109,7 @@ final class WinnerCounter
     private int runFirst;
     private int runLast;
     private long rows;
+    private long groups;
 
     /**
      * @param maloIds the meters the report lists, if it lists some: a cold read returns every row of the row groups it
@@ -164,7 +166,9 @@ final class WinnerCounter
                 runFirst = position;
             }
             runLast = position;
-            rows++;
+            if (rowPlacement != Placement.OUTSIDE) {
+                rows++;
+            }
             if (rowPlacement != Placement.INSIDE) {
                 continue;
             }
@@ -179,6 +183,26 @@ final class WinnerCounter
         }
         // a run that goes on in the next page is counted there again; the tally adds the two
         flush();
+    }
+
+    /**
+     * Winners another reader has already counted per reading, grid, balancing day and placement (the ordinal of a
+     * {@link Placement}), with the first and last interval start among them: a run, as {@link #add} finds them.
+     */
+    void addCounts(String maloId, String obisCode, String sparteName, String resolution, LocalDate day, int placement, long winners, long substituted, long notBillable, Instant first, Instant last)
+    {
+        // the commodity first: a row of an unknown one has no period to be placed in
+        Sparte known = sparte(utf8Slice(sparteName));
+        groups++;
+        if (placement != Placement.OUTSIDE.ordinal()) {
+            rows += winners;
+        }
+        CompletenessTally.Reading reading = new CompletenessTally.Reading(maloId, obisCode, known);
+        switch (Placement.values()[placement]) {
+            case INSIDE -> tally.add(reading, resolution, day, winners, substituted, notBillable, first, last);
+            case ROSTER -> tally.addToRoster(reading, resolution, last);
+            case OUTSIDE -> {}
+        }
     }
 
     private void flush()
@@ -222,6 +246,12 @@ final class WinnerCounter
     long rows()
     {
         return rows;
+    }
+
+    /** The counts {@link #addCounts} was given: what crossed from the database instead of the rows. */
+    long groups()
+    {
+        return groups;
     }
 
     CompletenessTally tally()

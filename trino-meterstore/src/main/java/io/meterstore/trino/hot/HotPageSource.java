@@ -233,7 +233,7 @@ public final class HotPageSource
     }
 
     /** {@code partitions} was planned but dropped before its split ran: the archiver's reader grace is too short. */
-    static TrinoException partitionMissing(String partitions, SQLException e)
+    public static TrinoException partitionMissing(String partitions, SQLException e)
     {
         return new TrinoException(METERSTORE_PARTITION_MISSING, ("%s was planned for this query but no longer exists: it was dropped after its archival, because the query ran longer than the archiver's reader grace; "
                 + "run the query again, or raise the archiver's 'meterstore.reader-grace' above the longest query").formatted(partitions), e);

@@ -1,0 +1,193 @@
+package io.meterstore.trino.completeness;
+
+import io.airlift.slice.Slice;
+import io.meterstore.core.CompletenessPeriod;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.Quality;
+import io.meterstore.core.Sparte;
+import io.meterstore.core.Sql;
+import io.meterstore.core.Tier;
+import io.meterstore.trino.base.MeterstoreTypes;
+import io.meterstore.trino.base.PostgresConnectionPool;
+import io.meterstore.trino.hot.HotPageSource;
+import io.meterstore.trino.hot.HotSplit;
+import io.trino.spi.TrinoException;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Counts the winners of one hot partition for a completeness report inside PostgreSQL: one statement resolves the
+ * versions and groups the winners per reading, grid, balancing day and placement (in the period, in the roster window,
+ * outside both), so that only the counts leave the database, never the readings. The rows it returns are the runs
+ * {@link WinnerCounter} would have counted from a resolved read of the partition, with the same figures.
+ */
+final class HotWinnerCounts
+{
+    private final PostgresConnectionPool pool;
+    private final CompletenessPeriod period;
+    private final Optional<Instant> seenSince;
+    private final Optional<Set<Slice>> maloIds;
+    private final Optional<Set<Slice>> obisCodes;
+
+    HotWinnerCounts(PostgresConnectionPool pool, CompletenessPeriod period, Optional<Instant> seenSince, Optional<Set<Slice>> maloIds, Optional<Set<Slice>> obisCodes)
+    {
+        this.pool = requireNonNull(pool, "pool is null");
+        this.period = requireNonNull(period, "period is null");
+        this.seenSince = requireNonNull(seenSince, "seenSince is null");
+        this.maloIds = requireNonNull(maloIds, "maloIds is null");
+        this.obisCodes = requireNonNull(obisCodes, "obisCodes is null");
+    }
+
+    /** Adds the winners of the partition's rows at or above the split's watermark and inside its bounds to {@code counter}. */
+    void count(HotSplit split, WinnerCounter counter)
+    {
+        try (Connection connection = pool.connection()) {
+            try {
+                // the settings live only as long as this transaction; the partition is read, never written
+                connection.setAutoCommit(false);
+                connection.setReadOnly(true);
+                try (PreparedStatement settings = connection.prepareStatement("SELECT set_config('enable_sort', 'off', true)")) {
+                    // the versions of a key are compared in the primary key's order, which the index gives without a sort
+                    settings.execute();
+                }
+                List<Object> parameters = new ArrayList<>();
+                String sql = sql(connection, split, parameters);
+                try (PreparedStatement statement = connection.prepareStatement(sql)) {
+                    for (int index = 0; index < parameters.size(); index++) {
+                        statement.setObject(index + 1, parameters.get(index));
+                    }
+                    try (ResultSet counts = statement.executeQuery()) {
+                        while (counts.next()) {
+                            counter.addCounts(
+                                    counts.getString(1),
+                                    counts.getString(2),
+                                    counts.getString(3),
+                                    counts.getString(4),
+                                    counts.getObject(5, LocalDate.class),
+                                    counts.getInt(6),
+                                    counts.getLong(7),
+                                    counts.getLong(8),
+                                    counts.getLong(9),
+                                    counts.getObject(10, OffsetDateTime.class).toInstant(),
+                                    counts.getObject(11, OffsetDateTime.class).toInstant());
+                        }
+                    }
+                }
+            }
+            finally {
+                connection.rollback();
+            }
+        }
+        catch (SQLException e) {
+            if (HotTier.isUndefinedTable(e)) {
+                throw HotPageSource.partitionMissing("Hot partition '%s.%s'".formatted(split.schema(), split.partition()), e);
+            }
+            throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot count the winners of hot partition '%s.%s' for the completeness report: %s".formatted(split.schema(), split.partition(), e.getMessage()), e);
+        }
+    }
+
+    /**
+     * The winners of a key are found without sorting: in primary-key order (malo_id, obis_code, "from", version) a
+     * window over the key sees all its versions. A key delivered under one version scope, the rule, is won by its
+     * highest version (the primary key makes versions of a key unique, so recorded_at never breaks a tie here); a key
+     * under several scopes keeps the highest version of each, which the index answers for those rows alone.
+     */
+    private String sql(Connection connection, HotSplit split, List<Object> parameters)
+            throws SQLException
+    {
+        // the placeholders appear in the text as: the counts' filters, the placement, the versions' bounds
+        List<Object> filters = new ArrayList<>();
+        List<Object> placements = new ArrayList<>();
+        List<Object> bounds = new ArrayList<>();
+        String partition = Sql.qualified(split.schema(), split.partition());
+        StringBuilder versions = new StringBuilder("""
+                SELECT malo_id, obis_code, "from", version, version_scope, sparte, resolution, quality, balancing_day,
+                       version = max(version) OVER key AS latest,
+                       min(version_scope) OVER key = max(version_scope) OVER key AS one_scope
+                FROM\s""").append(partition);
+        // rows below W belong to Iceberg, even while an archived partition still exists detached for the reader grace
+        versions.append(" WHERE ").append(Tier.HOT.sql("?"));
+        bounds.add(timestamp(split.watermarkEpochMicros()));
+        if (split.lowerEpochMicros().isPresent()) {
+            versions.append(" AND \"from\" >= ?");
+            bounds.add(timestamp(split.lowerEpochMicros().get()));
+        }
+        if (split.upperEpochMicros().isPresent()) {
+            versions.append(" AND \"from\" < ?");
+            bounds.add(timestamp(split.upperEpochMicros().get()));
+        }
+        // a listed meter or OBIS code selects whole keys, so it may narrow the versions before they are resolved
+        if (maloIds.isPresent()) {
+            versions.append(" AND malo_id = ANY(?)");
+            bounds.add(textArray(connection, maloIds.get()));
+        }
+        if (obisCodes.isPresent()) {
+            versions.append(" AND obis_code = ANY(?)");
+            bounds.add(textArray(connection, obisCodes.get()));
+        }
+        versions.append(" WINDOW key AS (PARTITION BY malo_id, obis_code, \"from\")");
+
+        // where a winner lies, on its own commodity's period: 0 in it, 1 in the roster window before it, 2 outside; NULL for an unknown sparte
+        StringBuilder placement = new StringBuilder("CASE sparte");
+        for (Sparte sparte : Sparte.values()) {
+            Instant start = period.start(sparte);
+            placement.append(" WHEN ? THEN CASE WHEN \"from\" >= ? AND \"from\" < ? THEN 0 WHEN \"from\" >= ? AND \"from\" < ? THEN 1 ELSE 2 END");
+            placements.add(sparte.name());
+            placements.add(timestamp(start));
+            placements.add(timestamp(period.end(sparte)));
+            placements.add(timestamp(seenSince.orElse(start)));
+            placements.add(timestamp(start));
+        }
+        placement.append(" END");
+
+        String winners = """
+                SELECT malo_id, obis_code, "from", sparte, resolution, quality, balancing_day, %s AS placement
+                FROM (%s) AS versions
+                WHERE CASE WHEN one_scope THEN latest ELSE NOT EXISTS (
+                    SELECT 1 FROM %s AS later
+                    WHERE later.malo_id = versions.malo_id AND later.obis_code = versions.obis_code AND later."from" = versions."from"
+                      AND later.version_scope = versions.version_scope AND later.version > versions.version) END""".formatted(placement, versions, partition);
+        filters.add(Quality.SUBSTITUTED.name());
+        filters.add(connection.createArrayOf("text", Arrays.stream(Quality.values()).filter(Quality::billable).map(Quality::name).toArray()));
+        parameters.addAll(filters);
+        parameters.addAll(placements);
+        parameters.addAll(bounds);
+        return """
+                SELECT malo_id, obis_code, sparte, resolution, balancing_day, placement, count(*),
+                       count(*) FILTER (WHERE quality = ?), count(*) FILTER (WHERE NOT coalesce(quality = ANY(?), false)),
+                       min("from"), max("from")
+                FROM (%s) AS winners
+                GROUP BY malo_id, obis_code, sparte, resolution, balancing_day, placement""".formatted(winners);
+    }
+
+    private static Object textArray(Connection connection, Set<Slice> values)
+            throws SQLException
+    {
+        return connection.createArrayOf("text", values.stream().map(Slice::toStringUtf8).toArray());
+    }
+
+    private static OffsetDateTime timestamp(long epochMicros)
+    {
+        return timestamp(MeterstoreTypes.fromEpochMicros(epochMicros));
+    }
+
+    private static OffsetDateTime timestamp(Instant instant)
+    {
+        return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
+    }
+}
