@@ -94,7 +94,7 @@ class TestMeterstoreOracle
     /** The windows each archival step archives, checked against the oracle after each: first day, then days at a time. */
     protected int[] archivalSteps()
     {
-        return new int[] {1, 9, 15, 12};
+        return new int[] {1, 14, 22};
     }
 
     protected DistributedQueryRunner queryRunner()
