@@ -13,7 +13,8 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.util.PropertyUtil;
 
 import java.io.IOException;
@@ -157,22 +158,32 @@ final class ColdInsertCommit
         checkState(!committed, "already committed");
         try {
             finishMonth();
+        }
+        catch (IOException | RuntimeException e) {
+            abort();
+            throw failure(e);
+        }
+        try {
             committer.commit(table, files, deletes, pinned.snapshotId());
             committed = true;
-        }
-        catch (CommitStateUnknownException e) {
-            // the files may be part of a snapshot now: keep them; running the statement again finds out and skips what landed
-            committed = true;
-            throw new TrinoException(METERSTORE_WRITE_FAILED, "The Iceberg commit of the INSERT into '%s' has an unknown outcome: %s; run the statement again, it skips every row that landed"
-                    .formatted(handle.schemaTableName(), e.getMessage()), e);
         }
         catch (RejectedCorrectionException e) {
             abort();
             throw new TrinoException(METERSTORE_WRITE_FAILED, e.getMessage() + "; nothing of this statement was committed", e);
         }
-        catch (IOException | RuntimeException e) {
+        catch (CommitFailedException | ValidationException e) {
+            // Iceberg refused the commit: nothing of it landed
             abort();
             throw failure(e);
+        }
+        catch (RuntimeException e) {
+            // CommitStateUnknownException, or any failure on the way to or back from the catalogue (a connection lost
+            // while the pointer swap was in flight, a refresh failing after it): the swap may have landed, and deleting
+            // the files would leave a snapshot without its data. Keep them (orphans at worst, which the archiver's
+            // orphan cleanup removes); running the statement again finds out and skips what landed
+            committed = true;
+            throw new TrinoException(METERSTORE_WRITE_FAILED, "The Iceberg commit of the INSERT into '%s' has an unknown outcome: %s; run the statement again, it skips every row that landed"
+                    .formatted(handle.schemaTableName(), e.getMessage()), e);
         }
     }
 
