@@ -20,7 +20,6 @@ import io.trino.spi.statistics.Estimate;
 import io.trino.spi.statistics.StatsUtil;
 import io.trino.spi.statistics.TableStatistics;
 
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.Optional;
@@ -82,8 +81,8 @@ public final class MeterstoreTableStatistics
     private HotRowEstimate hotRows(String storageTable, TierSplit.Range hotRange)
     {
         HotTier hotTier = tables.hotTier(storageTable);
-        try (Connection connection = tables.connectPostgres()) {
-            return HotRowEstimate.of(HotPartitionSizes.read(connection, hotTier), hotTier.naming(), hotRange);
+        try {
+            return HotRowEstimate.of(tables.readPostgres(connection -> HotPartitionSizes.read(connection, hotTier)), hotTier.naming(), hotRange);
         }
         catch (SQLException e) {
             throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot read the partition statistics of %s: %s".formatted(hotTier.qualifiedParent(), e.getMessage()), e);

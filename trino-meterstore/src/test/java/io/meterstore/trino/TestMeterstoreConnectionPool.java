@@ -1,11 +1,14 @@
 package io.meterstore.trino;
 
+import io.meterstore.core.TiersConfig;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.ReadingsOracle;
 import io.meterstore.testing.ReadingsOracle.View;
+import io.meterstore.testing.TestingDatabase;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.trino.base.MeterstoreConfig;
 import io.meterstore.trino.base.PostgresConnectionPool;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
@@ -15,8 +18,11 @@ import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.LocalDate;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -24,7 +30,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The hot tier's connections come from a bounded pool: a scan of 100 partitions never holds more than the pool's size. */
+/**
+ * The hot tier's connections come from a bounded pool: a scan of 100 partitions never holds more than the pool's size,
+ * and a read repeats on a fresh connection when PostgreSQL closed the pooled ones.
+ */
 final class TestMeterstoreConnectionPool
 {
     private static final int MAX_CONNECTIONS = 2;
@@ -90,6 +99,53 @@ final class TestMeterstoreConnectionPool
             assertThat(mostAtOnce.get()).isBetween(1, MAX_CONNECTIONS);
             // opened once and reused for planning and each of the 100 splits of both queries
             assertThat(backends).hasSizeBetween(1, MAX_CONNECTIONS);
+        }
+    }
+
+    @Test
+    void testReadRepeatsOnceWhenPostgresClosedThePooledConnections()
+            throws Exception
+    {
+        TestingDatabase database = TestingPostgresServer.shared().createDatabase("pool_restart");
+        TiersConfig config = new TiersConfig()
+                .setPostgresqlUrl(database.jdbcUrl())
+                .setPostgresqlUser(database.user())
+                .setSchema(MeterstoreQueryRunner.SCHEMA)
+                .setTables(List.of(TestingMeterstoreTables.TABLE));
+        try (PostgresConnectionPool pool = new PostgresConnectionPool(config, new MeterstoreConfig().setPostgresqlMaxConnections(MAX_CONNECTIONS));
+                Connection admin = database.connect()) {
+            // both connections opened and given back, as planning and a split leave them
+            try (Connection first = pool.connection(); Connection second = pool.connection()) {
+                assertThat(backend(first)).isNotEqualTo(backend(second));
+            }
+            // what a restart does to them; the pool tests a connection on loan only after half a second of idleness
+            try (PreparedStatement statement = admin.prepareStatement("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND application_name = ?")) {
+                statement.setString(1, PostgresConnectionPool.APPLICATION_NAME);
+                try (ResultSet result = statement.executeQuery()) {
+                    assertThat(result.next()).isTrue();
+                    assertThat(result.getLong(1)).isEqualTo(MAX_CONNECTIONS);
+                }
+            }
+            AtomicInteger attempts = new AtomicInteger();
+            int backend = pool.read(connection -> {
+                attempts.incrementAndGet();
+                return backend(connection);
+            });
+            assertThat(backend).isPositive();
+            assertThat(attempts.get()).isEqualTo(2);
+            // every dead connection was evicted with the first: the next read answers at once
+            attempts.set(0);
+            pool.read(connection -> attempts.incrementAndGet());
+            assertThat(attempts.get()).isEqualTo(1);
+        }
+    }
+
+    private static int backend(Connection connection)
+            throws SQLException
+    {
+        try (Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("SELECT pg_backend_pid()")) {
+            assertThat(result.next()).isTrue();
+            return result.getInt(1);
         }
     }
 }

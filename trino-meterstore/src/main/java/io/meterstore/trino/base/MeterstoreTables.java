@@ -25,6 +25,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -217,6 +218,13 @@ public final class MeterstoreTables
     public HotTier hotTier(String table, Duration step)
     {
         return config.hotTier(table, step);
+    }
+
+    /** Runs a read of the hot tier that can be repeated; see {@link PostgresConnectionPool#read}. */
+    public <T> T readPostgres(PostgresConnectionPool.SqlRead<T> read)
+            throws SQLException
+    {
+        return postgres.read(read);
     }
 
     /** A pooled connection to the hot tier; closing it gives it back. */

@@ -9,6 +9,7 @@ import jakarta.annotation.PreDestroy;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -37,6 +38,8 @@ public final class PostgresConnectionPool
     private static final long CONNECTION_WAIT_SECONDS = 30;
     // one wait of the pool: a connection it fails to open within it means PostgreSQL is unreachable, and a query fails that soon
     private static final long ATTEMPT_SECONDS = 2;
+    // SQLSTATEs of a connection PostgreSQL closed: a shutdown or restart, a crash, a terminated backend (class 08 too)
+    private static final Set<String> SERVER_CLOSED_STATES = Set.of("57P01", "57P02", "57P03");
     public static final String APPLICATION_NAME = "trino-meterstore";
 
     private final HikariDataSource dataSource;
@@ -92,6 +95,35 @@ public final class PostgresConnectionPool
         }
     }
 
+    /**
+     * Runs a read that can simply be repeated, and repeats it once on a fresh connection when PostgreSQL had closed
+     * the pooled one (a restart, a failover). The pool tests a connection before handing it out only when it has been
+     * idle for more than half a second, so the connections used just before a restart come back dead: all pooled
+     * connections are evicted then, not one per failing query.
+     */
+    public <T> T read(SqlRead<T> read)
+            throws SQLException
+    {
+        try (Connection connection = connection()) {
+            return read.read(connection);
+        }
+        catch (SQLException e) {
+            if (!serverClosedConnection(e)) {
+                throw e;
+            }
+            dataSource.getHikariPoolMXBean().softEvictConnections();
+        }
+        try (Connection connection = connection()) {
+            return read.read(connection);
+        }
+    }
+
+    private static boolean serverClosedConnection(SQLException e)
+    {
+        String state = e.getSQLState();
+        return state != null && (state.startsWith("08") || SERVER_CLOSED_STATES.contains(state));
+    }
+
     /** {@link #connection()} without blocking the caller: the future completes once the pool hands one out. */
     public CompletableFuture<Connection> connectionAsync()
     {
@@ -132,6 +164,13 @@ public final class PostgresConnectionPool
         catch (SQLException ignored) {
             // the pool discards a connection it cannot reset
         }
+    }
+
+    @FunctionalInterface
+    public interface SqlRead<T>
+    {
+        T read(Connection connection)
+                throws SQLException;
     }
 
     @PreDestroy

@@ -8,7 +8,6 @@ import io.meterstore.trino.base.MeterstoreTables;
 import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.TrinoException;
 
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.OptionalLong;
@@ -33,24 +32,25 @@ public final class HotSplitPlanner
     public HotSplitPlan plan(String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros, OptionalLong limit)
     {
         HotTier hotTier = tables.hotTier(storageTable);
-        List<HotPartition> partitions;
-        HotPartitionSizes sizes;
-        try (Connection connection = tables.connectPostgres()) {
-            // attached and detached alike, in one catalogue read: two reads could miss a partition detached between them
-            partitions = hotTier.partitions(connection);
-            // only a table without partitions may have no parent either: ask only then, not on every query
-            if (partitions.isEmpty() && !hotTier.parentExists(connection)) {
-                throw new TrinoException(METERSTORE_TABLE_NOT_FOUND, "PostgreSQL table %s of MeterStore table '%s' does not exist: create it with 'meterstore-archiver create'"
-                        .formatted(hotTier.qualifiedParent(), storageTable));
-            }
-            // estimates for the splits' weights; a partition missing here only gets the standard weight
-            sizes = HotPartitionSizes.read(connection, hotTier);
+        Listing listing;
+        try {
+            listing = tables.readPostgres(connection -> {
+                // attached and detached alike, in one catalogue read: two reads could miss a partition detached between them
+                List<HotPartition> listed = hotTier.partitions(connection);
+                // only a table without partitions may have no parent either: ask only then, not on every query
+                if (listed.isEmpty() && !hotTier.parentExists(connection)) {
+                    throw new TrinoException(METERSTORE_TABLE_NOT_FOUND, "PostgreSQL table %s of MeterStore table '%s' does not exist: create it with 'meterstore-archiver create'"
+                            .formatted(hotTier.qualifiedParent(), storageTable));
+                }
+                // estimates for the splits' weights; a partition missing here only gets the standard weight
+                return new Listing(listed, HotPartitionSizes.read(connection, hotTier));
+            });
         }
         catch (SQLException e) {
             throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot list the partitions of %s: %s".formatted(hotTier.qualifiedParent(), e.getMessage()), e);
         }
         ImmutableList.Builder<HotSplit> splits = ImmutableList.builder();
-        for (HotPartition partition : partitions) {
+        for (HotPartition partition : listing.partitions()) {
             if (partition.overlaps(hotRange.lower().orElseThrow(), hotRange.upper())) {
                 splits.add(new HotSplit(
                         tables.schema(),
@@ -59,9 +59,11 @@ public final class HotSplitPlanner
                         hotRange.lower().map(MeterstoreTypes::toEpochMicros),
                         hotRange.upper().map(MeterstoreTypes::toEpochMicros),
                         limit,
-                        sizes.size(partition.name()).map(HotPartitionSizes.Size::bytes).orElse(0L)));
+                        listing.sizes().size(partition.name()).map(HotPartitionSizes.Size::bytes).orElse(0L)));
             }
         }
-        return new HotSplitPlan(splits.build(), partitions.size());
+        return new HotSplitPlan(splits.build(), listing.partitions().size());
     }
+
+    private record Listing(List<HotPartition> partitions, HotPartitionSizes sizes) {}
 }

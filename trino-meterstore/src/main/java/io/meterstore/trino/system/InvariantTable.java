@@ -11,7 +11,6 @@ import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.TupleDomain;
 
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
@@ -54,8 +53,8 @@ final class InvariantTable
     {
         if (wanted(constraint, "last")) {
             Optional<LoggedCheck> last;
-            try (Connection connection = inspector.connect()) {
-                last = InvariantLog.last(connection, inspector.hotTier());
+            try {
+                last = inspector.read(connection -> InvariantLog.last(connection, inspector.hotTier()));
             }
             catch (SQLException e) {
                 throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot read the last invariant check of table '%s': %s".formatted(inspector.table(), e.getMessage()), e);

@@ -16,7 +16,6 @@ import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
 import org.apache.iceberg.Table;
 
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
@@ -58,17 +57,15 @@ final class PartitionsTable
     @Override
     void addRows(InMemoryRecordSet.Builder rows, ConnectorSession session, TupleDomain<Integer> constraint)
     {
-        List<HotPartition> partitions;
-        HotPartitionSizes sizes;
         TieringWatermark watermark;
         List<ArchivalCommit> commits;
-        try (Connection connection = inspector.connect()) {
+        Listing listing;
+        try {
             // W first, partitions second, as the invariant check reads them: no false "stranded" from a concurrent cycle
             Table icebergTable = inspector.icebergTable();
             watermark = WatermarkReader.current(icebergTable).watermark();
             commits = ArchivalHistory.archivalCommits(icebergTable);
-            partitions = inspector.hotTier().partitions(connection);
-            sizes = HotPartitionSizes.read(connection, inspector.hotTier());
+            listing = inspector.read(connection -> new Listing(inspector.hotTier().partitions(connection), HotPartitionSizes.read(connection, inspector.hotTier())));
         }
         catch (MeterstoreException e) {
             throw MeterstoreErrorCode.toTrinoException(e);
@@ -76,7 +73,7 @@ final class PartitionsTable
         catch (SQLException e) {
             throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot list the partitions of table '%s': %s".formatted(inspector.table(), e.getMessage()), e);
         }
-        for (HotPartition partition : partitions) {
+        for (HotPartition partition : listing.partitions()) {
             String state;
             Optional<ArchivalHistory.Archived> archived = Optional.empty();
             if (partition.attached()) {
@@ -89,7 +86,7 @@ final class PartitionsTable
             else {
                 state = "orphan";
             }
-            Optional<HotPartitionSizes.Size> size = sizes.size(partition.name());
+            Optional<HotPartitionSizes.Size> size = listing.sizes().size(partition.name());
             Optional<Instant> archivedAt = archived.map(ArchivalHistory.Archived::newestArchivedAt);
             rows.addRow(
                     partition.name(),
@@ -104,4 +101,6 @@ final class PartitionsTable
                     timestamp(archivedAt.map(at -> at.plus(inspector.readerGrace()))));
         }
     }
+
+    private record Listing(List<HotPartition> partitions, HotPartitionSizes sizes) {}
 }

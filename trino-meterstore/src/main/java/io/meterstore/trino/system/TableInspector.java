@@ -10,11 +10,11 @@ import io.meterstore.core.TableStatus;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.meterstore.trino.base.MeterstoreTables;
+import io.meterstore.trino.base.PostgresConnectionPool;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ConnectorSession;
 import org.apache.iceberg.Table;
 
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
@@ -77,17 +77,19 @@ final class TableInspector
         return tables.loadIcebergTable(table);
     }
 
-    Connection connect()
+    /** A read of the hot tier that can be repeated; see {@link PostgresConnectionPool#read}. */
+    <T> T read(PostgresConnectionPool.SqlRead<T> read)
+            throws SQLException
     {
-        return tables.connectPostgres();
+        return tables.readPostgres(read);
     }
 
     /** A fresh invariant check and the status it gives, at the query's start. */
     Inspection inspect(ConnectorSession session)
     {
         Table icebergTable = icebergTable();
-        try (Connection connection = connect()) {
-            InvariantReport report = InvariantCheck.check(icebergTable, hotTier(), connection);
+        try {
+            InvariantReport report = read(connection -> InvariantCheck.check(icebergTable, hotTier(), connection));
             Optional<Duration> recordedStep = ArchivalHistory.recordedStep(icebergTable);
             TableStatus status = new TableStatus(report, session.getStart(), recordedStep.orElse(PartitionNaming.DEFAULT_STEP), tiers.getSettlementLag().toJavaTime());
             return new Inspection(icebergTable, report, status, recordedStep);
