@@ -21,7 +21,6 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.util.PropertyUtil;
 
@@ -155,18 +154,24 @@ public final class ArchivalCycle
         long rows = files.stream().mapToLong(DataFile::recordCount).sum();
         // a crash here leaves complete files no snapshot references: orphans, never data, since W has not moved
         Failpoints.hit(Failpoint.AFTER_WRITE);
-        CommitResult result;
         try {
             // a lease lost with its session may have a new owner by now: stop before publishing anything
             lease.verifyHeld();
+        }
+        catch (RuntimeException e) {
+            deleteFiles(table, files);
+            throw e;
+        }
+        CommitResult result;
+        try {
             // commit cold before anything hot is dropped: the reverse order loses the window for good
             result = committer.commit(table, window, files, rows);
         }
-        catch (CommitStateUnknownException e) {
-            // the files may be part of a snapshot now; the next cycle reads W and finds out
-            throw e;
-        }
-        catch (RuntimeException e) {
+        catch (ArchivalException e) {
+            // Iceberg refused every attempt: nothing of them landed. Any other failure (CommitStateUnknownException, one
+            // on the way to or back from the catalogue) may follow a swap that landed, and deleting the files would
+            // leave a snapshot without its data: they stay (orphans at worst, which orphan cleanup removes), and the
+            // next cycle reads W and finds out
             deleteFiles(table, files);
             throw e;
         }
