@@ -1,5 +1,6 @@
 package io.meterstore.trino;
 
+import com.google.common.base.Throwables;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
@@ -21,6 +22,9 @@ import java.math.BigDecimal;
 import java.sql.Connection;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static io.meterstore.trino.TestingInserts.timestamp;
@@ -29,7 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The S3 server holding the cold tier stopped under a query: the query fails naming the object it could not read, never
- * a short answer, and with the server back the same query is exact. The server is this class's own (the other test
+ * a short answer, and with the server back the same query is exact. Wrong credentials or a missing bucket fail the
+ * first query at once, naming the settings. The server is this class's own (the other test
  * classes share theirs), stopped and started on the same port and data.
  */
 final class TestMeterstoreObjectStorageRestart
@@ -90,6 +95,29 @@ final class TestMeterstoreObjectStorageRestart
 
         // with the server back, the same query answers in full
         assertExact(sql, expected);
+    }
+
+    @Test
+    void testWrongStorageSettingsFailTheFirstQueryNamingThem()
+    {
+        Map<String, String> wrongKey = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
+        wrongKey.put("s3.aws-secret-key", "not-the-" + TestingS3Server.SECRET_KEY);
+        wrongKey.put("s3.max-error-retries", "1");
+        getQueryRunner().createCatalog("s3_wrong_key", "meterstore", wrongKey);
+        Map<String, String> noBucket = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
+        noBucket.put("meterstore.iceberg.warehouse", "s3://no-such-bucket-4f2a/warehouse");
+        noBucket.put("s3.max-error-retries", "1");
+        getQueryRunner().createCatalog("s3_no_bucket", "meterstore", noBucket);
+
+        // at once, not after Iceberg retried reading the table's metadata file for minutes, and never showing the key
+        for (String catalog : List.of("s3_wrong_key", "s3_no_bucket")) {
+            assertThat(query("SELECT count(*) FROM %s.%s.readings_versions".formatted(catalog, SCHEMA)))
+                    .failure()
+                    .hasErrorCode(METERSTORE_COLD_READ_FAILED)
+                    .hasMessageContaining("Cannot list the warehouse 's3://")
+                    .hasMessageContaining("check meterstore.iceberg.warehouse (its bucket must exist), s3.endpoint, s3.aws-access-key and s3.aws-secret-key")
+                    .satisfies(failure -> assertThat(Throwables.getStackTraceAsString(failure)).doesNotContain(TestingS3Server.SECRET_KEY));
+        }
     }
 
     private void assertExact(String sql, ReadingsOracle.Summary expected)

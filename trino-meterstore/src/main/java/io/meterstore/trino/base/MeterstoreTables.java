@@ -8,7 +8,10 @@ import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.TiersConfig;
+import io.meterstore.storage.ColdStorage;
 import io.meterstore.storage.ForwardingFileIo;
+import io.trino.filesystem.Location;
+import io.trino.filesystem.TrinoFileSystem;
 import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.SchemaTableName;
@@ -24,6 +27,7 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -35,6 +39,7 @@ import java.util.function.Supplier;
 
 import static com.google.common.base.Suppliers.memoize;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
 import static java.util.Objects.requireNonNull;
 
@@ -62,9 +67,11 @@ public final class MeterstoreTables
         requireNonNull(fileSystemFactory, "fileSystemFactory is null");
         // created on first use, so that a catalogue that is down fails the query that needs it, not the server start
         this.catalog = memoize(() -> {
+            TrinoFileSystem fileSystem = fileSystemFactory.create(ConnectorIdentity.ofUser("meterstore"));
+            checkWarehouseReadable(fileSystem);
             try {
                 // manifests never change once written: Iceberg keeps the ones planning reads in memory instead of reading them for every query
-                return config.openCatalog(properties -> new ForwardingFileIo(fileSystemFactory.create(ConnectorIdentity.ofUser("meterstore")), MANIFEST_CACHE));
+                return config.openCatalog(properties -> new ForwardingFileIo(fileSystem, MANIFEST_CACHE));
             }
             catch (RuntimeException e) {
                 throw new TrinoException(METERSTORE_CATALOG_UNAVAILABLE, "Cannot open the Iceberg catalogue '%s' at '%s': %s; check meterstore.iceberg.* and that the %s is reachable"
@@ -74,6 +81,23 @@ public final class MeterstoreTables
                         }), e);
             }
         });
+    }
+
+    /**
+     * Lists the warehouse once before the catalogue is first used, as the archiver's {@code check} does: wrong storage
+     * credentials or a missing bucket fail the first query at once, naming the settings, instead of after Iceberg has
+     * retried reading a table's metadata file for minutes. A failure is not remembered: the next query checks again.
+     */
+    private void checkWarehouseReadable(TrinoFileSystem fileSystem)
+    {
+        String warehouse = config.getIcebergWarehouse();
+        try {
+            fileSystem.listFiles(Location.of(warehouse)).hasNext();
+        }
+        catch (IOException | RuntimeException e) {
+            throw new TrinoException(METERSTORE_COLD_READ_FAILED, "Cannot list the warehouse '%s' of catalogue '%s': %s; check %s"
+                    .formatted(warehouse, config.getIcebergCatalogName(), e.getMessage(), ColdStorage.settingsToCheck(warehouse)), e);
+        }
     }
 
     public String schema()
