@@ -45,14 +45,20 @@ import io.trino.spi.connector.LimitApplicationResult;
 import io.trino.spi.expression.ConnectorExpression;
 import io.trino.spi.expression.Variable;
 import io.trino.spi.predicate.Domain;
+import io.meterstore.trino.write.ErasureRequest;
+import io.meterstore.trino.write.ErasureWriter;
+import io.meterstore.trino.write.ErasureWriter.Erased;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.InsertWriter.Written;
+import io.meterstore.trino.write.MergeRowIdHandle;
 import io.meterstore.trino.write.MeterstoreInsertTableHandle;
 import io.trino.spi.TrinoException;
 import io.trino.spi.catalog.CatalogName;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ColumnMetadata;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
+import io.trino.spi.connector.ConnectorMergeTableHandle;
+import io.trino.spi.connector.RowChangeParadigm;
 import io.trino.spi.connector.ConnectorMetadata;
 import io.trino.spi.connector.ConnectorOutputMetadata;
 import io.trino.spi.connector.ConnectorSession;
@@ -84,11 +90,13 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_DELETE_NOT_SUPPORTED;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
@@ -115,10 +123,18 @@ public class MeterstoreMetadata
     private final Map<String, Written> written = new ConcurrentHashMap<>();
     private final MeterstoreFunctions functions;
     private final MeterstoreSystemTables systemTables;
+    private final ErasureWriter erasureWriter;
+    // the tables a DELETE of this transaction targets, by query: their scans are never read (see applyFilter)
+    private final Set<DeleteTarget> deleteTargets = ConcurrentHashMap.newKeySet();
+    // what each DELETE of this transaction erased, by query: reported as the query's metadata metrics
+    private final Map<String, Erased> erased = new ConcurrentHashMap<>();
+
+    private record DeleteTarget(String queryId, SchemaTableName table) {}
 
     @Inject
-    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreConfig config, MeterstoreFunctions functions, MeterstoreSystemTables systemTables)
+    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreConfig config, MeterstoreFunctions functions, MeterstoreSystemTables systemTables, ErasureWriter erasureWriter)
     {
+        this.erasureWriter = requireNonNull(erasureWriter, "erasureWriter is null");
         this.tables = requireNonNull(tables, "tables is null");
         this.catalogName = requireNonNull(catalogName, "catalogName is null").toString();
         this.insertWriter = requireNonNull(insertWriter, "insertWriter is null");
@@ -294,6 +310,9 @@ public class MeterstoreMetadata
         if (columnHandle instanceof CompletenessColumnHandle completeness) {
             return completeness.column().toColumnMetadata();
         }
+        if (columnHandle instanceof MergeRowIdHandle rowId) {
+            return rowId.toColumnMetadata();
+        }
         return ((MeterstoreColumnHandle) columnHandle).toColumnMetadata();
     }
 
@@ -317,6 +336,9 @@ public class MeterstoreMetadata
             // a filter above a pushed limit or aggregation is not a filter below it
             return Optional.empty();
         }
+        if (deleteTargets.contains(new DeleteTarget(session.getQueryId(), handle.schemaTableName()))) {
+            return applyDeleteFilter(handle, constraint);
+        }
         // a resolving read takes only predicates that select whole merge keys; the rest is applied after resolution
         TupleDomain<MeterstoreColumnHandle> pushed = handle.resolution().pushable(constraint.getSummary().transformKeys(MeterstoreColumnHandle.class::cast));
         TupleDomain<MeterstoreColumnHandle> combined = handle.constraint().intersect(pushed);
@@ -326,6 +348,76 @@ public class MeterstoreMetadata
         // pushed into partition and file pruning and the SQL and Parquet predicates; Trino still filters every row the statements do not enforce
         MeterstoreTableHandle filtered = handle.withConstraint(combined);
         return Optional.of(new ConstraintApplicationResult<>(filtered, remainingFilter(filtered, constraint.getSummary()), constraint.getExpression(), false));
+    }
+
+    /**
+     * The WHERE clause of a DELETE: the predicates an erasure honours exactly ({@link ErasureRequest}) are taken whole,
+     * nothing of them is left for Trino, so that the statement becomes one {@link #executeDelete} on the coordinator;
+     * that is the only way a DELETE's scan is used, so claiming them enforced never makes a read return a row outside
+     * them. Any other predicate stays with Trino, which then plans a row-by-row MERGE that {@link #beginMerge} refuses.
+     */
+    private Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyDeleteFilter(MeterstoreTableHandle handle, Constraint constraint)
+    {
+        TupleDomain<MeterstoreColumnHandle> summary = constraint.getSummary().transformKeys(MeterstoreColumnHandle.class::cast);
+        TupleDomain<MeterstoreColumnHandle> combined = handle.constraint().intersect(ErasureRequest.supported(summary));
+        TupleDomain<ColumnHandle> remaining = constraint.getSummary().filter((column, domain) -> !ErasureRequest.isSupported((MeterstoreColumnHandle) column, domain));
+        if (combined.equals(handle.constraint()) && remaining.equals(constraint.getSummary())) {
+            return Optional.empty();
+        }
+        return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(combined), remaining, constraint.getExpression(), false));
+    }
+
+    /**
+     * Called while Trino analyses a DELETE: marks the table as the statement's target. {@code <table>} is refused
+     * here, as INSERT refuses it. The handle returned is never read: an erasure is executed whole by
+     * {@link #executeDelete}, and any DELETE that would need row ids is refused by {@link #beginMerge}.
+     */
+    @Override
+    public ColumnHandle getMergeRowIdColumnHandle(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        MeterstoreTableHandle table = (MeterstoreTableHandle) tableHandle;
+        if (tables.isResolvedTable(table.schemaTableName())) {
+            throw new TrinoException(METERSTORE_DELETE_NOT_SUPPORTED, "Table '%s' shows only the winning version of each reading and cannot be written: DELETE from '%s%s', which erases every version"
+                    .formatted(table.schemaTableName(), table.schemaTableName().getTableName(), MeterstoreTables.VERSIONS_SUFFIX));
+        }
+        if (table.historical() || table.knownAtEpochMicros().isPresent()) {
+            throw new TrinoException(METERSTORE_DELETE_NOT_SUPPORTED, "DELETE from '%s' erases from the table as it is now: drop FOR ... AS OF".formatted(table.schemaTableName()));
+        }
+        deleteTargets.add(new DeleteTarget(session.getQueryId(), table.schemaTableName()));
+        return new MergeRowIdHandle();
+    }
+
+    @Override
+    public RowChangeParadigm getRowChangeParadigm(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        return RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW;
+    }
+
+    /** A DELETE whose WHERE clause Trino must still apply row by row: MeterStore never approximates an erasure. */
+    @Override
+    public ConnectorMergeTableHandle beginMerge(ConnectorSession session, ConnectorTableHandle tableHandle, Map<Integer, Collection<ColumnHandle>> updateCaseColumns, RetryMode retryMode)
+    {
+        MeterstoreTableHandle table = (MeterstoreTableHandle) tableHandle;
+        throw new TrinoException(METERSTORE_DELETE_NOT_SUPPORTED, "DELETE from '%s' is refused because its WHERE clause has a condition MeterStore cannot apply exactly (a predicate on another column, OR across columns, a function or a subquery); UPDATE and MERGE are not supported: MeterStore erases exactly by %s"
+                .formatted(table.schemaTableName(), ErasureRequest.SUPPORTED));
+    }
+
+    @Override
+    public Optional<ConnectorTableHandle> applyDelete(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        MeterstoreTableHandle table = (MeterstoreTableHandle) tableHandle;
+        // refused while planning, before anything is locked or read
+        erasureWriter.requireKey(table);
+        ErasureRequest.of(table.schemaTableName(), table.constraint());
+        return Optional.of(table);
+    }
+
+    @Override
+    public OptionalLong executeDelete(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        Erased result = erasureWriter.erase(session, (MeterstoreTableHandle) tableHandle);
+        erased.put(session.getQueryId(), result);
+        return OptionalLong.of(result.rows());
     }
 
     private static List<ColumnMetadata> columnsMetadata()
@@ -360,6 +452,7 @@ public class MeterstoreMetadata
     {
         // after a failed INSERT: its staging table, if this coordinator created one; nothing for any other query
         insertWriter.cleanup(session);
+        deleteTargets.removeIf(target -> target.queryId().equals(session.getQueryId()));
     }
 
     /**
@@ -369,6 +462,12 @@ public class MeterstoreMetadata
     @Override
     public Metrics getMetrics(ConnectorSession session)
     {
+        Erased erasure = erased.get(session.getQueryId());
+        if (erasure != null) {
+            return MeterstoreMetrics.counts(ImmutableMap.of(
+                    MeterstoreMetrics.HOT_ROWS_ERASED, erasure.hotRows(),
+                    MeterstoreMetrics.COLD_ROWS_ERASED, erasure.coldRows()));
+        }
         Written insert = written.get(session.getQueryId());
         if (insert == null) {
             return Metrics.EMPTY;
