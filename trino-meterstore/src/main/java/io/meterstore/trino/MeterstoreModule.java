@@ -15,6 +15,7 @@ import io.meterstore.trino.cold.ColdSplitPlanner;
 import io.meterstore.trino.completeness.ForCompleteness;
 import io.meterstore.trino.completeness.MeterCompletenessFunction;
 import io.meterstore.trino.system.MeterstoreFunctions;
+import io.meterstore.trino.system.LiftErasureProcedure;
 import io.meterstore.trino.system.MeterstoreSystemTables;
 import io.meterstore.trino.write.ColdRedeliveryLookup;
 import io.meterstore.trino.write.ErasureWriter;
@@ -56,6 +57,7 @@ public class MeterstoreModule
         binder.bind(MeterstoreSessionProperties.class).in(Scopes.SINGLETON);
         binder.bind(MeterCompletenessFunction.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreSystemTables.class).in(Scopes.SINGLETON);
+        binder.bind(LiftErasureProcedure.class).in(Scopes.SINGLETON);
         closingBinder(binder).registerExecutor(Key.get(ExecutorService.class, ForCompleteness.class));
     }
 

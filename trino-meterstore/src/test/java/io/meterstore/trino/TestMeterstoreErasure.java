@@ -38,6 +38,7 @@ import static io.meterstore.trino.TestingInserts.correction;
 import static io.meterstore.trino.TestingInserts.insert;
 import static io.meterstore.trino.TestingInserts.timestamp;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_DELETE_NOT_SUPPORTED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_ERASED;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_ERASURE_KEY_MISSING;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -144,7 +145,7 @@ class TestMeterstoreErasure
         // audited: one row, the user, the rows per tier, the snapshot, the scope as an HMAC, never the malo_id
         try (Connection connection = warehouse.database().connect();
                 Statement statement = connection.createStatement();
-                ResultSet result = statement.executeQuery("SELECT trigger, trino_user, rows_removed_hot, rows_removed_cold, snapshot_id, array_to_string(scope, ','), from_start, from_end FROM metering.meterstore_erasures ORDER BY erasure_id")) {
+                ResultSet result = statement.executeQuery("SELECT trigger, trino_user, rows_removed_hot, rows_removed_cold, snapshot_id, array_to_string(scope, ','), from_start, from_end FROM metering.meterstore_erasures ORDER BY erasure_id DESC LIMIT 1")) {
             assertThat(result.next()).isTrue();
             assertThat(result.getString(1)).isEqualTo("request");
             assertThat(result.getString(2)).isEqualTo("user");
@@ -161,6 +162,51 @@ class TestMeterstoreErasure
 
         // idempotent: nothing more to erase
         assertUpdate("DELETE FROM readings_versions WHERE " + erased, 0);
+    }
+
+    @Test
+    void testRedeliveryIsRefusedUntilTheErasureIsLifted()
+    {
+        String malo = ReadingsGenerator.maloId(3);
+        String erased = "malo_id = '%s' AND obis_code IN ('%s') AND \"from\" >= %s AND \"from\" <= %s".formatted(malo, ReadingsGenerator.OBIS_CODE, timestamp(interval(-1, 0)), timestamp(interval(1, 0)));
+        long rows = count("readings_versions WHERE " + erased);
+        assertUpdate("DELETE FROM readings_versions WHERE " + erased, rows);
+        long erasureId = (long) computeActual("SELECT max(erasure_id) FROM \"readings$erasures\"").getOnlyValue();
+        MaterializedRow audit = computeActual("SELECT trigger, trino_user, cardinality(scope), scope[1] = '%s', obis_codes, from_end, rows_removed_hot + rows_removed_cold, lifted_at FROM \"readings$erasures\" WHERE erasure_id = %s"
+                .formatted(malo, erasureId)).getMaterializedRows().getFirst();
+        assertThat(audit.getFields().subList(0, 5)).containsExactly("request", "user", 1L, false, List.of(ReadingsGenerator.OBIS_CODE));
+        // "from" <= b is recorded as the half-open [.., b + 1us)
+        assertThat(((java.time.ZonedDateTime) audit.getField(5)).toInstant()).isEqualTo(interval(1, 0).plusNanos(1000));
+        assertThat(audit.getField(6)).isEqualTo(rows);
+        assertThat(audit.getField(7)).isNull();
+
+        // a redelivery of erased readings, one of each tier, is refused and changes nothing
+        List<Reading> redelivery = loaded.stream()
+                .filter(reading -> reading.maloId().equals(malo) && (reading.from().equals(interval(-1, 8)) || reading.from().equals(interval(0, 8))))
+                .toList();
+        assertThat(redelivery).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(query(TestingInserts.insertAsRecorded(redelivery)))
+                .failure()
+                .hasErrorCode(METERSTORE_ERASED)
+                .hasMessageContaining("was erased by erasure %s".formatted(erasureId))
+                .hasMessageContaining("lift it with CALL system.lift_erasure('metering', 'readings_versions', %s, '<reason>')".formatted(erasureId));
+        assertThat(count("readings_versions WHERE " + erased)).isZero();
+        // readings of the same meter outside the erased range are not suppressed
+        Reading outsideRange = correction(3, interval(2, 8), nextVersion(3, interval(2, 8)), "3.75");
+        assertUpdate(insert(outsideRange), 1);
+
+        // a lift is audited, once; then the same redelivery is written
+        assertThat(query("CALL system.lift_erasure('metering', 'readings', %s, '')".formatted(erasureId)))
+                .failure().hasMessageContaining("needs a reason");
+        assertUpdate("CALL system.lift_erasure('metering', 'readings', %s, 'Erased by mistake: ticket 17')".formatted(erasureId));
+        assertThat(computeActual("SELECT lifted_by, lift_reason, lifted_at IS NOT NULL FROM \"readings$erasures\" WHERE erasure_id = %s".formatted(erasureId)).getMaterializedRows().getFirst().getFields())
+                .containsExactly("user", "Erased by mistake: ticket 17", true);
+        assertThat(query("CALL system.lift_erasure('metering', 'readings', %s, 'again')".formatted(erasureId)))
+                .failure().hasMessageContaining("was lifted already");
+        assertThat(query("CALL system.lift_erasure('metering', 'readings', 999999, 'none')"))
+                .failure().hasMessageContaining("has no erasure 999999");
+        assertUpdate(TestingInserts.insertAsRecorded(redelivery), redelivery.size());
+        assertThat(count("readings_versions WHERE " + erased)).isEqualTo(redelivery.size());
     }
 
     @Test
