@@ -5,6 +5,9 @@ import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.ImmutableSet;
 import com.google.inject.Inject;
 import io.airlift.slice.Slice;
+import io.meterstore.core.ErasureLog;
+import io.meterstore.core.ErasureLog.Erasure;
+import io.meterstore.core.TiersConfig;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.WatermarkReader;
@@ -19,6 +22,7 @@ import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.base.MeterstoreTables;
 import io.meterstore.trino.base.MeterstoreTypes;
+import io.meterstore.trino.handle.ErasedScope;
 import io.meterstore.trino.handle.MeterstoreTableHandle;
 import io.meterstore.trino.hot.HotAggregateColumn;
 import io.meterstore.trino.hot.HotAggregation;
@@ -81,7 +85,10 @@ import io.trino.spi.type.TimestampType;
 import io.trino.spi.type.TimestampWithTimeZoneType;
 import org.apache.iceberg.Table;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.Arrays;
@@ -97,6 +104,8 @@ import java.util.function.UnaryOperator;
 
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_DELETE_NOT_SUPPORTED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_ERASURE_KEY_MISSING;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
@@ -181,17 +190,48 @@ public class MeterstoreMetadata
                 }
                 // the cold tier exactly as that snapshot had it, split at the watermark it carried
                 PinnedWatermark pinned = new PinnedWatermark(Optional.of(snapshotId), WatermarkReader.ofSnapshot(icebergTable, snapshotId));
-                return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), true, resolved, Optional.empty());
+                return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), true, resolved, Optional.empty())
+                        .withErased(erasedScopes(tableName, storageTable, Instant.ofEpochMilli(icebergTable.snapshot(snapshotId).timestampMillis())));
             }
             // FOR TIMESTAMP AS OF t is "as known at t": the current snapshot and W, both tiers, versions recorded up to t
             Optional<Long> knownAt = endVersion.map(version -> knownAtEpochMicros(session, tableName, version));
             // the query pins this snapshot and the watermark it carries; both tiers are split at exactly this W
             PinnedWatermark pinned = WatermarkReader.current(icebergTable);
-            return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), false, resolved, knownAt);
+            MeterstoreTableHandle handle = new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), false, resolved, knownAt);
+            if (knownAt.isEmpty()) {
+                return handle;
+            }
+            Instant committedAt = pinned.snapshotId().map(id -> Instant.ofEpochMilli(icebergTable.snapshot(id).timestampMillis())).orElse(Instant.EPOCH);
+            return handle.withErased(erasedScopes(tableName, storageTable, committedAt));
         }
         catch (MeterstoreException e) {
             throw MeterstoreErrorCode.toTrinoException(e);
         }
+    }
+
+    /**
+     * The erasures a time-travel read of a snapshot committed at {@code committedAt} must hide: until the archiver
+     * expires the snapshots from before an erasure, their files still hold its rows. Read from PostgreSQL only for
+     * time travel; none for a table that was never erased.
+     */
+    private List<ErasedScope> erasedScopes(SchemaTableName tableName, String storageTable, Instant committedAt)
+    {
+        List<Erasure> erasures;
+        try (Connection connection = tables.connectPostgres()) {
+            erasures = ErasureLog.erasures(connection, tables.schema(), storageTable);
+        }
+        catch (SQLException e) {
+            throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot read the erasures of table '%s', which a read AS OF must hide: %s".formatted(tableName, e.getMessage()), e);
+        }
+        List<ErasedScope> hidden = erasures.stream()
+                .filter(erasure -> erasure.hidesSnapshotAt(committedAt))
+                .map(erasure -> ErasedScope.of(erasure.recorded().scope()))
+                .toList();
+        if (hidden.stream().anyMatch(scope -> !scope.maloScopes().isEmpty()) && tables.erasureKey().isEmpty()) {
+            throw new TrinoException(METERSTORE_ERASURE_KEY_MISSING, "Table '%s' has erasures that a read AS OF must hide, which needs %s: set it as it was set when they were made"
+                    .formatted(tableName, TiersConfig.ERASURE_HMAC_KEY_PROPERTY));
+        }
+        return hidden;
     }
 
     @Override
