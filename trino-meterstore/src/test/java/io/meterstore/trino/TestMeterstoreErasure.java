@@ -2,6 +2,8 @@ package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
 import io.meterstore.core.Reading;
+import io.trino.Session;
+import io.trino.spi.security.Identity;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
@@ -21,6 +23,8 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -67,7 +71,7 @@ class TestMeterstoreErasure
         table = TestingMeterstoreTables.createTables(warehouse);
         ReadingsGenerator generator = ReadingsGenerator.builder()
                 .seed(16)
-                .meters(5)
+                .meters(6)
                 .startDay(LocalDate.of(2026, 3, 1))
                 .days(6)
                 .correctionsFraction(0.02)
@@ -79,8 +83,25 @@ class TestMeterstoreErasure
         TestingArchival.archiveWindows(warehouse, ARCHIVED_WINDOWS);
         table.refresh();
         watermark = WatermarkReader.current(table).watermark();
+        // Trino's file-based access control: a reader may only read, everyone else (the test's "user", an operator) may erase
+        Path rules = Files.createTempFile("erasure-access", ".json");
+        rules.toFile().deleteOnExit();
+        Files.writeString(rules, """
+                {
+                  "catalogs": [{"allow": "all"}],
+                  "tables": [
+                    {"user": "reader", "privileges": ["SELECT"]},
+                    {"privileges": ["SELECT", "INSERT", "DELETE", "UPDATE", "OWNERSHIP"]}
+                  ],
+                  "procedures": [
+                    {"user": "reader", "privileges": []},
+                    {"privileges": ["EXECUTE"]}
+                  ]
+                }
+                """);
         DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)
                 .withCatalogOverrides(Map.of("meterstore.erasure.hmac-key", HMAC_KEY))
+                .setSystemAccessControl("file", Map.of("security.config-file", rules.toString()))
                 .build();
         queryRunner.createCatalog("no_key", "meterstore", new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse)));
         return queryRunner;
@@ -218,6 +239,29 @@ class TestMeterstoreErasure
                 .failure().hasMessageContaining("has no erasure 999999");
         assertUpdate(TestingInserts.insertAsRecorded(redelivery), redelivery.size());
         assertThat(count("readings_versions WHERE " + erased)).isEqualTo(redelivery.size());
+    }
+
+    @Test
+    void testOnlyUsersWithDeleteMayErase()
+    {
+        String erased = "malo_id = '%s' AND \"from\" < %s".formatted(ReadingsGenerator.maloId(5), timestamp(interval(1, 0)));
+        long rows = count("readings_versions WHERE " + erased);
+        assertThat(rows).isPositive();
+        Session reader = Session.builder(getSession()).setIdentity(Identity.ofUser("reader")).build();
+        Session operator = Session.builder(getSession()).setIdentity(Identity.ofUser("operator")).build();
+        // a reader reads, and is refused an erasure and a lift
+        assertThat(computeActual(reader, "SELECT count(*) FROM readings_versions WHERE " + erased).getOnlyValue()).isEqualTo(rows);
+        assertThat(query(reader, "DELETE FROM readings_versions WHERE " + erased))
+                .failure()
+                .hasMessageContaining("Access Denied: Cannot delete from table meterstore.metering.readings_versions");
+        assertThat(query(reader, "CALL system.lift_erasure('metering', 'readings', 1, 'reader')"))
+                .failure()
+                .hasMessageContaining("Access Denied");
+        assertThat(count("readings_versions WHERE " + erased)).isEqualTo(rows);
+        // an operator erases, and is the user the audit trail names
+        assertUpdate(operator, "DELETE FROM readings_versions WHERE " + erased, rows);
+        assertThat(count("readings_versions WHERE " + erased)).isZero();
+        assertThat(computeActual("SELECT trino_user FROM \"readings$erasures\" ORDER BY erasure_id DESC LIMIT 1").getOnlyValue()).isEqualTo("operator");
     }
 
     @Test
