@@ -1,6 +1,7 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
+import io.meterstore.core.HotTier;
 import io.meterstore.core.Reading;
 import io.trino.Session;
 import io.trino.spi.security.Identity;
@@ -262,6 +263,33 @@ class TestMeterstoreErasure
         assertUpdate(operator, "DELETE FROM readings_versions WHERE " + erased, rows);
         assertThat(count("readings_versions WHERE " + erased)).isZero();
         assertThat(computeActual("SELECT trino_user FROM \"readings$erasures\" ORDER BY erasure_id DESC LIMIT 1").getOnlyValue()).isEqualTo("operator");
+    }
+
+    @Test
+    void testErasesAPartitionDetachedAtOrAboveTheWatermark()
+            throws Exception
+    {
+        // what an archival cycle interrupted after its detach leaves: a detached partition at or above W, read by name
+        HotTier hotTier = TestingMeterstoreTables.hotTier();
+        String partition = hotTier.naming().partitionName(hotTier.naming().alignDown(interval(2, 0)));
+        try (Connection connection = warehouse.database().connect()) {
+            hotTier.detach(connection, partition);
+        }
+        String day = "\"from\" >= %s AND \"from\" < %s".formatted(timestamp(interval(2, 0)), timestamp(interval(3, 0)));
+        String erased = "malo_id = '%s' AND %s".formatted(ReadingsGenerator.maloId(2), day);
+        long rows = count("readings_versions WHERE " + erased);
+        long others = count("readings_versions WHERE NOT (%s) AND %s".formatted(erased, day));
+        assertThat(rows).isPositive();
+        assertUpdate("DELETE FROM readings_versions WHERE " + erased, rows);
+        assertThat(count("readings_versions WHERE " + erased)).isZero();
+        assertThat(count("readings_versions WHERE NOT (%s) AND %s".formatted(erased, day))).isEqualTo(others);
+        try (Connection connection = warehouse.database().connect();
+                Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("SELECT count(*) FROM metering.%s WHERE malo_id = '%s'".formatted(partition, ReadingsGenerator.maloId(2)))) {
+            assertThat(result.next()).isTrue();
+            assertThat(result.getLong(1)).isZero();
+            assertThat(hotTier.partitions(connection)).filteredOn(found -> found.name().equals(partition)).singleElement().satisfies(found -> assertThat(found.attached()).isFalse());
+        }
     }
 
     @Test

@@ -55,7 +55,8 @@ import static java.util.Objects.requireNonNull;
  * read the suppression list before it waits for it, one that reads after sees the erasure) and the cold-write lock:
  * the cold rows first, rewritten out of the current snapshot's files in one commit that republishes W
  * ({@link ColdErasure}, {@code CorrectionCommitter.commitErasure}); then the hot rows, one DELETE per partition that
- * meets the range, attached or detached; then the audit row; then the PostgreSQL commit. A failure before the Iceberg
+ * meets the range, attached or detached at or above W (a detached partition below W is the archived copy kept for the
+ * reader grace, which the archiver drops); then the audit row; then the PostgreSQL commit. A failure before the Iceberg
  * commit changes nothing; one between the commits leaves the cold rows erased and the hot ones not, and running the
  * statement again erases those (the cold tier has nothing left to erase).
  */
@@ -152,14 +153,20 @@ public final class ErasureWriter
         InsertFailpoints.deleteBetweenTiers();
 
         long hotRows = 0;
-        long copies = 0;
+        long belowWatermark = 0;
         for (HotPartition partition : hotTier.partitions(connection)) {
             if (!partition.overlaps(request.from().lower().orElse(partition.start()), request.from().upper())) {
                 continue;
             }
+            if (!partition.attached() && partition.isBelow(watermark)) {
+                // an archived partition kept for the reader grace: a copy of rows whose Iceberg rows were erased above,
+                // read only by queries planned before its archival; the archiver drops it after the grace, once its rows
+                // still equal those its archival commit streamed (so it is not changed here)
+                continue;
+            }
             long[] removed = deleteHot(connection, hotTier, partition, request, watermark);
             hotRows += removed[0];
-            copies += removed[1];
+            belowWatermark += removed[1];
         }
         Erasure erasure = ErasureLog.record(connection, tables.schema(), new NewErasure(
                 handle.storageTable(),
@@ -171,8 +178,9 @@ public final class ErasureWriter
                 hotRows,
                 coldRows,
                 snapshotId));
-        log.info("Erasure %s of '%s' by '%s': %s rows from PostgreSQL, %s from Iceberg (snapshot %s), %s archived copies awaiting their drop",
-                erasure.erasureId(), handle.schemaTableName(), session.getUser(), hotRows, coldRows, snapshotId.map(String::valueOf).orElse("none"), copies);
+        log.info("Erasure %s of '%s' by '%s': %s rows from PostgreSQL, %s from Iceberg (snapshot %s)%s",
+                erasure.erasureId(), handle.schemaTableName(), session.getUser(), hotRows, coldRows, snapshotId.map(String::valueOf).orElse("none"),
+                belowWatermark == 0 ? "" : ", and %s rows below the watermark that no query read from a partition at or above it".formatted(belowWatermark));
         return new Erased(hotRows, coldRows, erasure);
     }
 
@@ -195,9 +203,9 @@ public final class ErasureWriter
     }
 
     /**
-     * Deletes the erased rows of one partition by name; returns {rows at or above W, rows below W}. Rows below W in a
-     * partition are the copies a detached partition keeps of archived rows until its drop: their Iceberg rows are
-     * erased (and counted) above, so they are removed but not counted twice.
+     * Deletes the erased rows of one partition by name, attached or detached at or above W (left by an interrupted
+     * archival, archived whole later); returns {rows at or above W, rows below W}. Rows below W in such a partition
+     * are outside both tiers (an invariant violation the check reports): removed, not counted as rows of the table.
      */
     private static long[] deleteHot(Connection connection, HotTier hotTier, HotPartition partition, ErasureRequest request, TieringWatermark watermark)
             throws SQLException
