@@ -44,6 +44,8 @@ public final class CorrectionCommitter
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
     /** In the summary of an erasure's commit: the rows it erased from the cold tier. */
     public static final String ERASURE_KEY = "meterstore.erased_rows";
+    /** In the summary of an erasure's commit: the digest of what it erased, by which a rerun finds a commit it did not audit. */
+    public static final String ERASURE_SCOPE_KEY = "meterstore.erasure_scope";
 
     private final int maxAttempts;
 
@@ -155,10 +157,12 @@ public final class CorrectionCommitter
      * the position delete files that applied to the removed files alone ({@code removedDeletes}, their positions are
      * applied in the rewrites) out. Validated from snapshot {@code base}, the one the files were read from: the removed
      * files must still be live and no delete file may have been added against them since. The summary's row count is
-     * the rows the commit adds, negative: less the {@code erasedRows}; {@link #ERASURE_KEY} marks it as an erasure.
+     * the rows the commit adds, negative: less the {@code erasedRows}; {@link #ERASURE_KEY} marks it as an erasure, and
+     * {@link #ERASURE_SCOPE_KEY} carries {@code scopeDigest}, which names what was erased without naming a malo_id.
      */
-    public Committed commitErasure(Table table, List<DataFile> removedData, List<DeleteFile> removedDeletes, List<DataFile> addedData, long base, long erasedRows)
+    public Committed commitErasure(Table table, List<DataFile> removedData, List<DeleteFile> removedDeletes, List<DataFile> addedData, long base, long erasedRows, String scopeDigest)
     {
+        requireNonNull(scopeDigest, "scopeDigest is null");
         requireNonNull(table, "table is null");
         checkArgument(!removedData.isEmpty(), "An erasure commit removes at least one data file");
         checkArgument(erasedRows > 0, "An erasure commit erases rows");
@@ -176,6 +180,7 @@ public final class CorrectionCommitter
             delta.set(WATERMARK_KEY, watermark.toProperty());
             delta.set(ROW_COUNT_KEY, String.valueOf(-erasedRows));
             delta.set(ERASURE_KEY, String.valueOf(erasedRows));
+            delta.set(ERASURE_SCOPE_KEY, scopeDigest);
             delta.validateWith(new WatermarkRepublished(watermark));
             try {
                 CommitOutcome.commit(delta);

@@ -1,6 +1,7 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
+import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.Reading;
 import io.trino.Session;
@@ -172,8 +173,14 @@ class TestMeterstoreErasure
                 .extracting(row -> row.getFields().toString())
                 .containsExactly("[2.500000, %s]".formatted(keptCorrection.version()));
         assertThat(count("readings_versions WHERE malo_id = '%s' AND \"from\" = %s".formatted(neighbour, timestamp(keptCorrection.from())))).isEqualTo(2);
-        // the rewritten winners file took its position deletes with it
+        // the rewritten winners file took its position deletes with it, and every live file keeps its role: the months stay resolved
         assertThat(deleteFiles()).isLessThan(deleteFilesBefore);
+        try (CloseableIterable<FileScanTask> planned = table.newScan().planFiles()) {
+            planned.forEach(task -> {
+                assertThat(ColdFileRole.of(task.file().location())).isPresent();
+                task.deletes().forEach(delete -> assertThat(ColdFileRole.of(delete.location())).contains(ColdFileRole.POSITION_DELETES));
+            });
+        }
 
         // audited: one row, the user, the rows per tier, the snapshot, the scope as an HMAC, never the malo_id
         try (Connection connection = warehouse.database().connect();
@@ -310,10 +317,21 @@ class TestMeterstoreErasure
         finally {
             System.clearProperty("meterstore.failpoint");
         }
-        // Iceberg first: the cold rows are erased, the hot rows not yet
+        // Iceberg first: the cold rows are erased, the hot rows not yet, and nothing is audited
         assertThat(count("readings_versions WHERE " + erased)).isEqualTo(hot);
+        long audited = count("\"readings$erasures\"");
+        table.refresh();
+        long failedRunSnapshot = table.currentSnapshot().snapshotId();
+        // the rerun erases the hot rows, and its audit row takes the cold rows and the commit of the failed run
         assertUpdate("DELETE FROM readings_versions WHERE " + erased, hot);
         assertThat(count("readings_versions WHERE " + erased)).isZero();
+        assertThat(count("\"readings$erasures\"")).isEqualTo(audited + 1);
+        assertThat(computeActual("SELECT rows_removed_hot, rows_removed_cold, snapshot_id FROM \"readings$erasures\" ORDER BY erasure_id DESC LIMIT 1").getMaterializedRows().getFirst().getFields())
+                .containsExactly(hot, cold, failedRunSnapshot);
+        // and a third run finds everything audited
+        assertUpdate("DELETE FROM readings_versions WHERE " + erased, 0);
+        assertThat(computeActual("SELECT rows_removed_hot, rows_removed_cold, snapshot_id FROM \"readings$erasures\" ORDER BY erasure_id DESC LIMIT 1").getMaterializedRows().getFirst().getFields())
+                .containsExactly(0L, 0L, null);
     }
 
     @Test

@@ -99,6 +99,21 @@ public record ErasureRequest(SortedSet<String> maloIds, Optional<SortedSet<Strin
         return new ErasureScope(Optional.of(maloIds.stream().map(key::scope).collect(ImmutableSortedSet.toImmutableSortedSet(String::compareTo))), obisCodes, from);
     }
 
+    /**
+     * A digest of this request under {@code key}: equal for the same request (the same malo_ids, OBIS codes and range),
+     * and naming no malo_id. An erasure's Iceberg commit carries it, so that a rerun after a failure between the tiers
+     * finds the commit its failed run made and audits it.
+     */
+    public String digest(ErasureKey key)
+    {
+        ErasureScope scope = scope(key);
+        return key.scope("erasure|%s|%s|%s|%s".formatted(
+                String.join(",", scope.maloScopes().orElseThrow()),
+                obisCodes.map(codes -> String.join(",", codes)).orElse("*"),
+                from.lower().map(Instant::toString).orElse("*"),
+                from.upper().map(Instant::toString).orElse("*")));
+    }
+
     /** Whether a reading at (malo_id, obis_code, "from") is erased by this request. */
     public boolean matches(String maloId, String obisCode, Instant instant)
     {

@@ -26,6 +26,7 @@ import io.meterstore.trino.cold.IcebergExpressions;
 import io.meterstore.trino.handle.MeterstoreTableHandle;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ConnectorSession;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.exceptions.CommitFailedException;
@@ -33,6 +34,7 @@ import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.util.PropertyUtil;
+import org.apache.iceberg.util.SnapshotUtil;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -145,8 +147,17 @@ public final class ErasureWriter
             long targetFileSize = PropertyUtil.propertyAsLong(table.properties(), TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, IcebergTableSpec.TARGET_FILE_SIZE_BYTES);
             ColdErasure.Rewrite rewrite = ColdErasure.rewrite(table, pinned.snapshotId().get(), filter, request, "erasure-%s-%s".formatted(session.getQueryId(), UUID.randomUUID()), targetFileSize);
             if (!rewrite.isEmpty()) {
-                snapshotId = Optional.of(commit(handle, table, pinned, rewrite).snapshotId());
+                snapshotId = Optional.of(commit(handle, table, pinned, rewrite, request.digest(key)).snapshotId());
                 coldRows = rewrite.erasedRows();
+            }
+        }
+        // the cold rows a failed run of this statement erased, committed but never audited: the audit row takes them
+        long recoveredColdRows = 0;
+        if (snapshotId.isEmpty()) {
+            Optional<Snapshot> unaudited = unauditedCommit(connection, table, handle.storageTable(), request.digest(key));
+            if (unaudited.isPresent()) {
+                snapshotId = Optional.of(unaudited.get().snapshotId());
+                recoveredColdRows = Long.parseLong(unaudited.get().summary().get(CorrectionCommitter.ERASURE_KEY));
             }
         }
         // a crash here leaves the cold rows erased and the hot rows not: running the statement again erases them
@@ -176,7 +187,7 @@ public final class ErasureWriter
                 Optional.of(key.fingerprint()),
                 request.scope(key),
                 hotRows,
-                coldRows,
+                coldRows + recoveredColdRows,
                 snapshotId));
         log.info("Erasure %s of '%s' by '%s': %s rows from PostgreSQL, %s from Iceberg (snapshot %s)%s",
                 erasure.erasureId(), handle.schemaTableName(), session.getUser(), hotRows, coldRows, snapshotId.map(String::valueOf).orElse("none"),
@@ -184,10 +195,31 @@ public final class ErasureWriter
         return new Erased(hotRows, coldRows, erasure);
     }
 
-    private Committed commit(MeterstoreTableHandle handle, Table table, PinnedWatermark pinned, ColdErasure.Rewrite rewrite)
+    /**
+     * The newest erasure commit of this request in the current ancestry, unless the audit trail names it already: then
+     * the statement ran before and completed, and this run is a rerun that erases nothing.
+     */
+    private Optional<Snapshot> unauditedCommit(Connection connection, Table table, String storageTable, String digest)
+            throws SQLException
+    {
+        if (table.currentSnapshot() == null) {
+            return Optional.empty();
+        }
+        for (Snapshot snapshot : SnapshotUtil.currentAncestors(table)) {
+            if (!digest.equals(snapshot.summary().get(CorrectionCommitter.ERASURE_SCOPE_KEY))) {
+                continue;
+            }
+            boolean audited = ErasureLog.erasures(connection, tables.schema(), storageTable).stream()
+                    .anyMatch(erasure -> erasure.recorded().snapshotId().equals(Optional.of(snapshot.snapshotId())));
+            return audited ? Optional.empty() : Optional.of(snapshot);
+        }
+        return Optional.empty();
+    }
+
+    private Committed commit(MeterstoreTableHandle handle, Table table, PinnedWatermark pinned, ColdErasure.Rewrite rewrite, String digest)
     {
         try {
-            return committer.commitErasure(table, rewrite.removedData(), rewrite.removedDeletes(), rewrite.addedData(), pinned.snapshotId().orElseThrow(), rewrite.erasedRows());
+            return committer.commitErasure(table, rewrite.removedData(), rewrite.removedDeletes(), rewrite.addedData(), pinned.snapshotId().orElseThrow(), rewrite.erasedRows(), digest);
         }
         catch (RejectedCorrectionException | CommitFailedException | ValidationException e) {
             // Iceberg refused the commit: nothing of it landed
