@@ -34,6 +34,7 @@ import static java.util.concurrent.TimeUnit.SECONDS;
 public class TiersConfig
 {
     public static final String LOCK_TIMEOUT_PROPERTY = "meterstore.postgresql.lock-timeout";
+    public static final String ERASURE_HMAC_KEY_PROPERTY = "meterstore.erasure.hmac-key";
 
     public enum CatalogType
     {
@@ -59,6 +60,7 @@ public class TiersConfig
     private Optional<String> restCredential = Optional.empty();
     private Duration settlementLag = new Duration(7, DAYS);
     private Duration readerGrace = new Duration(1, HOURS);
+    private Optional<String> erasureHmacKey = Optional.empty();
 
     @NotNull
     public String getPostgresqlUrl()
@@ -284,6 +286,32 @@ public class TiersConfig
     {
         this.readerGrace = readerGrace;
         return this;
+    }
+
+    public Optional<String> getErasureHmacKey()
+    {
+        return erasureHmacKey;
+    }
+
+    @Config(ERASURE_HMAC_KEY_PROPERTY)
+    @ConfigSecuritySensitive
+    @ConfigDescription("Secret under which erasures record the malo_ids they erased (HMAC-SHA256), at least 32 characters, the same for the connector and the archiver; DELETE is refused without it")
+    public TiersConfig setErasureHmacKey(String erasureHmacKey)
+    {
+        this.erasureHmacKey = Optional.ofNullable(erasureHmacKey);
+        return this;
+    }
+
+    @AssertTrue(message = ERASURE_HMAC_KEY_PROPERTY + " must have at least " + ErasureKey.MIN_LENGTH + " characters")
+    public boolean isErasureHmacKeyLongEnough()
+    {
+        return erasureHmacKey.map(key -> key.length() >= ErasureKey.MIN_LENGTH).orElse(true);
+    }
+
+    /** The key erasures record their scope under; empty when none is configured. */
+    public Optional<ErasureKey> erasureKey()
+    {
+        return erasureHmacKey.filter(key -> key.length() >= ErasureKey.MIN_LENGTH).map(ErasureKey::of);
     }
 
     @AssertTrue(message = "meterstore.iceberg.rest-catalog.uri must be set when meterstore.iceberg.catalog-type is REST")

@@ -41,7 +41,8 @@ final class TestTiersConfig
                 .setRestToken(null)
                 .setRestCredential(null)
                 .setSettlementLag(new Duration(7, DAYS))
-                .setReaderGrace(new Duration(1, HOURS)));
+                .setReaderGrace(new Duration(1, HOURS))
+                .setErasureHmacKey(null));
     }
 
     @Test
@@ -64,6 +65,7 @@ final class TestTiersConfig
                 .put("meterstore.iceberg.rest-catalog.oauth2.credential", "client:secret")
                 .put("meterstore.settlement-lag", "10d")
                 .put("meterstore.reader-grace", "30m")
+                .put("meterstore.erasure.hmac-key", "0123456789abcdef0123456789abcdef")
                 .buildOrThrow();
         TiersConfig expected = new TiersConfig()
                 .setPostgresqlUrl("jdbc:postgresql://db:5432/metering")
@@ -81,7 +83,8 @@ final class TestTiersConfig
                 .setRestToken("token")
                 .setRestCredential("client:secret")
                 .setSettlementLag(new Duration(10, DAYS))
-                .setReaderGrace(new Duration(30, MINUTES));
+                .setReaderGrace(new Duration(30, MINUTES))
+                .setErasureHmacKey("0123456789abcdef0123456789abcdef");
         assertFullMapping(properties, expected);
     }
 
@@ -123,5 +126,17 @@ final class TestTiersConfig
 
         Properties properties = config.setPostgresqlPassword("secret").connectionProperties("meterstore-test");
         assertThat(properties).containsExactlyInAnyOrderEntriesOf(Map.of("user", "meterstore", "password", "secret", "ApplicationName", "meterstore-test"));
+
+        // no erasure key unless one is configured, and a short one is refused rather than used
+        assertThat(config.erasureKey()).isEmpty();
+        assertThat(config.setErasureHmacKey("too-short").isErasureHmacKeyLongEnough()).isFalse();
+        assertThat(config.erasureKey()).isEmpty();
+        String secret = "0123456789abcdef0123456789abcdef";
+        ErasureKey key = config.setErasureHmacKey(secret).erasureKey().orElseThrow();
+        assertThat(config.isErasureHmacKeyLongEnough()).isTrue();
+        // HMAC-SHA256 as RFC 4231 defines it (checked against: printf 51234567890 | openssl dgst -sha256 -hmac <secret>)
+        assertThat(key.scope("51234567890")).isEqualTo("aeff2f365fb164d4d79ef13da4d4d2cf532fde9eb6bb37b74c2880c84b847a20").isNotEqualTo(key.scope("51234567891"));
+        assertThat(key.toString()).doesNotContain(secret);
+        assertThat(ErasureKey.of(secret + "x").fingerprint()).isNotEqualTo(key.fingerprint());
     }
 }

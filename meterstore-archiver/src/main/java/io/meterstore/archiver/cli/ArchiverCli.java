@@ -10,6 +10,7 @@ import io.meterstore.archiver.tables.Failures;
 import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.service.ShutdownAction;
 import io.meterstore.core.ArchivalHistory;
+import io.meterstore.core.ErasureLog;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.storage.ColdStorage;
@@ -210,6 +211,8 @@ public final class ArchiverCli
         HotTier hotTier = tables.hotTier(table);
         try (Connection connection = tables.connect()) {
             hotTier.createParent(connection);
+            // the audit trail of erasures and the suppression list INSERT checks, one per schema
+            ErasureLog.create(connection, hotTier.schema());
         }
         Table icebergTable = IcebergTableSpec.createIfMissing(tables.catalog(), tables.identifier(table));
         // the retention as configured, for any engine that expires the table by its properties

@@ -3,6 +3,7 @@ package io.meterstore.archiver.cli;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.cycle.TestingClock;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
+import io.meterstore.core.ErasureLog;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
@@ -192,6 +193,11 @@ final class TestArchiverCli
             assertThat(run.out()).isEqualTo("metering.readings: created (PostgreSQL table \"metering\".\"readings\", Iceberg table 'metering.readings')%n".formatted());
             // idempotent
             assertThat(run(new String[] {"create", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            // with the schema's erasure log, empty
+            try (Connection connection = database.connect()) {
+                assertThat(ErasureLog.exists(connection, "metering")).isTrue();
+                assertThat(ErasureLog.erasures(connection, "metering", "readings")).isEmpty();
+            }
 
             List<Reading> readings = utcDay(MARCH_5);
             try (Connection connection = database.connect()) {
