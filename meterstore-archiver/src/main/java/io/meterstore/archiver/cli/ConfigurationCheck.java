@@ -53,8 +53,9 @@ final class ConfigurationCheck
     boolean run()
     {
         TiersConfig tiers = tables.tiers();
-        out.println("configuration: ok, tables %s in schema '%s', archival step %s, settlement lag %s, reader grace %s".formatted(
-                tiers.getTables(), tiers.getSchema(), config.getArchivalStep(), tiers.getSettlementLag(), tiers.getReaderGrace()));
+        out.println("configuration: ok, tables %s in schema '%s', archival step %s, settlement lag %s, reader grace %s, retention %s".formatted(
+                tiers.getTables(), tiers.getSchema(), config.getArchivalStep(), tiers.getSettlementLag(), tiers.getReaderGrace(),
+                config.retentionPeriod().map(period -> "%s settlement years".formatted(period.settlementYears())).orElse("off")));
         try (Connection connection = tables.connect()) {
             out.println("postgresql: ok, logged in to '%s' as '%s' (PostgreSQL %s)".formatted(
                     tiers.getPostgresqlUrl(), tiers.getPostgresqlUser(), connection.getMetaData().getDatabaseProductVersion()));
