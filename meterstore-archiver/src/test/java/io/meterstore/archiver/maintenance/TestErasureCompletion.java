@@ -2,7 +2,9 @@ package io.meterstore.archiver.maintenance;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableSortedSet;
+import io.meterstore.archiver.cycle.Failpoints.Failpoint;
 import io.meterstore.archiver.cycle.ParquetReadings;
+import io.meterstore.archiver.cycle.TestingArchiverProcess;
 import io.meterstore.archiver.cycle.TestingArchiverTable;
 import io.meterstore.archiver.cycle.TieringAudit;
 import io.meterstore.core.ArchivalHistory;
@@ -25,6 +27,7 @@ import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -52,6 +55,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 final class TestErasureCompletion
 {
     static final ErasureKey KEY = ErasureKey.of("0123456789abcdef0123456789abcdef");
+
+    @TempDir
+    Path directory;
 
     @Test
     void testExpiresTheSnapshotsHoldingErasedRowsAndDeletesTheirFiles()
@@ -108,6 +114,53 @@ final class TestErasureCompletion
             MaintenanceOutcome again = maintenance.expire();
             assertThat(again.erasures().orElseThrow().erasures()).isEmpty();
             assertThat(snapshotIds(tables.table())).hasSize(2);
+        }
+    }
+
+    @Test
+    void testCrashAfterTheExpiryThenTheNextRunCompletes()
+            throws Exception
+    {
+        try (TestingArchiverTable tables = TestingArchiverTable.create("erasure_crash")) {
+            TestingMaintenance.archive(tables, 2, true);
+            Table table = tables.table();
+            ArchivalCommit day = ArchivalHistory.archivalCommits(table).reversed().get(1);
+            Erasure erasure = erase(tables, day);
+            table.refresh();
+            Set<Path> erasedFiles = filesOf(table, day.snapshotId());
+            Instant now = afterNewestCommit(table, READER_GRACE.multipliedBy(2));
+            MaintenanceSettings settings = new MaintenanceSettings(DEFAULT, Duration.ofDays(3), READER_GRACE);
+
+            try (TestingArchiverProcess archiver = TestingArchiverProcess.startMaintenance("erasure_crash", tables, directory, now, MaintenanceCommand.EXPIRE, settings, Optional.of(Failpoint.ERASURE_AFTER_EXPIRY))) {
+                archiver.awaitLine("FAILPOINT " + Failpoint.ERASURE_AFTER_EXPIRY.pointName(), Duration.ofSeconds(120));
+                archiver.kill();
+            }
+            // the snapshots holding the erased rows are expired, their files still there, the erasure not recorded complete
+            table.refresh();
+            assertThat(table.snapshot(day.snapshotId())).isNull();
+            assertThat(erasedFiles).allMatch(Files::exists);
+            try (Connection connection = tables.connect()) {
+                assertThat(ErasureLog.erasures(connection, SCHEMA, TABLE)).singleElement().satisfies(row -> assertThat(row.physicallyCompletedAt()).isEmpty());
+            }
+
+            // the ordinary path: the next expire deletes what is left and records the completion, without waiting for the orphan safety age
+            TableMaintenance maintenance = new TableMaintenance(tables.catalog(), TestingArchiverTable.identifier(), tables.hotTier(), tables::connect, settings, () -> now);
+            Instant deadline = Instant.now().plus(Duration.ofSeconds(120));
+            MaintenanceOutcome outcome = maintenance.expire();
+            while (outcome.leaseContended()) {
+                // the killed archiver's lease ends with its session, once PostgreSQL has noticed
+                assertThat(Instant.now()).as("lease released in time").isBefore(deadline);
+                Thread.sleep(20);
+                outcome = maintenance.expire();
+            }
+            assertThat(outcome.erasures().orElseThrow().erasures()).containsExactly(erasure.erasureId());
+            assertThat(erasedFiles).noneMatch(Files::exists);
+            assertThat(readAll(tables)).noneMatch(reading -> inDay(reading, day));
+            TieringAudit.assertNoLiveFileLost(tables);
+            try (Connection connection = tables.connect()) {
+                assertThat(ErasureLog.erasures(connection, SCHEMA, TABLE)).singleElement().satisfies(row -> assertThat(row.physicallyCompletedAt()).contains(now));
+                assertThat(ErasedSnapshots.erasureOf(connection, SCHEMA, TABLE, day.snapshotId())).contains(erasure.erasureId());
+            }
         }
     }
 
