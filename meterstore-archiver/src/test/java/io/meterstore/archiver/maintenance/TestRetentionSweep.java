@@ -3,6 +3,8 @@ package io.meterstore.archiver.maintenance;
 import com.google.common.collect.ImmutableList;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.archiver.cycle.Failpoints.Failpoint;
+import io.meterstore.archiver.cycle.TestingArchiverProcess;
 import io.meterstore.archiver.cycle.TestingArchiverTable;
 import io.meterstore.archiver.cycle.TieringAudit;
 import io.meterstore.core.ErasureLog;
@@ -18,7 +20,9 @@ import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsOracle;
 import org.apache.iceberg.Table;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,6 +47,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 final class TestRetentionSweep
 {
+    @TempDir
+    Path directory;
+
     @Test
     void testRemovesExactlyTheMonthsPastTheRetention()
             throws Exception
@@ -123,6 +130,53 @@ final class TestRetentionSweep
             TieringAudit.assertConsistent(tables, kept);
             TieringAudit.assertNoLiveFileLost(tables);
             assertThat(retentionRows(tables)).hasSize(4).allMatch(row -> row.physicallyCompletedAt().isPresent());
+        }
+    }
+
+    @Test
+    void testCrashBetweenTheCommitAndTheAuditRow()
+            throws Exception
+    {
+        int year = MeteringCalendar.settlementMonth(Sparte.GAS, Instant.now()).getYear();
+        try (TestingArchiverTable tables = TestingArchiverTable.create("retention_crash")) {
+            ImmutableList.Builder<Reading> loaded = ImmutableList.builder();
+            for (LocalDate day : List.of(LocalDate.of(year - 5, 3, 10), LocalDate.of(year - 5, 4, 10))) {
+                TestingMaintenance.load(tables, day, 1).iterator().forEachRemaining(loaded::add);
+            }
+            List<Reading> readings = loaded.build();
+            ArchivalCycle cycle = TestingMaintenance.cycle(tables);
+            while (cycle.archiveOnce().kind() == ArchiveOutcome.Kind.ARCHIVED) {
+                // every window
+            }
+            Instant now = Instant.now();
+            MaintenanceSettings settings = new MaintenanceSettings(DEFAULT, Duration.ofDays(3), READER_GRACE, CompactionSettings.DEFAULTS, Optional.of(RetentionPeriod.parse("3y")));
+            try (TestingArchiverProcess archiver = TestingArchiverProcess.startMaintenance("retention_crash", tables, directory, now, MaintenanceCommand.EXPIRE, settings, Optional.of(Failpoint.RETENTION_AFTER_COMMIT))) {
+                archiver.awaitLine("FAILPOINT " + Failpoint.RETENTION_AFTER_COMMIT.pointName(), Duration.ofSeconds(120));
+                archiver.kill();
+            }
+            // March's files are out of the table; its audit row is missing
+            long march = tables.table().currentSnapshot().snapshotId();
+            assertThat(tables.table().currentSnapshot().summary()).containsEntry(RetentionSweep.MONTH_KEY, YearMonth.of(year - 5, 3).toString());
+            assertThat(retentionRows(tables)).isEmpty();
+
+            // the next run records March from its commit, once, then removes April
+            TableMaintenance maintenance = maintenance(tables, "3y", now);
+            Instant deadline = Instant.now().plus(Duration.ofSeconds(120));
+            MaintenanceOutcome outcome = maintenance.expire();
+            while (outcome.leaseContended()) {
+                assertThat(Instant.now()).as("lease released in time").isBefore(deadline);
+                Thread.sleep(20);
+                outcome = maintenance.expire();
+            }
+            assertThat(outcome.swept().orElseThrow().months()).containsExactly(YearMonth.of(year - 5, 3), YearMonth.of(year - 5, 4));
+            List<Erasure> rows = retentionRows(tables);
+            assertThat(rows).hasSize(2);
+            assertThat(rows.getFirst().recorded().snapshotId()).contains(march);
+            assertThat(rows.getFirst().recorded().rowsRemovedCold()).isEqualTo(count(readings, YearMonth.of(year - 5, 3)));
+            assertThat(rows.get(1).recorded().rowsRemovedCold()).isEqualTo(count(readings, YearMonth.of(year - 5, 4)));
+            TieringAudit.assertConsistent(tables, ReadingsOracle.of(List.of()));
+            assertThat(maintenance.expire().swept().orElseThrow().months()).isEmpty();
+            assertThat(retentionRows(tables)).isEqualTo(rows);
         }
     }
 
