@@ -169,6 +169,21 @@ public final class TableMaintenance
         return ArchiverLease.tryAcquire(connections.open(), hotTier.schema(), hotTier.naming().table(), hotTier.lockTimeout());
     }
 
+    /**
+     * Whether an erasure of the table is due to become physical ({@link ErasureCompletion}): the schedule then runs
+     * {@code expire} without waiting for the maintenance interval, so an erasure is physical soon after its reader grace.
+     */
+    public boolean erasureDue()
+            throws SQLException
+    {
+        Table table = loadTable();
+        Instant now = clock.instant();
+        try (Connection connection = connections.open()) {
+            return ErasureCompletion.awaiting(table, connection, hotTier.schema(), hotTier.naming().table(), settings.readerGrace()).stream()
+                    .anyMatch(erasure -> !erasure.due().isAfter(now));
+        }
+    }
+
     /** When {@code command} last finished on the table, as the table records it. */
     public Optional<Instant> lastRun(MaintenanceCommand command)
     {

@@ -82,13 +82,17 @@ final class TestErasureCompletion
             TableMaintenance early = new TableMaintenance(tables.catalog(), TestingArchiverTable.identifier(), tables.hotTier(), tables::connect, settings, () -> afterNewestCommit(table, READER_GRACE.dividedBy(2)));
             // within the reader grace a query may still read the snapshot the erasure replaced: nothing happens yet
             MaintenanceOutcome waiting = early.expire();
+            assertThat(early.erasureDue()).isFalse();
             assertThat(waiting.erasures().orElseThrow().erasures()).isEmpty();
             assertThat(waiting.erasures().orElseThrow().awaiting()).extracting(ErasureCompletion.Awaiting::erasureId).containsExactly(erasure.erasureId());
             assertThat(erasedFiles).allMatch(Files::exists);
 
             Instant now = afterNewestCommit(table, READER_GRACE.multipliedBy(2));
             TableMaintenance maintenance = new TableMaintenance(tables.catalog(), TestingArchiverTable.identifier(), tables.hotTier(), tables::connect, settings, () -> now);
+            // the schedule runs 'expire' now, whenever it last ran
+            assertThat(maintenance.erasureDue()).isTrue();
             MaintenanceOutcome outcome = maintenance.expire();
+            assertThat(maintenance.erasureDue()).isFalse();
             ErasureCompletion.Completed completed = outcome.erasures().orElseThrow();
             assertThat(completed.erasures()).containsExactly(erasure.erasureId());
             assertThat(completed.awaiting()).isEmpty();
