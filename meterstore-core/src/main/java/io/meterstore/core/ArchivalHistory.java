@@ -124,6 +124,7 @@ public final class ArchivalHistory
             Optional<String> range = Optional.ofNullable(summary.get(ARCHIVED_RANGE_KEY));
             long filesAdded = count(summary.get("added-data-files"));
             CommitKind kind = range.isPresent() ? CommitKind.ARCHIVAL
+                    : summary.containsKey(CorrectionCommitter.ERASURE_KEY) ? CommitKind.ERASURE
                     : "replace".equals(snapshot.operation()) ? CommitKind.COMPACTION
                     : filesAdded > 0 ? CommitKind.CORRECTION
                     : CommitKind.WATERMARK;
@@ -259,6 +260,8 @@ public final class ArchivalHistory
         COMPACTION,
         /** Added no data: restated W on the current snapshot. */
         WATERMARK,
+        /** Rewrote the data files that held the rows a DELETE erased, republishing W. */
+        ERASURE,
     }
 
     /**

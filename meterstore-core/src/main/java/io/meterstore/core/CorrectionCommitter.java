@@ -42,6 +42,10 @@ import static java.util.Objects.requireNonNull;
 public final class CorrectionCommitter
 {
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
+    /** In the summary of an erasure's commit: the rows it erased from the cold tier. */
+    public static final String ERASURE_KEY = "meterstore.erased_rows";
+    /** In the summary of an erasure's commit: the digest of what it erased, by which a rerun finds a commit it did not audit. */
+    public static final String ERASURE_SCOPE_KEY = "meterstore.erasure_scope";
 
     private final int maxAttempts;
 
@@ -140,6 +144,59 @@ public final class CorrectionCommitter
             }
             catch (CommitFailedException e) {
                 // another commit landed first; if it moved W the next attempt republishes the new one
+                if (attempt >= maxAttempts) {
+                    throw contended(table, attempt, e);
+                }
+            }
+        }
+    }
+
+    /**
+     * Commits an erasure's rewrite of the cold tier in one row delta that republishes the base's watermark: the data
+     * files that held erased rows ({@code removedData}) out, their rewrites without those rows ({@code addedData}) in, and
+     * the position delete files that applied to the removed files alone ({@code removedDeletes}, their positions are
+     * applied in the rewrites) out. Validated from snapshot {@code base}, the one the files were read from: the removed
+     * files must still be live and no delete file may have been added against them since. The summary's row count is
+     * the rows the commit adds, negative: less the {@code erasedRows}; {@link #ERASURE_KEY} marks it as an erasure, and
+     * {@link #ERASURE_SCOPE_KEY} carries {@code scopeDigest}, which names what was erased without naming a malo_id.
+     */
+    public Committed commitErasure(Table table, List<DataFile> removedData, List<DeleteFile> removedDeletes, List<DataFile> addedData, long base, long erasedRows, String scopeDigest)
+    {
+        requireNonNull(scopeDigest, "scopeDigest is null");
+        requireNonNull(table, "table is null");
+        checkArgument(!removedData.isEmpty(), "An erasure commit removes at least one data file");
+        checkArgument(erasedRows > 0, "An erasure commit erases rows");
+        for (int attempt = 1; ; attempt++) {
+            table.refresh();
+            TieringWatermark watermark = WatermarkReader.current(table).watermark();
+            RowDelta delta = table.newRowDelta();
+            removedData.forEach(delta::removeRows);
+            addedData.forEach(delta::addRows);
+            removedDeletes.forEach(delta::removeDeletes);
+            // removing a file that is gone fails the commit (validateDeletedFiles), and so does a delete file added since against one
+            delta.validateFromSnapshot(base)
+                    .validateDeletedFiles()
+                    .validateNoConflictingDeleteFiles();
+            delta.set(WATERMARK_KEY, watermark.toProperty());
+            delta.set(ROW_COUNT_KEY, String.valueOf(-erasedRows));
+            delta.set(ERASURE_KEY, String.valueOf(erasedRows));
+            delta.set(ERASURE_SCOPE_KEY, scopeDigest);
+            delta.validateWith(new WatermarkRepublished(watermark));
+            try {
+                CommitOutcome.commit(delta);
+                return new Committed(table.currentSnapshot().snapshotId(), watermark, 0, attempt);
+            }
+            catch (ValidationException e) {
+                if (watermarkUnchanged(table, watermark)) {
+                    throw new RejectedCorrectionException(RejectedCorrectionException.Reason.CONFLICTING_CHANGE,
+                            "Erasure in table '%s' rewrites data files that another writer changed since they were read (%s): run the statement again"
+                                    .formatted(table.name(), e.getMessage()), e);
+                }
+                if (attempt >= maxAttempts) {
+                    throw contended(table, attempt, e);
+                }
+            }
+            catch (CommitFailedException e) {
                 if (attempt >= maxAttempts) {
                     throw contended(table, attempt, e);
                 }

@@ -166,10 +166,10 @@ public final class ErasureLog
     public static void create(Connection connection, String schema)
             throws SQLException
     {
+        checkArgument(connection.getAutoCommit(), "ErasureLog.create commits a transaction of its own");
         if (exists(connection, schema)) {
             return;
         }
-        boolean autoCommit = connection.getAutoCommit();
         connection.setAutoCommit(false);
         try {
             try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))")) {
@@ -217,7 +217,7 @@ public final class ErasureLog
             throw e;
         }
         finally {
-            connection.setAutoCommit(autoCommit);
+            connection.setAutoCommit(true);
         }
     }
 

@@ -206,17 +206,34 @@ public final class HotTier
     public void fenceArchival(Connection connection, Duration wait)
             throws SQLException
     {
-        checkArgument(!connection.getAutoCommit(), "fenceArchival needs an open transaction");
+        fence(connection, wait, "pg_advisory_xact_lock_shared", "An archival cycle of table '%s' held its lease for longer than %s: try again once it has finished");
+    }
+
+    /**
+     * As {@link #fenceArchival}, in exclusive mode: besides archival, every INSERT into the table waits until the
+     * transaction ends, and this waits for the INSERTs in flight. What an erasure takes, so that no INSERT that read the
+     * suppression list before the erasure committed can write the erased readings after it.
+     */
+    public void fenceArchivalAndWrites(Connection connection, Duration wait)
+            throws SQLException
+    {
+        fence(connection, wait, "pg_advisory_xact_lock", "An archival cycle or INSERT into table '%s' held the table for longer than %s: try again once it has finished");
+    }
+
+    private void fence(Connection connection, Duration wait, String lockFunction, String timeoutMessage)
+            throws SQLException
+    {
+        checkArgument(!connection.getAutoCommit(), "the archival fence needs an open transaction");
         try (Statement statement = connection.createStatement()) {
             statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(wait.toMillis()));
         }
-        try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_xact_lock_shared(hashtextextended(?, 0))")) {
+        try (PreparedStatement lock = connection.prepareStatement("SELECT %s(hashtextextended(?, 0))".formatted(lockFunction))) {
             lock.setString(1, archiverLeaseName(schema, naming.table()));
             lock.execute();
         }
         catch (SQLException e) {
             if (isLockTimeout(e)) {
-                throw new LockTimeoutException("An archival cycle of table '%s' held its lease for longer than %s: try again once it has finished".formatted(qualifiedParent(), wait), e);
+                throw new LockTimeoutException(timeoutMessage.formatted(qualifiedParent(), wait), e);
             }
             throw e;
         }

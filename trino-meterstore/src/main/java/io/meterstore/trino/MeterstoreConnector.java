@@ -4,10 +4,11 @@ import com.google.common.collect.ImmutableSet;
 import com.google.inject.Inject;
 import com.google.inject.Provider;
 import io.airlift.bootstrap.LifeCycleManager;
-import io.trino.spi.connector.Connector;
 import io.meterstore.trino.completeness.MeterCompletenessFunction;
+import io.meterstore.trino.system.LiftErasureProcedure;
 import io.meterstore.trino.system.MeterstoreFunctions;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
+import io.trino.spi.connector.Connector;
 import io.trino.spi.connector.ConnectorMetadata;
 import io.trino.spi.connector.ConnectorPageSinkProvider;
 import io.trino.spi.connector.ConnectorPageSourceProvider;
@@ -16,6 +17,7 @@ import io.trino.spi.connector.ConnectorSplitManager;
 import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.function.FunctionProvider;
 import io.trino.spi.function.table.ConnectorTableFunction;
+import io.trino.spi.procedure.Procedure;
 import io.trino.spi.session.PropertyMetadata;
 import io.trino.spi.transaction.IsolationLevel;
 
@@ -36,6 +38,7 @@ public class MeterstoreConnector
     private final MeterstoreSessionProperties sessionProperties;
     private final MeterstoreFunctions functions;
     private final Set<ConnectorTableFunction> tableFunctions;
+    private final Set<Procedure> procedures;
 
     @Inject
     public MeterstoreConnector(
@@ -46,8 +49,10 @@ public class MeterstoreConnector
             MeterstorePageSinkProvider pageSinkProvider,
             MeterstoreSessionProperties sessionProperties,
             MeterstoreFunctions functions,
-            MeterCompletenessFunction completenessFunction)
+            MeterCompletenessFunction completenessFunction,
+            LiftErasureProcedure liftErasure)
     {
+        this.procedures = ImmutableSet.of(requireNonNull(liftErasure, "liftErasure is null").get());
         this.lifeCycleManager = requireNonNull(lifeCycleManager, "lifeCycleManager is null");
         this.metadata = requireNonNull(metadata, "metadata is null");
         this.splitManager = requireNonNull(splitManager, "splitManager is null");
@@ -99,6 +104,12 @@ public class MeterstoreConnector
     public Set<ConnectorTableFunction> getTableFunctions()
     {
         return tableFunctions;
+    }
+
+    @Override
+    public Set<Procedure> getProcedures()
+    {
+        return procedures;
     }
 
     @Override

@@ -5,6 +5,9 @@ import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.ImmutableSet;
 import com.google.inject.Inject;
 import io.airlift.slice.Slice;
+import io.meterstore.core.ErasureLog;
+import io.meterstore.core.ErasureLog.Erasure;
+import io.meterstore.core.TiersConfig;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.WatermarkReader;
@@ -19,6 +22,7 @@ import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.base.MeterstoreTables;
 import io.meterstore.trino.base.MeterstoreTypes;
+import io.meterstore.trino.handle.ErasedScope;
 import io.meterstore.trino.handle.MeterstoreTableHandle;
 import io.meterstore.trino.hot.HotAggregateColumn;
 import io.meterstore.trino.hot.HotAggregation;
@@ -45,14 +49,20 @@ import io.trino.spi.connector.LimitApplicationResult;
 import io.trino.spi.expression.ConnectorExpression;
 import io.trino.spi.expression.Variable;
 import io.trino.spi.predicate.Domain;
+import io.meterstore.trino.write.ErasureRequest;
+import io.meterstore.trino.write.ErasureWriter;
+import io.meterstore.trino.write.ErasureWriter.Erased;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.InsertWriter.Written;
+import io.meterstore.trino.write.MergeRowIdHandle;
 import io.meterstore.trino.write.MeterstoreInsertTableHandle;
 import io.trino.spi.TrinoException;
 import io.trino.spi.catalog.CatalogName;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ColumnMetadata;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
+import io.trino.spi.connector.ConnectorMergeTableHandle;
+import io.trino.spi.connector.RowChangeParadigm;
 import io.trino.spi.connector.ConnectorMetadata;
 import io.trino.spi.connector.ConnectorOutputMetadata;
 import io.trino.spi.connector.ConnectorSession;
@@ -75,7 +85,10 @@ import io.trino.spi.type.TimestampType;
 import io.trino.spi.type.TimestampWithTimeZoneType;
 import org.apache.iceberg.Table;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.Arrays;
@@ -84,11 +97,15 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_DELETE_NOT_SUPPORTED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_ERASURE_KEY_MISSING;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
@@ -115,10 +132,18 @@ public class MeterstoreMetadata
     private final Map<String, Written> written = new ConcurrentHashMap<>();
     private final MeterstoreFunctions functions;
     private final MeterstoreSystemTables systemTables;
+    private final ErasureWriter erasureWriter;
+    // the tables a DELETE of this transaction targets, by query: their scans are never read (see applyFilter)
+    private final Set<DeleteTarget> deleteTargets = ConcurrentHashMap.newKeySet();
+    // what each DELETE of this transaction erased, by query: reported as the query's metadata metrics
+    private final Map<String, Erased> erased = new ConcurrentHashMap<>();
+
+    private record DeleteTarget(String queryId, SchemaTableName table) {}
 
     @Inject
-    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreConfig config, MeterstoreFunctions functions, MeterstoreSystemTables systemTables)
+    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreConfig config, MeterstoreFunctions functions, MeterstoreSystemTables systemTables, ErasureWriter erasureWriter)
     {
+        this.erasureWriter = requireNonNull(erasureWriter, "erasureWriter is null");
         this.tables = requireNonNull(tables, "tables is null");
         this.catalogName = requireNonNull(catalogName, "catalogName is null").toString();
         this.insertWriter = requireNonNull(insertWriter, "insertWriter is null");
@@ -165,17 +190,48 @@ public class MeterstoreMetadata
                 }
                 // the cold tier exactly as that snapshot had it, split at the watermark it carried
                 PinnedWatermark pinned = new PinnedWatermark(Optional.of(snapshotId), WatermarkReader.ofSnapshot(icebergTable, snapshotId));
-                return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), true, resolved, Optional.empty());
+                return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), true, resolved, Optional.empty())
+                        .withErased(erasedScopes(tableName, storageTable, Instant.ofEpochMilli(icebergTable.snapshot(snapshotId).timestampMillis())));
             }
             // FOR TIMESTAMP AS OF t is "as known at t": the current snapshot and W, both tiers, versions recorded up to t
             Optional<Long> knownAt = endVersion.map(version -> knownAtEpochMicros(session, tableName, version));
             // the query pins this snapshot and the watermark it carries; both tiers are split at exactly this W
             PinnedWatermark pinned = WatermarkReader.current(icebergTable);
-            return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), false, resolved, knownAt);
+            MeterstoreTableHandle handle = new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), false, resolved, knownAt);
+            if (knownAt.isEmpty()) {
+                return handle;
+            }
+            Instant committedAt = pinned.snapshotId().map(id -> Instant.ofEpochMilli(icebergTable.snapshot(id).timestampMillis())).orElse(Instant.EPOCH);
+            return handle.withErased(erasedScopes(tableName, storageTable, committedAt));
         }
         catch (MeterstoreException e) {
             throw MeterstoreErrorCode.toTrinoException(e);
         }
+    }
+
+    /**
+     * The erasures a time-travel read of a snapshot committed at {@code committedAt} must hide: until the archiver
+     * expires the snapshots from before an erasure, their files still hold its rows. Read from PostgreSQL only for
+     * time travel; none for a table that was never erased.
+     */
+    private List<ErasedScope> erasedScopes(SchemaTableName tableName, String storageTable, Instant committedAt)
+    {
+        List<Erasure> erasures;
+        try (Connection connection = tables.connectPostgres()) {
+            erasures = ErasureLog.erasures(connection, tables.schema(), storageTable);
+        }
+        catch (SQLException e) {
+            throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot read the erasures of table '%s', which a read AS OF must hide: %s".formatted(tableName, e.getMessage()), e);
+        }
+        List<ErasedScope> hidden = erasures.stream()
+                .filter(erasure -> erasure.hidesSnapshotAt(committedAt))
+                .map(erasure -> ErasedScope.of(erasure.recorded().scope()))
+                .toList();
+        if (hidden.stream().anyMatch(scope -> !scope.maloScopes().isEmpty()) && tables.erasureKey().isEmpty()) {
+            throw new TrinoException(METERSTORE_ERASURE_KEY_MISSING, "Table '%s' has erasures that a read AS OF must hide, which needs %s: set it as it was set when they were made"
+                    .formatted(tableName, TiersConfig.ERASURE_HMAC_KEY_PROPERTY));
+        }
+        return hidden;
     }
 
     @Override
@@ -294,6 +350,9 @@ public class MeterstoreMetadata
         if (columnHandle instanceof CompletenessColumnHandle completeness) {
             return completeness.column().toColumnMetadata();
         }
+        if (columnHandle instanceof MergeRowIdHandle rowId) {
+            return rowId.toColumnMetadata();
+        }
         return ((MeterstoreColumnHandle) columnHandle).toColumnMetadata();
     }
 
@@ -317,6 +376,9 @@ public class MeterstoreMetadata
             // a filter above a pushed limit or aggregation is not a filter below it
             return Optional.empty();
         }
+        if (deleteTargets.contains(new DeleteTarget(session.getQueryId(), handle.schemaTableName()))) {
+            return applyDeleteFilter(handle, constraint);
+        }
         // a resolving read takes only predicates that select whole merge keys; the rest is applied after resolution
         TupleDomain<MeterstoreColumnHandle> pushed = handle.resolution().pushable(constraint.getSummary().transformKeys(MeterstoreColumnHandle.class::cast));
         TupleDomain<MeterstoreColumnHandle> combined = handle.constraint().intersect(pushed);
@@ -326,6 +388,76 @@ public class MeterstoreMetadata
         // pushed into partition and file pruning and the SQL and Parquet predicates; Trino still filters every row the statements do not enforce
         MeterstoreTableHandle filtered = handle.withConstraint(combined);
         return Optional.of(new ConstraintApplicationResult<>(filtered, remainingFilter(filtered, constraint.getSummary()), constraint.getExpression(), false));
+    }
+
+    /**
+     * The WHERE clause of a DELETE: the predicates an erasure honours exactly ({@link ErasureRequest}) are taken whole,
+     * nothing of them is left for Trino, so that the statement becomes one {@link #executeDelete} on the coordinator;
+     * that is the only way a DELETE's scan is used, so claiming them enforced never makes a read return a row outside
+     * them. Any other predicate stays with Trino, which then plans a row-by-row MERGE that {@link #beginMerge} refuses.
+     */
+    private Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyDeleteFilter(MeterstoreTableHandle handle, Constraint constraint)
+    {
+        TupleDomain<MeterstoreColumnHandle> summary = constraint.getSummary().transformKeys(MeterstoreColumnHandle.class::cast);
+        TupleDomain<MeterstoreColumnHandle> combined = handle.constraint().intersect(ErasureRequest.supported(summary));
+        TupleDomain<ColumnHandle> remaining = constraint.getSummary().filter((column, domain) -> !ErasureRequest.isSupported((MeterstoreColumnHandle) column, domain));
+        if (combined.equals(handle.constraint()) && remaining.equals(constraint.getSummary())) {
+            return Optional.empty();
+        }
+        return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(combined), remaining, constraint.getExpression(), false));
+    }
+
+    /**
+     * Called while Trino analyses a DELETE: marks the table as the statement's target. {@code <table>} is refused
+     * here, as INSERT refuses it. The handle returned is never read: an erasure is executed whole by
+     * {@link #executeDelete}, and any DELETE that would need row ids is refused by {@link #beginMerge}.
+     */
+    @Override
+    public ColumnHandle getMergeRowIdColumnHandle(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        MeterstoreTableHandle table = (MeterstoreTableHandle) tableHandle;
+        if (tables.isResolvedTable(table.schemaTableName())) {
+            throw new TrinoException(METERSTORE_DELETE_NOT_SUPPORTED, "Table '%s' shows only the winning version of each reading and cannot be written: DELETE from '%s%s', which erases every version"
+                    .formatted(table.schemaTableName(), table.schemaTableName().getTableName(), MeterstoreTables.VERSIONS_SUFFIX));
+        }
+        if (table.historical() || table.knownAtEpochMicros().isPresent()) {
+            throw new TrinoException(METERSTORE_DELETE_NOT_SUPPORTED, "DELETE from '%s' erases from the table as it is now: drop FOR ... AS OF".formatted(table.schemaTableName()));
+        }
+        deleteTargets.add(new DeleteTarget(session.getQueryId(), table.schemaTableName()));
+        return new MergeRowIdHandle();
+    }
+
+    @Override
+    public RowChangeParadigm getRowChangeParadigm(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        return RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW;
+    }
+
+    /** A DELETE whose WHERE clause Trino must still apply row by row: MeterStore never approximates an erasure. */
+    @Override
+    public ConnectorMergeTableHandle beginMerge(ConnectorSession session, ConnectorTableHandle tableHandle, Map<Integer, Collection<ColumnHandle>> updateCaseColumns, RetryMode retryMode)
+    {
+        MeterstoreTableHandle table = (MeterstoreTableHandle) tableHandle;
+        throw new TrinoException(METERSTORE_DELETE_NOT_SUPPORTED, "DELETE from '%s' is refused because its WHERE clause has a condition MeterStore cannot apply exactly (a predicate on another column, OR across columns, a function or a subquery); UPDATE and MERGE are not supported: MeterStore erases exactly by %s"
+                .formatted(table.schemaTableName(), ErasureRequest.SUPPORTED));
+    }
+
+    @Override
+    public Optional<ConnectorTableHandle> applyDelete(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        MeterstoreTableHandle table = (MeterstoreTableHandle) tableHandle;
+        // refused while planning, before anything is locked or read
+        erasureWriter.requireKey(table);
+        ErasureRequest.of(table.schemaTableName(), table.constraint());
+        return Optional.of(table);
+    }
+
+    @Override
+    public OptionalLong executeDelete(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        Erased result = erasureWriter.erase(session, (MeterstoreTableHandle) tableHandle);
+        erased.put(session.getQueryId(), result);
+        return OptionalLong.of(result.rows());
     }
 
     private static List<ColumnMetadata> columnsMetadata()
@@ -360,6 +492,7 @@ public class MeterstoreMetadata
     {
         // after a failed INSERT: its staging table, if this coordinator created one; nothing for any other query
         insertWriter.cleanup(session);
+        deleteTargets.removeIf(target -> target.queryId().equals(session.getQueryId()));
     }
 
     /**
@@ -369,6 +502,12 @@ public class MeterstoreMetadata
     @Override
     public Metrics getMetrics(ConnectorSession session)
     {
+        Erased erasure = erased.get(session.getQueryId());
+        if (erasure != null) {
+            return MeterstoreMetrics.counts(ImmutableMap.of(
+                    MeterstoreMetrics.HOT_ROWS_ERASED, erasure.hotRows(),
+                    MeterstoreMetrics.COLD_ROWS_ERASED, erasure.coldRows()));
+        }
         Written insert = written.get(session.getQueryId());
         if (insert == null) {
             return Metrics.EMPTY;

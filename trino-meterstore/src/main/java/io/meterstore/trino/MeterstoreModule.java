@@ -15,8 +15,10 @@ import io.meterstore.trino.cold.ColdSplitPlanner;
 import io.meterstore.trino.completeness.ForCompleteness;
 import io.meterstore.trino.completeness.MeterCompletenessFunction;
 import io.meterstore.trino.system.MeterstoreFunctions;
+import io.meterstore.trino.system.LiftErasureProcedure;
 import io.meterstore.trino.system.MeterstoreSystemTables;
 import io.meterstore.trino.write.ColdRedeliveryLookup;
+import io.meterstore.trino.write.ErasureWriter;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.filesystem.TrinoFileSystemFactory;
@@ -50,10 +52,12 @@ public class MeterstoreModule
         binder.bind(MeterstoreTableStatistics.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSinkProvider.class).in(Scopes.SINGLETON);
         binder.bind(InsertWriter.class).in(Scopes.SINGLETON);
+        binder.bind(ErasureWriter.class).in(Scopes.SINGLETON);
         binder.bind(ColdRedeliveryLookup.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreSessionProperties.class).in(Scopes.SINGLETON);
         binder.bind(MeterCompletenessFunction.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreSystemTables.class).in(Scopes.SINGLETON);
+        binder.bind(LiftErasureProcedure.class).in(Scopes.SINGLETON);
         closingBinder(binder).registerExecutor(Key.get(ExecutorService.class, ForCompleteness.class));
     }
 

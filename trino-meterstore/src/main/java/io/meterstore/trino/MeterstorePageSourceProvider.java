@@ -2,6 +2,8 @@ package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
 import com.google.inject.Inject;
+import io.meterstore.core.ErasureKey;
+import io.meterstore.trino.base.MeterstoreTables;
 import io.meterstore.trino.base.LimitingPageSource;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.base.PostgresConnectionPool;
@@ -23,6 +25,7 @@ import io.meterstore.trino.hot.HotSplit;
 import io.meterstore.trino.versions.KeyRangePageSource;
 import io.meterstore.trino.versions.SortedMergePageSource;
 import io.meterstore.trino.versions.VersionResolution;
+import io.meterstore.trino.versions.ErasedRowsPageSource;
 import io.meterstore.trino.versions.VersionResolvingPageSource;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ConnectorPageSource;
@@ -52,10 +55,12 @@ public class MeterstorePageSourceProvider
     private final PostgresConnectionPool postgres;
     private final ColdPageSourceProvider coldPageSources;
     private final ExecutorService completenessExecutor;
+    private final MeterstoreTables tables;
 
     @Inject
-    public MeterstorePageSourceProvider(PostgresConnectionPool postgres, ColdPageSourceProvider coldPageSources, @ForCompleteness ExecutorService completenessExecutor)
+    public MeterstorePageSourceProvider(PostgresConnectionPool postgres, ColdPageSourceProvider coldPageSources, @ForCompleteness ExecutorService completenessExecutor, MeterstoreTables tables)
     {
+        this.tables = requireNonNull(tables, "tables is null");
         this.postgres = requireNonNull(postgres, "postgres is null");
         this.coldPageSources = requireNonNull(coldPageSources, "coldPageSources is null");
         this.completenessExecutor = requireNonNull(completenessExecutor, "completenessExecutor is null");
@@ -106,6 +111,12 @@ public class MeterstorePageSourceProvider
             // the statement itself drops versions recorded after an AS OF instant, and carries a pushed LIMIT
             return withConnection(connection -> new HotPageSource(postgres, connection, hotSplit, meterstoreColumns, predicate, resolution));
         }
+        if (resolution.isNone() && !handle.erased().isEmpty() && split instanceof ColdSplit coldSplit) {
+            // an older snapshot's files still hold erased rows: the key columns are read to drop them, the query's passed on
+            VersionResolution.Layout layout = resolution.layout(meterstoreColumns);
+            ConnectorPageSource source = coldPageSources.createPageSource(session, coldSplit, layout.columns(), predicate, memoryContext);
+            return limited(handle, new ErasedRowsPageSource(source, handle.erased(), erasureKey(), layout, true));
+        }
         if (resolution.isNone()) {
             return switch (split) {
                 case ColdSplit coldSplit -> limited(handle, coldPageSources.createPageSource(session, coldSplit, meterstoreColumns, predicate, memoryContext));
@@ -121,6 +132,10 @@ public class MeterstorePageSourceProvider
             case ColdFileGroupSplit group -> resolutionGroup(session, group, layout, predicate);
             default -> throw new IllegalArgumentException("Unknown split " + split);
         };
+        if (!handle.erased().isEmpty() && !(split instanceof HotSplit)) {
+            // every version of an erased key goes, so before resolution
+            source = new ErasedRowsPageSource(source, handle.erased(), erasureKey(), layout, false);
+        }
         // a pushed LIMIT counts winners: a split stops once it has resolved that many
         return limited(handle, new MemoryUsageReportingPageSource(new VersionResolvingPageSource(source, resolution, layout), memoryContext));
     }
@@ -142,6 +157,12 @@ public class MeterstorePageSourceProvider
                 })
                 .toList();
         return files.size() == 1 ? files.getFirst() : new SortedMergePageSource(files, layout);
+    }
+
+    private ErasureKey erasureKey()
+    {
+        // the coordinator refused to plan a read with erasures to hide when no key is configured
+        return tables.erasureKey().orElseThrow(() -> new IllegalStateException("meterstore.erasure.hmac-key is not set on this node"));
     }
 
     /** A hot page source, started once the pool hands out a connection; the driver's thread is free while it waits. */

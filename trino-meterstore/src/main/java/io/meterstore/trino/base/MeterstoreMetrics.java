@@ -61,6 +61,10 @@ public final class MeterstoreMetrics
     public static final String COLD_ROWS_WRITTEN = "cold_rows_written";
     /** Rows the INSERT did not write: versions already stored with the same values (redeliveries), or carried twice. */
     public static final String REDELIVERED_ROWS_SKIPPED = "redelivered_rows_skipped";
+    /** Rows a DELETE erased from PostgreSQL (at or above W). */
+    public static final String HOT_ROWS_ERASED = "hot_rows_erased";
+    /** Rows a DELETE erased from Iceberg. */
+    public static final String COLD_ROWS_ERASED = "cold_rows_erased";
 
     /** Splits of the winners' read a completeness report counted: hot partitions and cold file groups. */
     public static final String COMPLETENESS_SPLITS_READ = "completeness_splits_read";

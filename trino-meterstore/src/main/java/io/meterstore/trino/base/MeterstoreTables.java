@@ -3,6 +3,7 @@ package io.meterstore.trino.base;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
+import io.meterstore.core.ErasureKey;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
@@ -52,6 +53,7 @@ public final class MeterstoreTables
     // the table each storage table was last pinned from: a metadata file never changes, and a newer one lists every snapshot of an older one
     private final Map<String, Table> lastPinned = new ConcurrentHashMap<>();
     private final Map<String, TableOperations> catalogOperations = new ConcurrentHashMap<>();
+    private final Optional<ErasureKey> erasureKey;
 
     @Inject
     public MeterstoreTables(TiersConfig config, PostgresConnectionPool postgres, TrinoFileSystemFactory fileSystemFactory)
@@ -59,6 +61,7 @@ public final class MeterstoreTables
         this.config = requireNonNull(config, "config is null");
         this.postgres = requireNonNull(postgres, "postgres is null");
         requireNonNull(fileSystemFactory, "fileSystemFactory is null");
+        this.erasureKey = config.erasureKey();
         // created on first use, so that a catalogue that is down fails the query that needs it, not the server start
         this.catalog = memoize(() -> {
             try {
@@ -205,6 +208,12 @@ public final class MeterstoreTables
             return pinned;
         }
         return pinIcebergTable(table);
+    }
+
+    /** The key erasures record their scope under; empty when meterstore.erasure.hmac-key is not set. */
+    public Optional<ErasureKey> erasureKey()
+    {
+        return erasureKey;
     }
 
     public HotTier hotTier(String table)

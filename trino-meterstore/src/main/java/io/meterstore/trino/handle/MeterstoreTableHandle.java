@@ -1,5 +1,6 @@
 package io.meterstore.trino.handle;
 
+import com.google.common.collect.ImmutableList;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.hot.HotAggregation;
 import io.meterstore.trino.versions.VersionResolution;
@@ -7,6 +8,7 @@ import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
 
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -25,6 +27,8 @@ import static java.util.Objects.requireNonNull;
  * @param knownAtEpochMicros FOR TIMESTAMP AS OF: only versions recorded at or before this instant, before resolution
  * @param limit a pushed LIMIT: each split may stop after this many rows (Trino still applies the limit)
  * @param aggregation an aggregation pushed into PostgreSQL; only for a read that is hot alone
+ * @param erased the erasures a time-travel read must hide: an older snapshot still holds their rows until the archiver
+ *        expires it; empty for every other read
  */
 public record MeterstoreTableHandle(
         SchemaTableName schemaTableName,
@@ -36,7 +40,8 @@ public record MeterstoreTableHandle(
         boolean resolved,
         Optional<Long> knownAtEpochMicros,
         OptionalLong limit,
-        Optional<HotAggregation> aggregation)
+        Optional<HotAggregation> aggregation,
+        List<ErasedScope> erased)
         implements ConnectorTableHandle
 {
     public MeterstoreTableHandle(
@@ -49,7 +54,7 @@ public record MeterstoreTableHandle(
             boolean resolved,
             Optional<Long> knownAtEpochMicros)
     {
-        this(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.empty(), Optional.empty());
+        this(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.empty(), Optional.empty(), List.of());
     }
 
     public MeterstoreTableHandle
@@ -61,6 +66,7 @@ public record MeterstoreTableHandle(
         requireNonNull(knownAtEpochMicros, "knownAtEpochMicros is null");
         requireNonNull(limit, "limit is null");
         requireNonNull(aggregation, "aggregation is null");
+        erased = ImmutableList.copyOf(erased);
     }
 
     /** How this read resolves versions: none for {@code <table>_versions} read as it is now. */
@@ -71,16 +77,21 @@ public record MeterstoreTableHandle(
 
     public MeterstoreTableHandle withConstraint(TupleDomain<MeterstoreColumnHandle> constraint)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased);
+    }
+
+    public MeterstoreTableHandle withErased(List<ErasedScope> erased)
+    {
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased);
     }
 
     public MeterstoreTableHandle withLimit(long limit)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.of(limit), aggregation);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.of(limit), aggregation, erased);
     }
 
     public MeterstoreTableHandle withAggregation(HotAggregation aggregation)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, Optional.of(aggregation));
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, Optional.of(aggregation), erased);
     }
 }

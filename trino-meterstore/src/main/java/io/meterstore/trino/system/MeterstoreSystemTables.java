@@ -16,8 +16,8 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The metadata tables of each configured table {@code T}, named as Trino's Iceberg connector names its own:
- * {@code "T$watermark"}, {@code "T$partitions"}, {@code "T$archival"}, {@code "T$invariant"}, {@code "T$config"} and
- * {@code "T$resolution"}. A dashboard alerts from them over JDBC; none reads a data file.
+ * {@code "T$watermark"}, {@code "T$partitions"}, {@code "T$archival"}, {@code "T$invariant"}, {@code "T$config"},
+ * {@code "T$resolution"} and {@code "T$erasures"}. A dashboard alerts from them over JDBC; none reads a data file.
  */
 public final class MeterstoreSystemTables
 {
@@ -58,6 +58,7 @@ public final class MeterstoreSystemTables
             case "invariant" -> new InvariantTable(name, inspector);
             case "config" -> new ConfigTable(name, inspector, List.of(tiers, config));
             case "resolution" -> new ResolutionTable(name, inspector, tables.schema());
+            case "erasures" -> new ErasuresTable(name, inspector, tables.schema());
             default -> null;
         });
     }

@@ -85,11 +85,18 @@ public final class ColdRedeliveryLookup
     static void lock(Connection connection, MeterstoreInsertTableHandle handle)
             throws SQLException
     {
+        lock(connection, handle.schemaTableName().getSchemaName(), handle.storageTable());
+    }
+
+    /** The cold-write lock of {@code schema.storageTable}, in the connection's open transaction. */
+    static void lock(Connection connection, String schema, String storageTable)
+            throws SQLException
+    {
         try (Statement statement = connection.createStatement()) {
             statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(ArchivalFence.ARCHIVAL_WAIT.toMillis()));
         }
         try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))")) {
-            lock.setString(1, COLD_WRITE_LOCK_PREFIX + handle.schemaTableName().getSchemaName() + "." + handle.storageTable());
+            lock.setString(1, COLD_WRITE_LOCK_PREFIX + schema + "." + storageTable);
             lock.execute();
         }
     }

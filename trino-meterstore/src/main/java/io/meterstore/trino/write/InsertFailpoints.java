@@ -8,7 +8,8 @@ import static java.util.Objects.requireNonNull;
 /**
  * The one place where tests reach into an INSERT, so that no production class carries a test's hook. A crash test
  * fails an INSERT between its tiers: with {@code -Dmeterstore.failpoint=insert-between-tiers} the statement fails after
- * the Iceberg commit and before the PostgreSQL commit, leaving its cold rows committed and its hot rows rolled back.
+ * the Iceberg commit and before the PostgreSQL commit, leaving its cold rows committed and its hot rows rolled back;
+ * {@code delete-between-tiers} does the same to a DELETE (its cold rows erased, its hot rows and audit row not).
  * Read on every statement, so a test can arm and disarm it in-process. A race test runs its own step between staging
  * and the archival fence ({@link #setBeforeFence}).
  */
@@ -16,6 +17,7 @@ public final class InsertFailpoints
 {
     static final String PROPERTY = "meterstore.failpoint";
     static final String BETWEEN_TIERS = "insert-between-tiers";
+    static final String DELETE_BETWEEN_TIERS = "delete-between-tiers";
 
     private static volatile Runnable beforeFence = () -> {};
 
@@ -36,6 +38,13 @@ public final class InsertFailpoints
     {
         if (BETWEEN_TIERS.equals(System.getProperty(PROPERTY))) {
             throw new TrinoException(METERSTORE_WRITE_FAILED, "Failpoint '%s' (-D%s): the INSERT stopped after its Iceberg commit, before its PostgreSQL commit; run it again".formatted(BETWEEN_TIERS, PROPERTY));
+        }
+    }
+
+    static void deleteBetweenTiers()
+    {
+        if (DELETE_BETWEEN_TIERS.equals(System.getProperty(PROPERTY))) {
+            throw new TrinoException(METERSTORE_WRITE_FAILED, "Failpoint '%s' (-D%s): the DELETE stopped after its Iceberg commit, before its PostgreSQL commit; run it again".formatted(DELETE_BETWEEN_TIERS, PROPERTY));
         }
     }
 }

@@ -161,6 +161,8 @@ public final class InsertWriter
             throws SQLException
     {
         ArchivalFence.take(connection, hotTier);
+        // under the fence, so an erasure either committed before (its row is read) or waits for this statement
+        ErasureSuppression.check(connection, tables, handle.schemaTableName(), handle.storageTable(), handle.staging());
         // under the fence no archival cycle runs: this W holds until the transaction ends, whatever beginInsert saw
         table.refresh();
         PinnedWatermark pinned = WatermarkReader.current(table);
