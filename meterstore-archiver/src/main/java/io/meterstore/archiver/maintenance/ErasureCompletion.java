@@ -117,16 +117,17 @@ public final class ErasureCompletion
         List<Awaiting> awaiting = new ArrayList<>();
         int snapshots = 0;
         int deletedFiles = 0;
+        Map<Long, Erasure> erasures = new HashMap<>();
+        ErasureLog.erasures(connection, schema, tableName).forEach(erasure -> erasures.put(erasure.erasureId(), erasure));
+        // snapshots share manifests: each is read once per run
+        Map<String, Set<String>> manifestCache = new HashMap<>();
         for (Awaiting candidate : awaiting(table, connection, schema, tableName, readerGrace)) {
             if (candidate.due().isAfter(now)) {
                 awaiting.add(candidate);
                 continue;
             }
-            Erasure erasure = ErasureLog.erasures(connection, schema, tableName).stream()
-                    .filter(row -> row.erasureId() == candidate.erasureId())
-                    .findFirst()
-                    .orElseThrow();
-            Optional<Step> step = completeOne(table, connection, schema, tableName, erasure, partitions);
+            Erasure erasure = erasures.get(candidate.erasureId());
+            Optional<Step> step = completeOne(table, connection, schema, tableName, erasure, partitions, manifestCache);
             if (step.isEmpty()) {
                 awaiting.add(candidate);
                 continue;
@@ -143,7 +144,7 @@ public final class ErasureCompletion
     private record Step(int snapshots, int deletedFiles) {}
 
     /** Expires what still holds the erasure's removed files and deletes them; empty when it must wait for a partition's drop. */
-    private static Optional<Step> completeOne(Table table, Connection connection, String schema, String tableName, Erasure erasure, List<HotPartition> partitions)
+    private static Optional<Step> completeOne(Table table, Connection connection, String schema, String tableName, Erasure erasure, List<HotPartition> partitions, Map<String, Set<String>> manifestCache)
             throws SQLException
     {
         Optional<Long> commitId = erasure.recorded().snapshotId();
@@ -159,7 +160,6 @@ public final class ErasureCompletion
                 return Optional.of(new Step(0, 0));
             }
             Set<String> removed = removedFiles(table, commit);
-            Map<String, Set<String>> manifestCache = new HashMap<>();
             List<Long> holding = ImmutableList.copyOf(table.snapshots()).stream()
                     .filter(snapshot -> snapshot.snapshotId() != commit.snapshotId())
                     .filter(snapshot -> references(table, snapshot, removed, manifestCache))
@@ -267,7 +267,7 @@ public final class ErasureCompletion
         return referenced(table, snapshot, manifestCache).stream().anyMatch(locations::contains);
     }
 
-    /** The data and delete files {@code snapshot} reads; each manifest is read once per run, as snapshots share them. */
+    /** The data and delete files {@code snapshot} reads; a manifest is immutable, so its files are cached by its path. */
     private static Set<String> referenced(Table table, Snapshot snapshot, Map<String, Set<String>> manifestCache)
     {
         Set<String> files = new HashSet<>();
