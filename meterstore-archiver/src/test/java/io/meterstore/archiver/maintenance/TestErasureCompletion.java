@@ -2,6 +2,7 @@ package io.meterstore.archiver.maintenance;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableSortedSet;
+import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.cycle.Failpoints.Failpoint;
 import io.meterstore.archiver.cycle.ParquetReadings;
 import io.meterstore.archiver.cycle.TestingArchiverProcess;
@@ -46,6 +47,7 @@ import static io.meterstore.archiver.maintenance.TestingMaintenance.afterNewestC
 import static io.meterstore.archiver.maintenance.TestingMaintenance.snapshotIds;
 import static io.meterstore.core.SnapshotRetention.DEFAULT;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * An erasure made physical on a real archived table: after the reader grace every snapshot still referencing a file the
@@ -118,6 +120,42 @@ final class TestErasureCompletion
             MaintenanceOutcome again = maintenance.expire();
             assertThat(again.erasures().orElseThrow().erasures()).isEmpty();
             assertThat(snapshotIds(tables.table())).hasSize(2);
+        }
+    }
+
+    @Test
+    void testATagOnASnapshotHoldingErasedRowsBlocksItsCompletion()
+            throws Exception
+    {
+        try (TestingArchiverTable tables = TestingArchiverTable.create("erasure_tagged")) {
+            TestingMaintenance.archive(tables, 2, true);
+            Table table = tables.table();
+            ArchivalCommit day = ArchivalHistory.archivalCommits(table).reversed().get(1);
+            table.manageSnapshots().createTag("audit-2024", day.snapshotId()).commit();
+            Erasure erasure = erase(tables, day);
+            table.refresh();
+            List<Long> snapshots = snapshotIds(table);
+            Instant now = afterNewestCommit(table, READER_GRACE.multipliedBy(2));
+            TableMaintenance maintenance = new TableMaintenance(tables.catalog(), TestingArchiverTable.identifier(), tables.hotTier(), tables::connect,
+                    new MaintenanceSettings(DEFAULT, Duration.ofDays(3), READER_GRACE), () -> now);
+
+            // the tag would keep the erased rows readable: the command fails, saying what to do, and changes nothing
+            assertThatThrownBy(maintenance::expire)
+                    .isInstanceOf(ArchivalException.class)
+                    .hasMessage("Tag 'audit-2024' of table '%s' names snapshot %s, which holds rows erasure %s removed: drop it (ALTER TABLE ... EXECUTE or Iceberg's manageSnapshots) so the erasure can expire it"
+                            .formatted(table.name(), day.snapshotId(), erasure.erasureId()));
+            table.refresh();
+            assertThat(snapshotIds(table)).isEqualTo(snapshots);
+            assertThat(readAll(tables)).anyMatch(reading -> inDay(reading, day));
+            try (Connection connection = tables.connect()) {
+                assertThat(ErasureLog.erasures(connection, SCHEMA, TABLE)).singleElement().satisfies(row -> assertThat(row.physicallyCompletedAt()).isEmpty());
+                assertThat(ErasedSnapshots.erasureOf(connection, SCHEMA, TABLE, day.snapshotId())).isEmpty();
+            }
+
+            // without the tag it completes
+            table.manageSnapshots().removeTag("audit-2024").commit();
+            assertThat(maintenance.expire().erasures().orElseThrow().erasures()).containsExactly(erasure.erasureId());
+            assertThat(readAll(tables)).noneMatch(reading -> inDay(reading, day));
         }
     }
 
