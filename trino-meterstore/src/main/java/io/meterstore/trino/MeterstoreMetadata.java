@@ -5,6 +5,7 @@ import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.ImmutableSet;
 import com.google.inject.Inject;
 import io.airlift.slice.Slice;
+import io.meterstore.core.ErasedSnapshots;
 import io.meterstore.core.ErasureLog;
 import io.meterstore.core.ErasureLog.Erasure;
 import io.meterstore.core.TiersConfig;
@@ -181,7 +182,12 @@ public class MeterstoreMetadata
             if (endVersion.isPresent() && endVersion.get().getPointerType() == PointerType.TARGET_ID) {
                 long snapshotId = snapshotId(tableName, endVersion.get());
                 if (icebergTable.snapshot(snapshotId) == null) {
-                    // the id may never have existed, or the archiver expired it: the retention says which snapshots are kept
+                    // the id may never have existed, or the archiver expired it: by an erasure, or as the retention says
+                    Optional<Long> erasure = expiringErasure(tableName, storageTable, snapshotId);
+                    if (erasure.isPresent()) {
+                        throw new TrinoException(METERSTORE_SNAPSHOT_NOT_FOUND, "Snapshot %s of table '%s' was expired by erasure %s, which removed rows it held (see \"%s$erasures\"): use a snapshot id from iceberg.%s.\"%s$snapshots\""
+                                .formatted(snapshotId, tableName, erasure.get(), tableName.getTableName(), tables.schema(), storageTable));
+                    }
                     String retention = SnapshotRetention.of(icebergTable.properties())
                             .map(kept -> "the archiver expires %s".formatted(kept.describe()))
                             .orElse("it does not exist or was expired");
@@ -214,6 +220,17 @@ public class MeterstoreMetadata
      * expires the snapshots from before an erasure, their files still hold its rows. Read from PostgreSQL only for
      * time travel; none for a table that was never erased.
      */
+    /** The erasure whose physical completion expired snapshot {@code snapshotId}, as the archiver recorded it. */
+    private Optional<Long> expiringErasure(SchemaTableName tableName, String storageTable, long snapshotId)
+    {
+        try (Connection connection = tables.connectPostgres()) {
+            return ErasedSnapshots.erasureOf(connection, tables.schema(), storageTable, snapshotId);
+        }
+        catch (SQLException e) {
+            throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot read which erasure expired snapshot %s of table '%s': %s".formatted(snapshotId, tableName, e.getMessage()), e);
+        }
+    }
+
     private List<ErasedScope> erasedScopes(SchemaTableName tableName, String storageTable, Instant committedAt)
     {
         List<Erasure> erasures;

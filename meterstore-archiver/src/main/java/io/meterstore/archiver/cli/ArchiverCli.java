@@ -38,8 +38,10 @@ import static java.util.Objects.requireNonNull;
  * there as configured, and changes nothing;
  * <li>{@code status} prints each table's watermark, lag, partitions and invariant;
  * <li>{@code archive-once} runs one archival cycle per table, creates the partitions ahead of now it lacks, and prints what it did;
- * <li>{@code expire} expires the snapshots past the retention and removes orphan files of every table;
+ * <li>{@code expire} removes the months past {@code meterstore.retention}, makes the due erasures physical, expires the
+ * snapshots past the snapshot retention and removes orphan files of every table;
  * <li>{@code compact} rewrites the manifests of every table one per month (month compaction does not exist yet);
+ * <li>{@code erasures} prints the audit trail of every table's erasures (DELETE and retention), with their physical completion;
  * <li>{@code completeness} prints the completeness report of every table, asked of Trino;
  * <li>{@code run} starts the service.
  * </ul>
@@ -59,7 +61,9 @@ public final class ArchiverCli
               check          check the configuration, the PostgreSQL login, the catalogue and both tiers of every table; changes nothing
               status         print each table's watermark, lag, partitions and invariant; exits 1 when a table is unhealthy
               archive-once   run one archival cycle for every configured table and create its partitions ahead of now
-              expire         expire the snapshots past meterstore.snapshot-retention and remove the files no snapshot references
+              expire         remove the months past meterstore.retention, make erasures past the reader grace physical, expire the
+                             snapshots past meterstore.snapshot-retention and remove the files no snapshot references
+              erasures       print the audit trail of every table's erasures (DELETE and retention) and when each became or becomes physical
               compact        compact the months below the watermark into few large files, then rewrite the manifests one per month of "from"
               completeness   print which readings miss intervals in a month or range, asked of Trino (options: run it without them)
               run            start the archiver service: scheduled cycles, /v1/info and /metrics over HTTP""";
@@ -83,6 +87,7 @@ public final class ArchiverCli
         ARCHIVE_ONCE("archive-once"),
         EXPIRE("expire"),
         COMPACT("compact"),
+        ERASURES("erasures"),
         COMPLETENESS("completeness"),
         RUN("run"),
         /**/;
@@ -164,6 +169,7 @@ public final class ArchiverCli
                 case ARCHIVE_ONCE -> forEachTable(tables, this::archiveOnce);
                 case EXPIRE -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.maintenance(table, clock).expire().describe()));
                 case COMPACT -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.maintenance(table, clock).compact().describe()));
+                case ERASURES -> forEachTable(tables, (archiverTables, table) -> new ErasuresReport(archiverTables, out).print(table));
                 case RUN, COMPLETENESS -> throw new IllegalStateException("'%s' is served above".formatted(args[0]));
             };
         }

@@ -1,5 +1,6 @@
 package io.meterstore.archiver.cli;
 
+import io.meterstore.archiver.maintenance.ColdTierLayout;
 import io.meterstore.archiver.tables.ArchiverConfig;
 import io.meterstore.archiver.tables.ArchiverTables;
 import io.meterstore.archiver.tables.Failures;
@@ -53,8 +54,9 @@ final class ConfigurationCheck
     boolean run()
     {
         TiersConfig tiers = tables.tiers();
-        out.println("configuration: ok, tables %s in schema '%s', archival step %s, settlement lag %s, reader grace %s".formatted(
-                tiers.getTables(), tiers.getSchema(), config.getArchivalStep(), tiers.getSettlementLag(), tiers.getReaderGrace()));
+        out.println("configuration: ok, tables %s in schema '%s', archival step %s, settlement lag %s, reader grace %s, retention %s".formatted(
+                tiers.getTables(), tiers.getSchema(), config.getArchivalStep(), tiers.getSettlementLag(), tiers.getReaderGrace(),
+                config.retentionPeriod().map(period -> ColdTierLayout.count(period.settlementYears(), "settlement year")).orElse("off")));
         try (Connection connection = tables.connect()) {
             out.println("postgresql: ok, logged in to '%s' as '%s' (PostgreSQL %s)".formatted(
                     tiers.getPostgresqlUrl(), tiers.getPostgresqlUser(), connection.getMetaData().getDatabaseProductVersion()));

@@ -4,6 +4,7 @@ import io.meterstore.archiver.tables.ArchiverConfig;
 import io.meterstore.archiver.tables.ArchiverTables;
 import io.meterstore.archiver.tables.Failures;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
+import io.meterstore.archiver.maintenance.ErasureCompletion;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.core.ColdFileCheck;
 import io.meterstore.core.HotPartition;
@@ -126,8 +127,30 @@ final class StatusReport
             out.println("  invariant      violated");
             report.violations().forEach(violation -> out.println("    " + violation));
         }
+        erasures(connection, table, hotTier, icebergTable);
         coldTier(table, icebergTable);
         return healthy;
+    }
+
+    /** The erasures not physical yet and when each becomes due; for information, not part of health. */
+    private void erasures(Connection connection, String table, HotTier hotTier, Table icebergTable)
+    {
+        List<ErasureCompletion.Awaiting> awaiting;
+        try {
+            awaiting = ErasureCompletion.awaiting(icebergTable, connection, hotTier.schema(), table, tables.tiers().getReaderGrace().toJavaTime());
+        }
+        catch (SQLException | RuntimeException e) {
+            out.println("  erasures       cannot be read: %s".formatted(Failures.describe(e)));
+            return;
+        }
+        if (awaiting.isEmpty()) {
+            out.println("  erasures       none awaiting physical completion");
+            return;
+        }
+        out.println("  erasures       %s awaiting physical completion ('expire' expires the snapshots that still hold their rows once due)".formatted(awaiting.size()));
+        for (ErasureCompletion.Awaiting erasure : awaiting) {
+            out.println("    erasure %s due %s%s".formatted(erasure.erasureId(), formatInstant(erasure.due()), erasure.due().isAfter(clock.instant()) ? "" : " (due now)"));
+        }
     }
 
     /** The cold tier's layout and when each maintenance command last ran; for information, not part of health. */
@@ -144,8 +167,11 @@ final class StatusReport
         out.println("  cold tier      %s%s".formatted(
                 layout.describe(),
                 layout.oldestSnapshot().map(oldest -> ", the oldest from %s".formatted(formatInstant(oldest))).orElse("")));
-        out.println("  retention      %s; orphan files removed once older than %s".formatted(
-                tables.maintenanceSettings().retention().describe(), SnapshotRetention.format(tables.maintenanceSettings().orphanSafetyAge())));
+        out.println("  retention      %s; orphan files removed once older than %s; readings %s".formatted(
+                tables.maintenanceSettings().retention().describe(), SnapshotRetention.format(tables.maintenanceSettings().orphanSafetyAge()),
+                tables.maintenanceSettings().dataRetention()
+                        .map(period -> "kept %s (before %s removed)".formatted(ColdTierLayout.count(period.settlementYears(), "settlement year"), formatInstant(period.cut(clock.instant()))))
+                        .orElse("kept for ever (meterstore.retention unset)")));
         List<String> runs = Arrays.stream(MaintenanceCommand.values())
                 .map(command -> "%s %s".formatted(command.commandName(), command.lastRun(icebergTable)
                         .map(last -> "%s (%s ago)".formatted(formatInstant(last), succinct(Duration.between(last, clock.instant()))))

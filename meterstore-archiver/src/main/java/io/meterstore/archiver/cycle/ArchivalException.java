@@ -41,5 +41,9 @@ public class ArchivalException
         FILES_NOT_LISTABLE,
         /** The table forbids deleting its files (Iceberg's gc.enabled = false), which expiry and orphan removal do. */
         GC_DISABLED,
+        /** An erasure cannot be made physical: a tag, a branch or a kept snapshot's watermark needs a snapshot holding its rows. */
+        ERASURE_BLOCKED,
+        /** A file of a month past the retention holds rows the retention keeps: it would have to be rewritten. */
+        RETENTION_SPANS_CUT,
     }
 }

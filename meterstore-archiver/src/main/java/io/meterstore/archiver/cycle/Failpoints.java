@@ -45,6 +45,12 @@ public final class Failpoints
         COMPACTION_AFTER_COMMIT("compaction-after-commit"),
         /** Month compaction committed every month; the manifests are not rewritten and the run is not recorded yet. */
         COMPACTION_BEFORE_CLEANUP("compaction-before-cleanup"),
+        /** An erasure's completion committed the expiry of the snapshots holding its rows; none of their files is deleted yet. */
+        ERASURE_AFTER_EXPIRY("erasure-after-expiry"),
+        /** An erasure's removed files are deleted; its physical completion is not recorded yet. */
+        ERASURE_BEFORE_RECORD("erasure-before-record"),
+        /** A retention sweep committed the removal of a month's files; its audit row is not recorded yet. */
+        RETENTION_AFTER_COMMIT("retention-after-commit"),
         /**/;
 
         private final String pointName;

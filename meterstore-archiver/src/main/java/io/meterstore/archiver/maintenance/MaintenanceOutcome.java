@@ -27,7 +27,9 @@ public record MaintenanceOutcome(
         Optional<MonthCompaction.Result> compaction,
         ColdTierLayout layout,
         SnapshotRetention retention,
-        Duration orphanSafetyAge)
+        Duration orphanSafetyAge,
+        Optional<RetentionSweep.Swept> swept,
+        Optional<ErasureCompletion.Completed> erasures)
 {
     public MaintenanceOutcome
     {
@@ -40,9 +42,18 @@ public record MaintenanceOutcome(
         requireNonNull(layout, "layout is null");
         requireNonNull(retention, "retention is null");
         requireNonNull(orphanSafetyAge, "orphanSafetyAge is null");
-        checkArgument(!leaseContended || (expired.isEmpty() && orphans.isEmpty() && rewritten.isEmpty() && compaction.isEmpty()), "Without the lease nothing runs");
-        checkArgument(command == MaintenanceCommand.EXPIRE || (expired.isEmpty() && orphans.isEmpty()), "Only 'expire' expires and removes orphans");
+        requireNonNull(swept, "swept is null");
+        requireNonNull(erasures, "erasures is null");
+        checkArgument(!leaseContended || (expired.isEmpty() && orphans.isEmpty() && rewritten.isEmpty() && compaction.isEmpty() && swept.isEmpty() && erasures.isEmpty()), "Without the lease nothing runs");
+        checkArgument(command == MaintenanceCommand.EXPIRE || (expired.isEmpty() && orphans.isEmpty() && swept.isEmpty() && erasures.isEmpty()), "Only 'expire' expires, sweeps, completes erasures and removes orphans");
         checkArgument(command == MaintenanceCommand.COMPACT || (rewritten.isEmpty() && compaction.isEmpty()), "Only 'compact' rewrites");
+    }
+
+    /** Of a command that neither swept nor completed erasures. */
+    public MaintenanceOutcome(String table, MaintenanceCommand command, boolean leaseContended, Optional<Expired> expired, Optional<Removed> orphans, Optional<Rewritten> rewritten,
+            Optional<MonthCompaction.Result> compaction, ColdTierLayout layout, SnapshotRetention retention, Duration orphanSafetyAge)
+    {
+        this(table, command, leaseContended, expired, orphans, rewritten, compaction, layout, retention, orphanSafetyAge, Optional.empty(), Optional.empty());
     }
 
     static MaintenanceOutcome leaseContended(String table, MaintenanceCommand command, MaintenanceSettings settings)
@@ -63,7 +74,10 @@ public record MaintenanceOutcome(
             return "%s: %s: lease contended, another archiver holds this table's lease; nothing changed".formatted(table, command.commandName());
         }
         return switch (command) {
-            case EXPIRE -> "%s: expire: %s; %s; now %s".formatted(table, describeExpiry(), describeOrphans(), layout.describe());
+            case EXPIRE -> "%s: expire: %s%s; %s; %s; now %s".formatted(table,
+                    swept.map(sweep -> "retention: " + sweep.describe() + "; ").orElse(""),
+                    erasures.map(completed -> "erasures: " + completed.describe()).orElse("no erasure log"),
+                    describeExpiry(), describeOrphans(), layout.describe());
             case COMPACT -> "%s: compact: %s; manifests: %s; now %s".formatted(table, compaction.map(MonthCompaction.Result::describe).orElse("no month compacted"), describeRewrite(), layout.describe());
         };
     }

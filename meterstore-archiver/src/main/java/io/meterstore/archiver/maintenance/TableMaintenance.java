@@ -6,6 +6,7 @@ import io.meterstore.archiver.cycle.ConnectionFactory;
 import io.meterstore.archiver.cycle.Failpoints;
 import io.meterstore.archiver.cycle.Failpoints.Failpoint;
 import io.meterstore.archiver.lease.ArchiverLease;
+import io.meterstore.core.ErasureLog;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
@@ -33,7 +34,9 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The maintenance of one table's cold tier, under the same lease as its archival cycles, so it never runs beside one:
- * {@link #expire()} expires the snapshots past the retention and removes the files no snapshot references;
+ * {@link #expire()} removes the months past the readings' retention ({@link RetentionSweep}, when configured), makes
+ * the erasures past the reader grace physical ({@link ErasureCompletion}), expires the snapshots past the snapshot
+ * retention and removes the files no snapshot references;
  * {@link #compact()} compacts the months below W into few large files of the resolved layout and rewrites the manifests
  * one per month.
  * <p>
@@ -87,8 +90,9 @@ public final class TableMaintenance
     }
 
     /**
-     * Restates the retention's table properties, expires the snapshots past it and removes the files no snapshot
-     * references that are older than the safety age.
+     * Restates the retention's table properties, sweeps the months past the readings' retention, makes the due erasures
+     * physical, expires the snapshots past the snapshot retention and removes the files no snapshot references that are
+     * older than the safety age. In this order: an erasure's files go with its own expiry, not after the safety age.
      */
     public MaintenanceOutcome expire()
             throws SQLException
@@ -103,15 +107,25 @@ public final class TableMaintenance
             Instant now = clock.instant();
             // any engine expiring the table by its properties keeps what MeterStore keeps
             IcebergTableSpec.restateMaintenanceProperties(table, settings.retention());
+            // first the months past the retention go (each month's files out in one commit, its audit row, its hot partitions)
+            Optional<RetentionSweep.Swept> swept = Optional.empty();
+            if (settings.dataRetention().isPresent()) {
+                held.verifyHeld();
+                ErasureLog.create(connection, hotTier.schema());
+                swept = Optional.of(RetentionSweep.sweep(table, connection, hotTier, settings.dataRetention().get(), now));
+            }
             // the archival commits of every partition still in PostgreSQL are kept: its drop counts their rows
             List<HotPartition> partitions = hotTier.partitions(connection);
+            // then erasures (DELETE and retention alike) past the reader grace become physical, whatever the snapshot retention says
+            held.verifyHeld();
+            ErasureCompletion.Completed erasures = ErasureCompletion.complete(table, connection, hotTier.schema(), hotTier.naming().table(), now, settings.readerGrace(), partitions);
             held.verifyHeld();
             SnapshotExpiry.Expired expired = SnapshotExpiry.expire(table, now, settings, partitions);
             held.verifyHeld();
             OrphanFiles.Removed orphans = OrphanFiles.remove(table, now, settings.orphanSafetyAge());
             recordRun(table, MaintenanceCommand.EXPIRE, now);
             return new MaintenanceOutcome(tableName(), MaintenanceCommand.EXPIRE, false, Optional.of(expired), Optional.of(orphans), Optional.empty(), Optional.empty(),
-                    ColdTierLayout.of(table), settings.retention(), settings.orphanSafetyAge());
+                    ColdTierLayout.of(table), settings.retention(), settings.orphanSafetyAge(), swept, Optional.of(erasures));
         }
     }
 
@@ -153,6 +167,21 @@ public final class TableMaintenance
             throws SQLException
     {
         return ArchiverLease.tryAcquire(connections.open(), hotTier.schema(), hotTier.naming().table(), hotTier.lockTimeout());
+    }
+
+    /**
+     * Whether an erasure of the table is due to become physical ({@link ErasureCompletion}): the schedule then runs
+     * {@code expire} without waiting for the maintenance interval, so an erasure is physical soon after its reader grace.
+     */
+    public boolean erasureDue()
+            throws SQLException
+    {
+        Table table = loadTable();
+        Instant now = clock.instant();
+        try (Connection connection = connections.open()) {
+            return ErasureCompletion.awaiting(table, connection, hotTier.schema(), hotTier.naming().table(), settings.readerGrace()).stream()
+                    .anyMatch(erasure -> !erasure.due().isAfter(now));
+        }
     }
 
     /** When {@code command} last finished on the table, as the table records it. */

@@ -162,7 +162,8 @@ public final class ArchiverScheduler
 
     /**
      * Runs each maintenance command that is due on {@code table}: never run, or last finished (by this archiver or
-     * another replica, as the table records it) at least the maintenance interval ago. A command that fails or finds
+     * another replica, as the table records it) at least the maintenance interval ago; {@code expire} also as soon as
+     * an erasure is due to become physical. A command that fails or finds
      * the lease taken is not recorded, so the next cycle tries it again.
      */
     private void maintain(String table)
@@ -177,7 +178,9 @@ public final class ArchiverScheduler
                 TableMaintenance maintenance = tables.maintenance(table, clock);
                 Optional<Instant> lastRun = maintenance.lastRun(command);
                 stats.table(table).maintenanceRecorded(command, lastRun);
-                if (lastRun.isPresent() && lastRun.get().plus(maintenanceInterval.toJavaTime()).isAfter(clock.instant())) {
+                boolean recent = lastRun.isPresent() && lastRun.get().plus(maintenanceInterval.toJavaTime()).isAfter(clock.instant());
+                // an erasure past its reader grace does not wait for the interval: its rows are still in older snapshots
+                if (recent && !(command == MaintenanceCommand.EXPIRE && maintenance.erasureDue())) {
                     continue;
                 }
                 MaintenanceOutcome outcome = maintenance.run(command);

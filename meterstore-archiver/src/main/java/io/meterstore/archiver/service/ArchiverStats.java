@@ -41,6 +41,8 @@ public final class ArchiverStats
     private final CounterStat orphanFilesRemoved = new CounterStat();
     private final CounterStat rewrittenBytes = new CounterStat();
     private final CounterStat maintenanceFailures = new CounterStat();
+    private final CounterStat erasuresCompleted = new CounterStat();
+    private final CounterStat retainedMonths = new CounterStat();
 
     @Inject
     public ArchiverStats(Map<String, TableArchiverStats> tables)
@@ -81,6 +83,8 @@ public final class ArchiverStats
         outcome.expired().ifPresent(expired -> expiredSnapshots.update(expired.snapshots()));
         outcome.orphans().ifPresent(orphans -> orphanFilesRemoved.update(orphans.files()));
         rewrittenBytes.update(outcome.rewrittenBytes());
+        outcome.erasures().ifPresent(erasures -> erasuresCompleted.update(erasures.erasures().size()));
+        outcome.swept().ifPresent(swept -> retainedMonths.update(swept.months().size()));
     }
 
     public void maintenanceFailed(String table, MaintenanceCommand command, String message)
@@ -155,6 +159,20 @@ public final class ArchiverStats
     public CounterStat getCyclesFailed()
     {
         return cycles.get(CycleResult.FAILED);
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getErasuresCompleted()
+    {
+        return erasuresCompleted;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getRetainedMonths()
+    {
+        return retainedMonths;
     }
 
     @Managed

@@ -5,6 +5,7 @@ import io.airlift.stats.CounterStat;
 import io.airlift.stats.TimeStat;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
+import io.meterstore.archiver.maintenance.ErasureCompletion;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.archiver.maintenance.MaintenanceOutcome;
 import io.meterstore.archiver.service.TableInfo.ColdTierInfo;
@@ -51,11 +52,15 @@ public final class TableArchiverStats
     private final CounterStat rewrittenBytes = new CounterStat();
     private final CounterStat compactedMonths = new CounterStat();
     private final CounterStat maintenanceFailures = new CounterStat();
+    private final CounterStat erasuresCompleted = new CounterStat();
+    private final CounterStat retainedMonths = new CounterStat();
 
     @GuardedBy("this")
     private Optional<TieringWatermark> watermark = Optional.empty();
     @GuardedBy("this")
     private Optional<ColdTierLayout> layout = Optional.empty();
+    @GuardedBy("this")
+    private Optional<List<ErasureCompletion.Awaiting>> erasuresAwaiting = Optional.empty();
     @GuardedBy("this")
     private final Map<MaintenanceCommand, LastMaintenance> lastMaintenance = new EnumMap<>(MaintenanceCommand.class);
     @GuardedBy("this")
@@ -109,7 +114,10 @@ public final class TableArchiverStats
         outcome.rewritten().ifPresent(rewritten -> rewrittenManifests.update(rewritten.replacedManifests()));
         outcome.compaction().ifPresent(compaction -> compactedMonths.update(compaction.compacted().size()));
         rewrittenBytes.update(outcome.rewrittenBytes());
+        outcome.erasures().ifPresent(erasures -> erasuresCompleted.update(erasures.erasures().size()));
+        outcome.swept().ifPresent(swept -> retainedMonths.update(swept.months().size()));
         synchronized (this) {
+            outcome.erasures().ifPresent(erasures -> erasuresAwaiting = Optional.of(erasures.awaiting()));
             layout = Optional.of(outcome.layout());
             lastMaintenance.put(outcome.command(), new LastMaintenance(Optional.of(finishedAt), outcome.describe()));
         }
@@ -321,6 +329,40 @@ public final class TableArchiverStats
     public CounterStat getMaintenanceFailures()
     {
         return maintenanceFailures;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getErasuresCompleted()
+    {
+        return erasuresCompleted;
+    }
+
+    @Managed
+    @Nested
+    public CounterStat getRetainedMonths()
+    {
+        return retainedMonths;
+    }
+
+    /** NaN until 'expire' has run. */
+    @Managed(description = "Erasures whose rows some snapshot still holds, as of the last 'expire'")
+    public synchronized double getErasuresAwaiting()
+    {
+        return erasuresAwaiting.map(awaiting -> (double) awaiting.size()).orElse(Double.NaN);
+    }
+
+    /** NaN until 'expire' has run; 0 when none is overdue. */
+    @Managed(description = "Seconds the oldest erasure awaiting physical completion is past its due time (its commit plus the reader grace), as of the last 'expire'")
+    public synchronized double getErasureOverdueSeconds()
+    {
+        return erasuresAwaiting.map(awaiting -> awaiting.stream()
+                        .map(ErasureCompletion.Awaiting::due)
+                        .min(Instant::compareTo)
+                        .map(due -> Math.max(0, Duration.between(due, clock.instant()).toSeconds()))
+                        .orElse(0L)
+                        .doubleValue())
+                .orElse(Double.NaN);
     }
 
     /** NaN until maintenance has read the table's layout. */

@@ -7,11 +7,14 @@ import io.airlift.units.DataSize;
 import io.airlift.units.Duration;
 import io.airlift.units.MinDataSize;
 import io.airlift.units.MinDuration;
+import io.meterstore.archiver.maintenance.RetentionPeriod;
 import io.meterstore.core.TiersConfig;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
 
 import java.util.List;
+import java.util.Optional;
 
 import static io.airlift.units.DataSize.Unit.MEGABYTE;
 import static java.util.concurrent.TimeUnit.DAYS;
@@ -31,6 +34,7 @@ public class ArchiverConfig
     private DataSize compactionTargetFileSize = DataSize.of(128, MEGABYTE);
     private int compactionCorrectionFiles = 12;
     private Duration partitionHeadroom = new Duration(2, DAYS);
+    private String retention;
 
     @NotNull
     @MinDuration("1m")
@@ -159,6 +163,27 @@ public class ArchiverConfig
     {
         this.partitionHeadroom = partitionHeadroom;
         return this;
+    }
+
+    /** Off (null) by default; validated as whole settlement years, which {@link #retentionPeriod()} parses. */
+    @Pattern(regexp = "[1-9][0-9]{0,2}y", message = "must be whole settlement years, e.g. 3y (or unset: readings are kept for ever)")
+    public String getRetention()
+    {
+        return retention;
+    }
+
+    @Config("meterstore.retention")
+    @ConfigDescription("Readings are removed once this many whole settlement years have passed since the end of their settlement year (3y: 2025's readings go in 2029), month by month with an audit row each; unset keeps them for ever")
+    public ArchiverConfig setRetention(String retention)
+    {
+        this.retention = retention;
+        return this;
+    }
+
+    /** {@code meterstore.retention} parsed; empty when off. */
+    public Optional<RetentionPeriod> retentionPeriod()
+    {
+        return Optional.ofNullable(retention).map(RetentionPeriod::parse);
     }
 
     /**

@@ -117,7 +117,8 @@ public final class ArchiverTables
                 new SnapshotRetention(config.getSnapshotRetention().toJavaTime(), config.getMinSnapshotsToKeep()),
                 config.getOrphanSafetyAge().toJavaTime(),
                 tiers.getReaderGrace().toJavaTime(),
-                new CompactionSettings(config.getCompactionDelay().toJavaTime(), config.getCompactionTargetFileSize().toBytes(), config.getCompactionCorrectionFiles()));
+                new CompactionSettings(config.getCompactionDelay().toJavaTime(), config.getCompactionTargetFileSize().toBytes(), config.getCompactionCorrectionFiles()),
+                config.retentionPeriod());
     }
 
     /** The maintenance of {@code table} on {@code clock}; cheap, so a new one per run. */

@@ -251,7 +251,7 @@ final class TestArchiverCli
             Run run = run(new String[] {"check", "--config", config.toString()}, clock);
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
             assertThat(run.out()).contains(
-                    "configuration: ok, tables [readings] in schema 'metering', archival step 1.00d, settlement lag 7.00d, reader grace 1.00h",
+                    "configuration: ok, tables [readings] in schema 'metering', archival step 1.00d, settlement lag 7.00d, reader grace 1.00h, retention off",
                     "postgresql: ok, logged in to '%s' as 'postgres' (PostgreSQL 17.".formatted(database.jdbcUrl()));
             assertThat(run.err()).isEqualTo("""
                     catalogue: the Iceberg JDBC catalogue has no tables in '%s': run the archiver's 'create' command, or check meterstore.iceberg.jdbc-url
@@ -269,7 +269,7 @@ final class TestArchiverCli
             assertThat(run.err()).isEmpty();
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
             assertThat(run.out().lines()).containsExactly(
-                    "configuration: ok, tables [readings] in schema 'metering', archival step 1.00d, settlement lag 7.00d, reader grace 1.00h",
+                    "configuration: ok, tables [readings] in schema 'metering', archival step 1.00d, settlement lag 7.00d, reader grace 1.00h, retention off",
                     run.out().lines().toList().get(1),
                     "catalogue: ok, Iceberg JDBC catalogue 'meterstore' in '%s', warehouse '%s'".formatted(database.jdbcUrl(), warehouse.location()),
                     "warehouse: ok, '%s' is readable".formatted(warehouse.location()),
@@ -437,8 +437,9 @@ final class TestArchiverCli
             // the cold tier's layout and upkeep, for information (the snapshot's time is the committing machine's clock);
             // the archived day carries corrections: a winners and a superseded file
             assertThat(run.out().lines().skip(5).toList()).satisfiesExactly(
+                    line -> assertThat(line).isEqualTo("  erasures       none awaiting physical completion"),
                     line -> assertThat(line).matches("  cold tier      2 data files in 1 month \\(at most 2 in a month\\), 1 manifest, 1 snapshot, the oldest from \\S+Z"),
-                    line -> assertThat(line).isEqualTo("  retention      snapshots older than 3653d, except the newest 20; orphan files removed once older than 3d"),
+                    line -> assertThat(line).isEqualTo("  retention      snapshots older than 3653d, except the newest 20; orphan files removed once older than 3d; readings kept for ever (meterstore.retention unset)"),
                     line -> assertThat(line).isEqualTo("  maintenance    expire never ran, compact never ran"),
                     line -> assertThat(line).isEqualTo("  compaction     no month compacted; 0 months not resolved"));
             assertThat(relations(database)).isEqualTo(relations);
@@ -636,12 +637,60 @@ final class TestArchiverCli
             run = run(new String[] {"expire", "--config", config.toString()}, new TestingClock(later));
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
             assertThat(run.out()).matches("""
-                    metering.readings: expire: 2 snapshots expired with 4 files only they referenced, kept 1 snapshot, the oldest from \\S+ \\(retention: snapshots older than 1h, except the newest 1\\); \
+                    metering.readings: expire: erasures: no erasure due; 2 snapshots expired with 4 files only they referenced, kept 1 snapshot, the oldest from \\S+ \\(retention: snapshots older than 1h, except the newest 1\\); \
                     0 files no snapshot references removed \\(0 bytes\\) of \\d+ listed, older than 1h; now 4 data files in 1 month \\(at most 4 in a month\\), 1 manifest, 1 snapshot
                     """);
 
             run = run(new String[] {"status", "--config", config.toString()}, new TestingClock(later));
             assertThat(run.out()).contains("  maintenance    expire %s (".formatted(later));
+        }
+    }
+
+    @Test
+    void testRetentionThenErasures()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_retention")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Path config = write("archiver.properties", properties(database, warehouse) + "meterstore.retention=1y\n");
+            // in 2026 the settlement year 2024 is past a retention of one year: March 2024 goes
+            TestingClock clock = new TestingClock(Instant.parse("2026-06-01T00:00:00Z"));
+            assertThat(run(new String[] {"create", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run(new String[] {"check", "--config", config.toString()}, clock).out()).contains(", retention 1 settlement year\n");
+            try (Connection connection = database.connect()) {
+                new ReadingsLoader(HOT_TIER).load(connection, utcDay(MARCH_5));
+            }
+            assertThat(run(new String[] {"archive-once", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            long rows = utcDay(MARCH_5).size();
+
+            Run run = run(new String[] {"expire", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run.out()).startsWith("metering.readings: expire: retention: 1 month past the retention removed (2024-03 to 2024-03, before 2024-12-31T23:00:00Z): %s cold rows, 0 hot rows; erasures: no erasure due, 1 awaiting (next due ".formatted(rows));
+
+            // the audit row, and when its files leave storage: an hour (the reader grace) after the commit
+            Catalog catalog = warehouse.catalog();
+            Instant committed = Instant.ofEpochMilli(catalog.loadTable(TableIdentifier.of(Namespace.of("metering"), "readings")).currentSnapshot().timestampMillis());
+            run = run(new String[] {"erasures", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run.out()).matches("""
+                    metering.readings: 1 erasure, 1 awaiting physical completion
+                      #1 retention by meterstore-archiver at 2026-06-01T00:00:00Z; every malo_id, every obis_code, "from" in \\[2024-03-01T00:00:00Z, 2024-04-01T00:00:00Z\\); \
+                    removed 0 hot, %s cold rows in snapshot \\d+; physical awaiting, due %s; lifted no
+                    """.formatted(rows, committed.plus(Duration.ofHours(1))));
+            run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.out()).contains("""
+                      erasures       1 awaiting physical completion ('expire' expires the snapshots that still hold their rows once due)
+                        erasure 1 due %s
+                    """.formatted(committed.plus(Duration.ofHours(1))));
+            assertThat(run.out()).contains("; readings kept 1 settlement year (before 2024-12-31T23:00:00Z removed)\n");
+
+            TestingClock later = new TestingClock(committed.plus(Duration.ofHours(2)));
+            run = run(new String[] {"expire", "--config", config.toString()}, later);
+            assertThat(run.out()).contains("; erasures: 1 erasure made physical (1 snapshot expired, ");
+            assertThat(run(new String[] {"erasures", "--config", config.toString()}, later).out())
+                    .contains(" cold rows in snapshot ")
+                    .contains("; physical since %s; lifted no\n".formatted(later.instant()));
+            assertThat(run(new String[] {"status", "--config", config.toString()}, later).out()).contains("  erasures       none awaiting physical completion\n");
         }
     }
 

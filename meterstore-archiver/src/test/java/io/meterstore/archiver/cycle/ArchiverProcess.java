@@ -1,8 +1,10 @@
 package io.meterstore.archiver.cycle;
 
 import io.meterstore.archiver.cycle.ArchiveOutcome.Kind;
+import io.meterstore.archiver.maintenance.CompactionSettings;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
+import io.meterstore.archiver.maintenance.RetentionPeriod;
 import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergCatalogs;
@@ -99,7 +101,9 @@ public final class ArchiverProcess
             MaintenanceSettings maintenanceSettings = new MaintenanceSettings(
                     new SnapshotRetention(Duration.parse(arguments.get("retention")), Integer.parseInt(arguments.get("keep"))),
                     Duration.parse(arguments.get("orphan-age")),
-                    Duration.parse(arguments.get("grace")));
+                    Duration.parse(arguments.get("grace")),
+                    CompactionSettings.DEFAULTS,
+                    Optional.ofNullable(arguments.get("data-retention")).filter(value -> !value.isEmpty()).map(RetentionPeriod::parse));
             TableMaintenance tableMaintenance = new TableMaintenance(catalog, TestingArchiverTable.identifier(), hotTier, () -> DriverManager.getConnection(url, user, null), maintenanceSettings, clock);
             int exitCode = 0;
             try {

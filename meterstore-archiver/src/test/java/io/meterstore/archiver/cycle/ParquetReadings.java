@@ -54,7 +54,7 @@ import static io.trino.spi.type.DateType.DATE;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 
 /** Reads a data file the archiver wrote back into {@link Reading}s, with Trino's own Parquet reader. */
-final class ParquetReadings
+public final class ParquetReadings
 {
     private ParquetReadings() {}
 
@@ -87,7 +87,7 @@ final class ParquetReadings
         return entries;
     }
 
-    static List<Reading> read(String location)
+    public static List<Reading> read(String location)
             throws IOException
     {
         Path path = LocalFileIo.path(location);

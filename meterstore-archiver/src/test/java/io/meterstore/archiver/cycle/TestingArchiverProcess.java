@@ -71,7 +71,8 @@ public final class TestingArchiverProcess
                 "mode=" + command.commandName(),
                 "retention=" + settings.retention().maxSnapshotAge(),
                 "keep=" + settings.retention().minSnapshotsToKeep(),
-                "orphan-age=" + settings.orphanSafetyAge()));
+                "orphan-age=" + settings.orphanSafetyAge(),
+                "data-retention=" + settings.dataRetention().map(Object::toString).orElse("")));
     }
 
     private static TestingArchiverProcess start(String name, TestingArchiverTable tables, Path directory, Instant clock, Duration readerGrace, Optional<Failpoint> failpoint, List<String> arguments)

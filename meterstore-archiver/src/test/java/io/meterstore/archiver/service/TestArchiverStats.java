@@ -8,8 +8,10 @@ import io.meterstore.archiver.cycle.TestingClock;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
 import io.meterstore.archiver.maintenance.ColdTierLayout.MonthFiles;
 import io.meterstore.archiver.maintenance.MonthCompaction;
+import io.meterstore.archiver.maintenance.RetentionSweep;
 import io.meterstore.archiver.maintenance.MonthCompaction.Compacted;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
+import io.meterstore.archiver.maintenance.ErasureCompletion;
 import io.meterstore.archiver.maintenance.MaintenanceOutcome;
 import io.meterstore.archiver.maintenance.ManifestRewrite.Rewritten;
 import io.meterstore.archiver.maintenance.OrphanFiles.Removed;
@@ -128,10 +130,21 @@ final class TestArchiverStats
                 YearMonth.of(2024, 1), new MonthFiles(2, 2976, 80_000, 0, 2, 0, Optional.of(MARCH_6.minus(Duration.ofDays(1)))),
                 YearMonth.of(2024, 2), new MonthFiles(29, 2784, 90_000, 0, 0, 1, Optional.empty()),
                 YearMonth.of(2024, 3), new MonthFiles(31, 2976, 95_000)));
+        assertThat(readings.getErasuresAwaiting()).isNaN();
+        assertThat(readings.getErasureOverdueSeconds()).isNaN();
+        // two erasures made physical, one awaiting, due two hours ago; two months past the retention removed
         MaintenanceOutcome expire = new MaintenanceOutcome("metering.readings", MaintenanceCommand.EXPIRE, false,
                 Optional.of(new Expired(3, 5, 21, Optional.of(MARCH_6))), Optional.of(new Removed(2, 100, 40)), Optional.empty(), Optional.empty(),
-                layout, SnapshotRetention.DEFAULT, Duration.ofDays(3));
+                layout, SnapshotRetention.DEFAULT, Duration.ofDays(3),
+                Optional.of(new RetentionSweep.Swept(MARCH_6, List.of(YearMonth.of(2020, 1), YearMonth.of(2020, 2)), 5000, 0)),
+                Optional.of(new ErasureCompletion.Completed(List.of(7L, 8L), 4, 6, List.of(new ErasureCompletion.Awaiting(9, clock.instant().minus(Duration.ofHours(2)))))));
         stats.maintenanceFinished("readings", expire, clock.instant());
+        assertThat(readings.getErasuresCompleted().getTotalCount()).isEqualTo(2);
+        assertThat(readings.getRetainedMonths().getTotalCount()).isEqualTo(2);
+        assertThat(readings.getErasuresAwaiting()).isEqualTo(1);
+        assertThat(readings.getErasureOverdueSeconds()).isEqualTo(7200);
+        assertThat(stats.getErasuresCompleted().getTotalCount()).isEqualTo(2);
+        assertThat(stats.getRetainedMonths().getTotalCount()).isEqualTo(2);
         assertThat(readings.getExpiredSnapshots().getTotalCount()).isEqualTo(3);
         assertThat(readings.getExpiredFiles().getTotalCount()).isEqualTo(5);
         assertThat(readings.getOrphanFilesRemoved().getTotalCount()).isEqualTo(2);

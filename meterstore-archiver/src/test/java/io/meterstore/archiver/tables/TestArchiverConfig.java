@@ -5,8 +5,10 @@ import io.airlift.units.DataSize;
 import io.airlift.units.Duration;
 import io.airlift.units.MinDataSize;
 import io.airlift.units.MinDuration;
+import io.meterstore.archiver.maintenance.RetentionPeriod;
 import io.meterstore.core.TiersConfig;
 import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.Pattern;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
@@ -37,7 +39,8 @@ final class TestArchiverConfig
                 .setCompactionDelay(new Duration(14, DAYS))
                 .setCompactionTargetFileSize(DataSize.of(128, MEGABYTE))
                 .setCompactionCorrectionFiles(12)
-                .setPartitionHeadroom(new Duration(2, DAYS)));
+                .setPartitionHeadroom(new Duration(2, DAYS))
+                .setRetention(null));
     }
 
     @Test
@@ -53,6 +56,7 @@ final class TestArchiverConfig
                 .put("meterstore.compaction-target-file-size", "256MB")
                 .put("meterstore.compaction-correction-files", "40")
                 .put("meterstore.partition-headroom", "0s")
+                .put("meterstore.retention", "3y")
                 .buildOrThrow();
 
         ArchiverConfig expected = new ArchiverConfig()
@@ -64,7 +68,8 @@ final class TestArchiverConfig
                 .setCompactionDelay(new Duration(30, DAYS))
                 .setCompactionTargetFileSize(DataSize.of(256, MEGABYTE))
                 .setCompactionCorrectionFiles(40)
-                .setPartitionHeadroom(new Duration(0, SECONDS));
+                .setPartitionHeadroom(new Duration(0, SECONDS))
+                .setRetention("3y");
 
         assertFullMapping(properties, expected);
     }
@@ -94,6 +99,10 @@ final class TestArchiverConfig
         assertFailsValidation(new ArchiverConfig().setMinSnapshotsToKeep(0), "minSnapshotsToKeep", "must be greater than or equal to 1", Min.class);
         assertFailsValidation(new ArchiverConfig().setOrphanSafetyAge(new Duration(10, MINUTES)), "orphanSafetyAge", "must be greater than or equal to 1h", MinDuration.class);
         assertFailsValidation(new ArchiverConfig().setCompactionCorrectionFiles(0), "compactionCorrectionFiles", "must be greater than or equal to 1", Min.class);
+        assertFailsValidation(new ArchiverConfig().setRetention("3 years"), "retention", "must be whole settlement years, e.g. 3y (or unset: readings are kept for ever)", Pattern.class);
+        assertFailsValidation(new ArchiverConfig().setRetention("0y"), "retention", "must be whole settlement years, e.g. 3y (or unset: readings are kept for ever)", Pattern.class);
+        assertThat(new ArchiverConfig().setRetention("3y").retentionPeriod()).contains(new RetentionPeriod(3));
+        assertThat(new ArchiverConfig().retentionPeriod()).isEmpty();
         assertFailsValidation(new ArchiverConfig().setCompactionTargetFileSize(DataSize.of(100, DataSize.Unit.KILOBYTE)), "compactionTargetFileSize", "must be greater than or equal to 1MB", MinDataSize.class);
     }
 }
