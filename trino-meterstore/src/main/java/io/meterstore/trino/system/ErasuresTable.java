@@ -15,7 +15,6 @@ import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.type.ArrayType;
 
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
@@ -67,8 +66,8 @@ final class ErasuresTable
     void addRows(InMemoryRecordSet.Builder rows, ConnectorSession session, TupleDomain<Integer> constraint)
     {
         List<Erasure> erasures;
-        try (Connection connection = inspector.connect()) {
-            erasures = ErasureLog.erasures(connection, schema, inspector.storageTable());
+        try {
+            erasures = inspector.read(connection -> ErasureLog.erasures(connection, schema, inspector.storageTable()));
         }
         catch (SQLException e) {
             throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot read the erasures of table '%s': %s".formatted(inspector.table(), e.getMessage()), e);
