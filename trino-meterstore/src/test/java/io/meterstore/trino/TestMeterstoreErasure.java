@@ -4,15 +4,20 @@ import com.google.common.collect.ImmutableList;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.Reading;
-import io.trino.Session;
-import io.trino.spi.security.Identity;
+import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
+import io.meterstore.parquet.LiveRowsMerge;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.ReadingsOracle;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.trino.base.MeterstoreTypes;
+import io.trino.Session;
+import io.trino.spi.block.Block;
+import io.trino.spi.security.Identity;
+import io.trino.spi.type.LongTimestampWithTimeZone;
 import io.trino.testing.AbstractTestQueryFramework;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
@@ -22,6 +27,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,6 +41,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static io.meterstore.trino.TestingInserts.correction;
 import static io.meterstore.trino.TestingInserts.insert;
@@ -43,6 +50,7 @@ import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_DELETE_NOT
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_ERASED;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_ERASURE_KEY_MISSING;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
+import static io.trino.spi.type.VarcharType.VARCHAR;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -197,6 +205,49 @@ class TestMeterstoreErasure
 
         // idempotent: nothing more to erase
         assertUpdate("DELETE FROM readings_versions WHERE " + erased, 0);
+    }
+
+    @Test
+    void testErasingACorrectedIntervalRewritesTheFileHoldingItsSupersededWinner()
+            throws Exception
+    {
+        String malo = ReadingsGenerator.maloId(5);
+        // a late correction: the archived winner stays in its day's winners file, deleted there by position
+        Reading corrected = correction(5, interval(-1, 40), nextVersion(5, interval(-1, 40)), "4.75");
+        assertUpdate(insert(corrected), 1);
+        String erased = "malo_id = '%s' AND \"from\" = %s".formatted(malo, timestamp(corrected.from()));
+        long versions = count("readings_versions WHERE " + erased);
+        assertThat(versions).isGreaterThanOrEqualTo(2);
+
+        assertUpdate("DELETE FROM readings_versions WHERE " + erased, versions);
+
+        // no live file holds the interval any more, not even as a row its position deletes hide
+        assertThat(liveRowsOnDisk(malo, corrected.from())).isZero();
+        assertThat(count("readings_versions WHERE malo_id = '%s'".formatted(malo))).isPositive();
+    }
+
+    /** Rows of {@code malo} at {@code from} in the live data files, read whole: position-deleted rows count too. */
+    private long liveRowsOnDisk(String malo, Instant from)
+            throws IOException
+    {
+        table.refresh();
+        long fromMicros = MeterstoreTypes.toEpochMicros(from);
+        AtomicLong rows = new AtomicLong();
+        try (CloseableIterable<FileScanTask> planned = table.newScan().planFiles()) {
+            for (FileScanTask task : planned) {
+                LiveRowsMerge.merge(table.io(), List.of(new LiveRowsMerge.LiveFile(task.file().location(), task.file().fileSizeInBytes(), new long[0])), 1024, page -> {
+                    Block maloIds = page.getBlock(ReadingsColumn.MALO_ID.ordinal());
+                    Block froms = page.getBlock(ReadingsColumn.FROM.ordinal());
+                    for (int position = 0; position < page.getPositionCount(); position++) {
+                        if (VARCHAR.getSlice(maloIds, position).toStringUtf8().equals(malo)
+                                && MeterstoreTypes.toEpochMicros((LongTimestampWithTimeZone) MeterstoreTypes.TIMESTAMP_TZ_MICROS.getObject(froms, position)) == fromMicros) {
+                            rows.incrementAndGet();
+                        }
+                    }
+                });
+            }
+        }
+        return rows.get();
     }
 
     @Test

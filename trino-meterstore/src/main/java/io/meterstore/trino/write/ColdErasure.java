@@ -36,9 +36,9 @@ import static java.util.Objects.requireNonNull;
 /**
  * The cold half of an erasure: the data files of the pinned snapshot that hold an erased row, each rewritten without
  * it. Files are found by Iceberg's pruning (month partitions and the malo_id, obis_code and "from" bounds of the
- * manifests) and then read whole; a file none of whose live rows is erased is left as it is. A rewrite keeps its
- * file's role in the resolved layout (a winners file minus whole keys still holds one winner per key it holds) and
- * applies the file's position deletes as it goes, so the delete files that applied to it alone leave with it: the
+ * manifests) and then read whole; a file none of whose rows is erased, live or deleted by position, is left as it is.
+ * A rewrite keeps its file's role in the resolved layout (a winners file minus whole keys still holds one winner per key
+ * it holds) and applies the file's position deletes as it goes, so the delete files that applied to it alone leave with it: the
  * rewrite's row positions are new, and a delete file left behind would name positions of a file no longer live.
  * Nothing is visible until the caller commits {@link Rewrite} ({@code CorrectionCommitter.commitErasure}).
  */
@@ -108,8 +108,8 @@ final class ColdErasure
                     writer.abort();
                     throw e;
                 }
-                if (erasedInFile[0] == 0) {
-                    // pruning kept it, but no live row of it is erased: it stays as it is
+                if (erasedInFile[0] == 0 && (deleted.length == 0 || !holdsErasedRow(table, file, request))) {
+                    // pruning kept it, but no row of it is erased, live or deleted by position: it stays as it is
                     writer.abort();
                     continue;
                 }
@@ -133,6 +133,20 @@ final class ColdErasure
             throw (RuntimeException) e;
         }
         return new Rewrite(removedData, removedDeletes, addedData, erased);
+    }
+
+    /**
+     * Whether any row of {@code file}, its position-deleted ones included, is erased. A winners file keeps a winner
+     * that a late correction superseded, hidden by a position delete: the erasure must rewrite the file all the same,
+     * or the erased reading stays on disk in a live file that no expiry ever removes.
+     */
+    private static boolean holdsErasedRow(Table table, DataFile file, ErasureRequest request)
+            throws IOException
+    {
+        long[] erased = {0};
+        LiveRowsMerge.merge(table.io(), List.of(new LiveFile(file.location(), file.fileSizeInBytes(), new long[0])), PAGE_ROWS,
+                page -> erased[0] += page.getPositionCount() - withoutErased(page, request).getPositionCount());
+        return erased[0] > 0;
     }
 
     /** Deletes the rewrites of an erasure that was not committed. */
