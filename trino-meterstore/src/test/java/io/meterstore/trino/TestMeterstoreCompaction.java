@@ -54,9 +54,14 @@ import io.trino.testing.QueryRunner;
 import io.trino.testing.QueryRunner.MaterializedResultWithPlan;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.DataTask;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.MetadataTableType;
+import org.apache.iceberg.MetadataTableUtils;
 import org.apache.iceberg.RewriteFiles;
+import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.io.CloseableIterable;
@@ -222,19 +227,25 @@ final class TestMeterstoreCompaction
             throws Exception
     {
         ReadingsOracle before = oracle();
-        List<Reading> second = new ArrayList<>();
-        // new versions of compacted winners: position deletes against the compacted winners file
-        second.addAll(corrections(before, utcDay("2026-04-27"), 3, 2_000, SECOND_STREAM));
-        second.addAll(corrections(before, utcDay("2026-04-29"), 5, 1_000, SECOND_STREAM));
-        insert(second);
-        assertThat(deleteFiles(APRIL)).isNotEmpty();
+        // new versions of compacted winners: position deletes against the compacted winners file, in two commits
+        insert(corrections(before, utcDay("2026-04-27"), 3, 2_000, SECOND_STREAM));
+        insert(corrections(before, utcDay("2026-04-29"), 5, 1_000, SECOND_STREAM));
+        assertThat(deleteFiles(APRIL)).hasSizeGreaterThan(1);
+        assertThat(deleteManifests()).hasSize(2);
         assertMatchesOracle(List.of(FIRST_STREAM.minusSeconds(1), SECOND_STREAM.minusSeconds(1)));
 
-        // below the default threshold of files from corrections: left as it is (only the corrections' manifests are merged)
+        // below the default threshold of files from corrections: left as it is, only the corrections' manifests merged:
+        // April's delete files planned from one manifest, each still added by its commit, its sequence number kept (a lower
+        // one would stop hiding the superseded winners, which the oracle below would see)
         List<String> corrected = locations(dataFiles(APRIL));
+        Map<String, List<Long>> deletesBefore = deleteEntries();
         MaintenanceOutcome unchanged = maintenance(CompactionSettings.DEFAULTS, COMPACTION_TIME).compact();
         assertThat(unchanged.compaction().orElseThrow().compacted()).isEmpty();
+        assertThat(unchanged.rewritten().orElseThrow().replacedManifests()).isGreaterThanOrEqualTo(2);
         assertThat(locations(dataFiles(APRIL))).containsExactlyInAnyOrderElementsOf(corrected);
+        assertThat(deleteManifests()).hasSize(1);
+        assertMatchesOracle(List.of(FIRST_STREAM.minusSeconds(1), SECOND_STREAM.minusSeconds(1)));
+        assertThat(deleteEntries()).isEqualTo(deletesBefore);
 
         // past a threshold of two: April alone is compacted again
         CompactionSettings eager = new CompactionSettings(CompactionSettings.DEFAULT_DELAY, CompactionSettings.DEFAULT_TARGET_FILE_SIZE_BYTES, 2);
@@ -474,6 +485,36 @@ final class TestMeterstoreCompaction
     private List<DeleteFile> allDeleteFiles()
     {
         return tasks().stream().flatMap(task -> task.deletes().stream()).toList();
+    }
+
+    private List<ManifestFile> deleteManifests()
+    {
+        table.refresh();
+        return table.currentSnapshot().deleteManifests(table.io());
+    }
+
+    /** Each live delete file with the snapshot that added it and its data and file sequence numbers, from Iceberg's entries table. */
+    private Map<String, List<Long>> deleteEntries()
+    {
+        table.refresh();
+        Map<String, List<Long>> entries = new TreeMap<>();
+        try (CloseableIterable<FileScanTask> tasks = MetadataTableUtils.createMetadataTableInstance(table, MetadataTableType.ENTRIES).newScan().planFiles()) {
+            for (FileScanTask task : tasks) {
+                try (CloseableIterable<StructLike> rows = ((DataTask) task).rows()) {
+                    // status, snapshot_id, sequence_number, file_sequence_number, data_file (content, file_path, ...)
+                    for (StructLike row : rows) {
+                        StructLike file = row.get(4, StructLike.class);
+                        if (row.get(0, Integer.class) != 2 && file.get(0, Integer.class) != 0) {
+                            entries.put(file.get(1, CharSequence.class).toString(), List.of(row.get(1, Long.class), row.get(2, Long.class), row.get(3, Long.class)));
+                        }
+                    }
+                }
+            }
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return entries;
     }
 
     private List<DataFile> dataFiles(YearMonth month)

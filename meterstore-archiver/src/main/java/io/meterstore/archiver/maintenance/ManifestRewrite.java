@@ -34,12 +34,16 @@ import static io.meterstore.core.TieringWatermark.WATERMARK_KEY;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Rewrites a readings table's data manifests into one per month of "from" (Iceberg's RewriteManifests, clustered by the
- * month partition), so that planning a query reads the manifests of the months it touches instead of one per commit:
- * its cost stays flat however many commits accumulate. Only what is not laid out so yet is rewritten (a manifest
- * spanning several months, or a month with more than one small manifest), so a table already in order gets no
- * snapshot. The rewrite moves no row, and republishes the watermark of the base it lands on as a late correction does,
- * guarded the same way against an archival commit landing in between ({@link WatermarkRepublished}).
+ * Rewrites a readings table's manifests into one per month of "from", so that planning a query reads the manifests of
+ * the months it touches instead of one per commit: its cost stays flat however many commits accumulate. Data manifests
+ * go through Iceberg's RewriteManifests, clustered by the month partition. Delete manifests, which RewriteManifests
+ * keeps as they are, hold the position deletes of late corrections (one manifest per correction commit until month
+ * compaction folds them in); every query plans all of them, so they are merged one per month here too, each entry
+ * kept with its snapshot and sequence numbers (a position delete applies to the data files of lower sequence numbers:
+ * a merged entry must still apply to exactly those). Only what is not laid out so yet is rewritten (a manifest spanning
+ * several months, or a month with more than one small manifest), so a table already in order gets no snapshot. The
+ * rewrite moves no row, and republishes the watermark of the base it lands on as a late correction does, guarded the
+ * same way against an archival commit landing in between ({@link WatermarkRepublished}).
  */
 public final class ManifestRewrite
 {
@@ -79,7 +83,8 @@ public final class ManifestRewrite
                 return Optional.empty();
             }
             Set<String> rewritten = manifestsToRewrite(table, base);
-            if (rewritten.isEmpty()) {
+            List<ManifestFile> deletesToMerge = deleteManifestsToMerge(table, base);
+            if (rewritten.isEmpty() && deletesToMerge.isEmpty()) {
                 return Optional.empty();
             }
             // re-derived from the fresh base on every attempt: an archival commit in between moves W, and the rewrite follows
@@ -90,11 +95,16 @@ public final class ManifestRewrite
                     .set(WATERMARK_KEY, watermark.toProperty())
                     .set(ROW_COUNT_KEY, "0")
                     .validateWith(new WatermarkRepublished(watermark));
+            List<ManifestFile> merged = DeleteManifestMerge.merge(table, base, deletesToMerge);
+            deletesToMerge.forEach(rewrite::deleteManifest);
+            merged.forEach(rewrite::addManifest);
             beforeCommit.run();
             try {
                 rewrite.commit();
             }
             catch (CommitFailedException | ValidationException e) {
+                // provably not committed: the merged delete manifests are nobody's (the next attempt merges its own base anew)
+                merged.forEach(manifest -> table.io().deleteFile(manifest.path()));
                 // another commit landed first; if it moved W the next attempt republishes the new one
                 if (attempt >= MAX_ATTEMPTS) {
                     throw new ArchivalException(COMMIT_FAILED, "Rewriting the manifests of table '%s' lost the commit race %s times: other writers keep committing; run 'compact' again later"
@@ -104,11 +114,11 @@ public final class ManifestRewrite
                 continue;
             }
             Snapshot committed = table.currentSnapshot();
-            List<ManifestFile> created = committed.dataManifests(table.io()).stream()
+            List<ManifestFile> created = committed.allManifests(table.io()).stream()
                     .filter(manifest -> Objects.equals(manifest.snapshotId(), committed.snapshotId()))
                     .toList();
             long bytes = created.stream().mapToLong(ManifestFile::length).sum();
-            return Optional.of(new Rewritten(rewritten.size(), created.size(), bytes, committed.snapshotId(), watermark, attempt));
+            return Optional.of(new Rewritten(rewritten.size() + deletesToMerge.size(), created.size(), bytes, committed.snapshotId(), watermark, attempt));
         }
     }
 
@@ -118,26 +128,39 @@ public final class ManifestRewrite
      */
     static Set<String> manifestsToRewrite(Table table, Snapshot snapshot)
     {
-        long small = PropertyUtil.propertyAsLong(table.properties(), TableProperties.MANIFEST_TARGET_SIZE_BYTES, TableProperties.MANIFEST_TARGET_SIZE_BYTES_DEFAULT) / 2;
         ImmutableSet.Builder<String> rewrite = ImmutableSet.builder();
+        notLaidOutByMonth(table, snapshot.dataManifests(table.io()), ManifestContent.DATA).forEach(manifest -> rewrite.add(manifest.path()));
+        return rewrite.build();
+    }
+
+    /** The delete manifests not laid out one per month, by the same rule as the data manifests. */
+    static List<ManifestFile> deleteManifestsToMerge(Table table, Snapshot snapshot)
+    {
+        return notLaidOutByMonth(table, snapshot.deleteManifests(table.io()), ManifestContent.DELETES);
+    }
+
+    private static List<ManifestFile> notLaidOutByMonth(Table table, List<ManifestFile> candidates, ManifestContent content)
+    {
+        long small = PropertyUtil.propertyAsLong(table.properties(), TableProperties.MANIFEST_TARGET_SIZE_BYTES, TableProperties.MANIFEST_TARGET_SIZE_BYTES_DEFAULT) / 2;
+        List<ManifestFile> rewrite = new ArrayList<>();
         Map<Integer, List<ManifestFile>> byMonth = new HashMap<>();
-        for (ManifestFile manifest : snapshot.dataManifests(table.io())) {
-            if (manifest.content() != ManifestContent.DATA) {
+        for (ManifestFile manifest : candidates) {
+            if (manifest.content() != content) {
                 continue;
             }
             Optional<Integer> month = singleMonth(manifest);
             if (month.isEmpty()) {
-                rewrite.add(manifest.path());
+                rewrite.add(manifest);
                 continue;
             }
             byMonth.computeIfAbsent(month.get(), _ -> new ArrayList<>()).add(manifest);
         }
         for (List<ManifestFile> manifests : byMonth.values()) {
             if (manifests.stream().filter(manifest -> manifest.length() < small).count() > 1) {
-                manifests.forEach(manifest -> rewrite.add(manifest.path()));
+                rewrite.addAll(manifests);
             }
         }
-        return rewrite.build();
+        return rewrite;
     }
 
     /** The one month a manifest's partition bounds hold, if they hold one. */
