@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.core.TieringWatermark.ROW_COUNT_KEY;
@@ -98,10 +99,10 @@ public final class CorrectionCommitter
                 .map(delete -> requireNonNull(delete.referencedDataFile(), "a position delete names its data file"))
                 .collect(ImmutableSet.toImmutableSet());
         Instant maxFrom = maxFrom(table, files);
-        for (int attempt = 1; ; attempt++) {
-            // re-derived from a fresh base on every attempt: W only moves forward, so a later base never refuses what an earlier one accepted
-            table.refresh();
-            TieringWatermark watermark = WatermarkReader.current(table).watermark();
+        Optional<String> conflict = deletes.isEmpty()
+                ? Optional.empty()
+                : Optional.of("Correction of table '%s' supersedes rows of data files that another writer changed since they were read (%s): run the statement again");
+        return commitRepublishing(table, conflict, rows, watermark -> {
             if (watermark.isHot(maxFrom)) {
                 throw new RejectedCorrectionException(RejectedCorrectionException.Reason.NOT_BELOW_WATERMARK,
                         "Correction of table '%s' holds rows from %s, at or above the tiering watermark %s: rows at or above the watermark belong to PostgreSQL; write them there"
@@ -118,37 +119,14 @@ public final class CorrectionCommitter
                 files.forEach(delta::addRows);
                 deletes.forEach(delta::addDeletes);
                 // the positions were read from the base: its files must still be there, and nobody else deleted rows of them since
-                delta.validateFromSnapshot(base.get())
+                update = delta.validateFromSnapshot(base.get())
                         .validateDataFilesExist(referenced)
                         .validateDeletedFiles()
                         .validateNoConflictingDeleteFiles();
-                update = delta;
             }
-            update.set(WATERMARK_KEY, watermark.toProperty());
             update.set(ROW_COUNT_KEY, String.valueOf(rows));
-            update.validateWith(new WatermarkRepublished(watermark));
-            try {
-                CommitOutcome.commit(update);
-                Snapshot snapshot = table.currentSnapshot();
-                return new Committed(snapshot.snapshotId(), watermark, rows, attempt);
-            }
-            catch (ValidationException e) {
-                if (!deletes.isEmpty() && watermarkUnchanged(table, watermark)) {
-                    throw new RejectedCorrectionException(RejectedCorrectionException.Reason.CONFLICTING_CHANGE,
-                            "Correction of table '%s' supersedes rows of data files that another writer changed since they were read (%s): run the statement again"
-                                    .formatted(table.name(), e.getMessage()), e);
-                }
-                if (attempt >= maxAttempts) {
-                    throw contended(table, attempt, e);
-                }
-            }
-            catch (CommitFailedException e) {
-                // another commit landed first; if it moved W the next attempt republishes the new one
-                if (attempt >= maxAttempts) {
-                    throw contended(table, attempt, e);
-                }
-            }
-        }
+            return update;
+        });
     }
 
     /**
@@ -166,37 +144,53 @@ public final class CorrectionCommitter
         requireNonNull(table, "table is null");
         checkArgument(!removedData.isEmpty(), "An erasure commit removes at least one data file");
         checkArgument(erasedRows > 0, "An erasure commit erases rows");
-        for (int attempt = 1; ; attempt++) {
-            table.refresh();
-            TieringWatermark watermark = WatermarkReader.current(table).watermark();
+        String conflict = "Erasure in table '%s' rewrites data files that another writer changed since they were read (%s): run the statement again";
+        return commitRepublishing(table, Optional.of(conflict), 0, _ -> {
             RowDelta delta = table.newRowDelta();
             removedData.forEach(delta::removeRows);
             addedData.forEach(delta::addRows);
             removedDeletes.forEach(delta::removeDeletes);
             // removing a file that is gone fails the commit (validateDeletedFiles), and so does a delete file added since against one
-            delta.validateFromSnapshot(base)
+            return delta.validateFromSnapshot(base)
                     .validateDeletedFiles()
-                    .validateNoConflictingDeleteFiles();
-            delta.set(WATERMARK_KEY, watermark.toProperty());
-            delta.set(ROW_COUNT_KEY, String.valueOf(-erasedRows));
-            delta.set(ERASURE_KEY, String.valueOf(erasedRows));
-            delta.set(ERASURE_SCOPE_KEY, scopeDigest);
-            delta.validateWith(new WatermarkRepublished(watermark));
+                    .validateNoConflictingDeleteFiles()
+                    .set(ROW_COUNT_KEY, String.valueOf(-erasedRows))
+                    .set(ERASURE_KEY, String.valueOf(erasedRows))
+                    .set(ERASURE_SCOPE_KEY, scopeDigest);
+        });
+    }
+
+    /**
+     * The retry both commits own: every attempt refreshes the table, reads its watermark, has {@code build} make the
+     * update for it (with the summary's row count), and commits it republishing that watermark, guarded by
+     * {@link WatermarkRepublished} against the base it actually lands on; {@code rows} is what the result reports. A
+     * commit that lost the race (another commit landed first, or one that moved W failed the validation) is built again
+     * on the new base; a validation that failed while W stayed the same was about the files, and with a
+     * {@code conflict} message (formatted with the table and the cause) the commit is rejected instead.
+     */
+    private Committed commitRepublishing(Table table, Optional<String> conflict, long rows, Function<TieringWatermark, SnapshotUpdate<?>> build)
+    {
+        for (int attempt = 1; ; attempt++) {
+            // re-derived from a fresh base on every attempt: W only moves forward, so a later base never refuses what an earlier one accepted
+            table.refresh();
+            TieringWatermark watermark = WatermarkReader.current(table).watermark();
+            SnapshotUpdate<?> update = build.apply(watermark);
+            update.set(WATERMARK_KEY, watermark.toProperty());
+            update.validateWith(new WatermarkRepublished(watermark));
             try {
-                CommitOutcome.commit(delta);
-                return new Committed(table.currentSnapshot().snapshotId(), watermark, 0, attempt);
+                CommitOutcome.commit(update);
+                return new Committed(table.currentSnapshot().snapshotId(), watermark, rows, attempt);
             }
             catch (ValidationException e) {
-                if (watermarkUnchanged(table, watermark)) {
-                    throw new RejectedCorrectionException(RejectedCorrectionException.Reason.CONFLICTING_CHANGE,
-                            "Erasure in table '%s' rewrites data files that another writer changed since they were read (%s): run the statement again"
-                                    .formatted(table.name(), e.getMessage()), e);
+                if (conflict.isPresent() && watermarkUnchanged(table, watermark)) {
+                    throw new RejectedCorrectionException(RejectedCorrectionException.Reason.CONFLICTING_CHANGE, conflict.get().formatted(table.name(), e.getMessage()), e);
                 }
                 if (attempt >= maxAttempts) {
                     throw contended(table, attempt, e);
                 }
             }
             catch (CommitFailedException e) {
+                // another commit landed first; if it moved W the next attempt republishes the new one
                 if (attempt >= maxAttempts) {
                     throw contended(table, attempt, e);
                 }
