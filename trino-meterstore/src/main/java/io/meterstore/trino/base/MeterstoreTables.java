@@ -3,6 +3,7 @@ package io.meterstore.trino.base;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
+import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.ErasureKey;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
@@ -251,6 +252,20 @@ public final class MeterstoreTables
     public HotTier hotTier(String table, Duration step)
     {
         return config.hotTier(table, step);
+    }
+
+    /**
+     * The hot tier of {@code table} as a write sees it: with partitions of the archival step its Iceberg table records,
+     * the names the archiver gives them (the default step while none is recorded).
+     */
+    public HotTier hotTierForWrites(String table, Table icebergTable)
+    {
+        try {
+            return hotTier(table, ArchivalHistory.recordedStep(icebergTable).orElse(PartitionNaming.DEFAULT_STEP));
+        }
+        catch (MeterstoreException e) {
+            throw MeterstoreErrorCode.toTrinoException(e);
+        }
     }
 
     /** Runs a read of the hot tier that can be repeated; see {@link PostgresConnectionPool#read}. */

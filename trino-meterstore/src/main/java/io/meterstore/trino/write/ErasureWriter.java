@@ -2,7 +2,6 @@ package io.meterstore.trino.write;
 
 import com.google.inject.Inject;
 import io.airlift.log.Logger;
-import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.CorrectionCommitter;
 import io.meterstore.core.CorrectionCommitter.Committed;
 import io.meterstore.core.CorrectionCommitter.RejectedCorrectionException;
@@ -14,13 +13,10 @@ import io.meterstore.core.ErasureLog.Trigger;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
-import io.meterstore.core.MeterstoreException;
-import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
-import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.meterstore.trino.base.MeterstoreTables;
 import io.meterstore.trino.cold.IcebergExpressions;
 import io.meterstore.trino.handle.MeterstoreTableHandle;
@@ -40,7 +36,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.Optional;
@@ -102,32 +97,11 @@ public final class ErasureWriter
         ErasureKey key = requireKey(handle);
         ErasureRequest request = ErasureRequest.of(handle.schemaTableName(), handle.constraint());
         Table table = tables.loadIcebergTable(handle.storageTable());
-        HotTier hotTier = tables.hotTier(handle.storageTable(), archivalStep(table));
-        try (Connection connection = tables.connectPostgres()) {
-            // before the statement's transaction: the log is created in a transaction of its own on first use
-            ErasureLog.create(connection, tables.schema());
-            connection.setAutoCommit(false);
-            try {
-                Erased erased = erase(session, handle, request, key, connection, hotTier, table);
-                connection.commit();
-                return erased;
-            }
-            catch (SQLException | RuntimeException e) {
-                rollbackQuietly(connection, e);
-                throw e;
-            }
-        }
-        catch (HotTier.LockTimeoutException e) {
-            throw new TrinoException(METERSTORE_WRITE_FAILED, "DELETE from '%s' could not take a lock in time: %s; nothing of this statement was committed to PostgreSQL, run it again"
-                    .formatted(handle.schemaTableName(), e.getMessage()), e);
-        }
-        catch (SQLException e) {
-            throw new TrinoException(METERSTORE_WRITE_FAILED, "DELETE from '%s' failed in PostgreSQL: %s; nothing of it was committed to PostgreSQL, run it again"
-                    .formatted(handle.schemaTableName(), e.getMessage()), e);
-        }
-        catch (MeterstoreException e) {
-            throw MeterstoreErrorCode.toTrinoException(e);
-        }
+        HotTier hotTier = tables.hotTierForWrites(handle.storageTable(), table);
+        // the log is created before the statement's transaction, in a transaction of its own on first use
+        return WriteTransaction.run(tables, "DELETE from", handle.schemaTableName(),
+                connection -> ErasureLog.create(connection, tables.schema()),
+                connection -> erase(session, handle, request, key, connection, hotTier, table));
     }
 
     private Erased erase(ConnectorSession session, MeterstoreTableHandle handle, ErasureRequest request, ErasureKey key, Connection connection, HotTier hotTier, Table table)
@@ -268,26 +242,6 @@ public final class ErasureWriter
                 result.next();
                 return new long[] {result.getLong(1), result.getLong(2)};
             }
-        }
-    }
-
-    private static Duration archivalStep(Table table)
-    {
-        try {
-            return ArchivalHistory.recordedStep(table).orElse(PartitionNaming.DEFAULT_STEP);
-        }
-        catch (MeterstoreException e) {
-            throw MeterstoreErrorCode.toTrinoException(e);
-        }
-    }
-
-    private static void rollbackQuietly(Connection connection, Throwable failure)
-    {
-        try {
-            connection.rollback();
-        }
-        catch (SQLException e) {
-            failure.addSuppressed(e);
         }
     }
 }

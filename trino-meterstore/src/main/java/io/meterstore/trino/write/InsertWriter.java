@@ -3,11 +3,9 @@ package io.meterstore.trino.write;
 import com.google.inject.Inject;
 import io.airlift.log.Logger;
 import io.airlift.slice.Slice;
-import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.CorrectionCommitter;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.MeterstoreException;
-import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsSchema;
 import io.meterstore.core.Tier;
@@ -113,33 +111,15 @@ public final class InsertWriter
         long staged = MeterstorePageSink.stagedRows(fragments);
         InsertFailpoints.beforeFence();
         Table table = tables.loadIcebergTable(handle.storageTable());
-        HotTier hotTier = tables.hotTier(handle.storageTable(), archivalStep(table));
-        try (Connection connection = tables.connectPostgres()) {
-            connection.setAutoCommit(false);
-            try {
-                Written written = staged == 0 ? new Written(0, 0, 0) : write(session, handle, connection, hotTier, table, staged);
-                // in the transaction of the hot rows: gone exactly when they are committed
-                handle.staging().drop(connection);
-                connection.commit();
-                stagingTables.remove(session.getQueryId());
-                return written;
-            }
-            catch (SQLException | RuntimeException e) {
-                rollbackQuietly(connection, e);
-                throw e;
-            }
-        }
-        catch (HotTier.LockTimeoutException e) {
-            throw new TrinoException(METERSTORE_WRITE_FAILED, "INSERT into '%s' could not take a lock in time: %s; nothing of this statement was committed to PostgreSQL, run it again"
-                    .formatted(handle.schemaTableName(), e.getMessage()), e);
-        }
-        catch (SQLException e) {
-            throw new TrinoException(METERSTORE_WRITE_FAILED, "INSERT into '%s' failed in PostgreSQL: %s; nothing of this statement was committed to PostgreSQL, run it again"
-                    .formatted(handle.schemaTableName(), e.getMessage()), e);
-        }
-        catch (MeterstoreException e) {
-            throw MeterstoreErrorCode.toTrinoException(e);
-        }
+        HotTier hotTier = tables.hotTierForWrites(handle.storageTable(), table);
+        Written written = WriteTransaction.run(tables, "INSERT into", handle.schemaTableName(), _ -> {}, connection -> {
+            Written rows = staged == 0 ? new Written(0, 0, 0) : write(session, handle, connection, hotTier, table, staged);
+            // in the transaction of the hot rows: gone exactly when they are committed
+            handle.staging().drop(connection);
+            return rows;
+        });
+        stagingTables.remove(session.getQueryId());
+        return written;
     }
 
     /** Drops the staging table of a query that did not finish its INSERT; the last thing Trino does for any query. */
@@ -242,26 +222,5 @@ public final class InsertWriter
                 && left.obisCode().equals(right.obisCode())
                 && left.from().equals(right.from())
                 && left.version().equals(right.version());
-    }
-
-    /** The archival step the table records, which names its partitions; the default for a table that records none. */
-    private static Duration archivalStep(Table table)
-    {
-        try {
-            return ArchivalHistory.recordedStep(table).orElse(PartitionNaming.DEFAULT_STEP);
-        }
-        catch (MeterstoreException e) {
-            throw MeterstoreErrorCode.toTrinoException(e);
-        }
-    }
-
-    private static void rollbackQuietly(Connection connection, Throwable failure)
-    {
-        try {
-            connection.rollback();
-        }
-        catch (SQLException e) {
-            failure.addSuppressed(e);
-        }
     }
 }
