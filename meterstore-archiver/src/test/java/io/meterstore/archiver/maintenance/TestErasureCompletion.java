@@ -1,7 +1,12 @@
 package io.meterstore.archiver.maintenance;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.ImmutableSortedSet;
+import com.google.inject.Injector;
+import io.airlift.bootstrap.LifeCycleManager;
+import io.meterstore.archiver.ArchiverMain;
+import io.meterstore.archiver.ArchiverModule;
 import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.cycle.Failpoints.Failpoint;
 import io.meterstore.archiver.cycle.ParquetReadings;
@@ -39,6 +44,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 
 import static io.meterstore.archiver.cycle.TestingArchiverTable.SCHEMA;
 import static io.meterstore.archiver.cycle.TestingArchiverTable.TABLE;
@@ -204,6 +210,72 @@ final class TestErasureCompletion
                 assertThat(ErasedSnapshots.erasureOf(connection, SCHEMA, TABLE, day.snapshotId())).contains(erasure.erasureId());
             }
         }
+    }
+
+    @Test
+    void testTheScheduleRunsExpireAsSoonAsAnErasureIsDue()
+            throws Exception
+    {
+        try (TestingArchiverTable tables = TestingArchiverTable.create("erasure_schedule")) {
+            TestingMaintenance.archive(tables, 2, true);
+            Table table = tables.table();
+            ArchivalCommit day = ArchivalHistory.archivalCommits(table).reversed().get(1);
+            Erasure erasure = erase(tables, day);
+            table.refresh();
+            Instant erasedAt = Instant.ofEpochMilli(table.currentSnapshot().timestampMillis());
+            // the service's first maintenance runs within the erasure's reader grace: 'expire' runs and leaves it awaiting
+            tables.clock().set(erasedAt.plus(READER_GRACE.dividedBy(2)));
+            Injector injector = ArchiverMain.bootstrap(Optional.of(ImmutableMap.<String, String>builder()
+                            .put("node.environment", "test")
+                            .put("http-server.http.port", "0")
+                            .put("meterstore.postgresql.url", tables.database().jdbcUrl())
+                            .put("meterstore.postgresql.user", tables.database().user())
+                            .put("meterstore.iceberg.warehouse", tables.warehouse().location())
+                            .put("meterstore.schedule-interval", "1s")
+                            .put("meterstore.maintenance-interval", "1d")
+                            .put("meterstore.reader-grace", "%sm".formatted(READER_GRACE.toMinutes()))
+                            .buildOrThrow()), new ArchiverModule(tables.clock(), () -> {}))
+                    .doNotInitializeLogging()
+                    .initialize();
+            try {
+                Instant firstRun = tables.clock().instant();
+                await(() -> MaintenanceCommand.EXPIRE.lastRun(tables.table()).equals(Optional.of(firstRun)) && MaintenanceCommand.COMPACT.lastRun(tables.table()).isPresent());
+                assertThat(completedAt(tables)).isEmpty();
+
+                // past the grace, a day before the maintenance interval would run 'expire' again: the erasure does not wait for it
+                Instant due = erasedAt.plus(READER_GRACE.multipliedBy(2));
+                tables.clock().set(due);
+                await(() -> completedAt(tables).isPresent());
+                assertThat(completedAt(tables)).contains(due);
+                assertThat(readAll(tables)).noneMatch(reading -> inDay(reading, day));
+                try (Connection connection = tables.connect()) {
+                    assertThat(ErasedSnapshots.erasureOf(connection, SCHEMA, TABLE, day.snapshotId())).contains(erasure.erasureId());
+                }
+            }
+            finally {
+                injector.getInstance(LifeCycleManager.class).stop();
+            }
+        }
+    }
+
+    private static Optional<Instant> completedAt(TestingArchiverTable tables)
+    {
+        try (Connection connection = tables.connect()) {
+            return ErasureLog.erasures(connection, SCHEMA, TABLE).getFirst().physicallyCompletedAt();
+        }
+        catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static void await(BooleanSupplier condition)
+            throws InterruptedException
+    {
+        // polls for a state the service reaches on its own; the bound only keeps a broken schedule from hanging the build
+        for (int attempt = 0; attempt < 3_000 && !condition.getAsBoolean(); attempt++) {
+            Thread.sleep(20);
+        }
+        assertThat(condition.getAsBoolean()).as("the service reached the awaited state").isTrue();
     }
 
     /**
