@@ -325,6 +325,7 @@ final class DashboardBenchmark
             table.append("| %s | all | %s | %s | | | | |\n".formatted(phase.clients(), phase.samples().size(), String.format(Locale.ROOT, "%.2f", phase.samples().size() / phase.seconds())));
         }
         details.add(table.toString().strip());
+        details.add(queueing(one, eight, phases));
         details.add(phases.stream()
                 .map(phase -> "%s clients: %s correction INSERTs; archival: %s".formatted(phase.clients(), phase.corrections(), phase.archival()))
                 .collect(Collectors.joining("; ")) + ".");
@@ -334,6 +335,31 @@ final class DashboardBenchmark
         return new BenchmarkResult("D1", title, "8 clients", "1 client", Unit.SECONDS,
                 percentile(eight, worst, 0.95), percentile(one, worst, 0.95), target,
                 wrong > 0 ? Comparison.MISMATCH : Comparison.SAME_RESULT, error, details);
+    }
+
+    /**
+     * What queueing alone makes of the latency at 8 clients, from the phases' throughputs: a closed loop of N clients
+     * that each run the next query as soon as one is fetched holds N queries in the engine, so by Little's law a
+     * query's mean latency is N over the throughput. Once the cores are busy the throughput stops growing, and every
+     * further client adds its query to the queue: the mean latency then grows with N whatever a query waits for.
+     */
+    private static String queueing(Phase one, Phase eight, List<Phase> phases)
+    {
+        double single = one.samples().size() / one.seconds();
+        double crowded = eight.samples().size() / eight.seconds();
+        double best = phases.stream().mapToDouble(phase -> phase.samples().size() / phase.seconds()).max().orElseThrow();
+        double meanOne = one.clients() / single;
+        double meanEight = eight.clients() / crowded;
+        return String.format(Locale.ROOT, """
+                Queueing: the mix ran %s at 1 client and %s at 8, at most %s in any phase (%s of the most at 8 clients:                 the throughput does not fall as clients are added). By Little's law a query's mean latency is the clients over                 the throughput: %.3f s at 1 client, %.3f s at 8, a ratio of %.2f from queueing alone. A p95 at 8 clients of at                 most %.0f times the p95 at 1 client, with the spread of latencies as it is at 1 client, needs the mean to grow                 at most as much, so 8 clients would have to get %s, %.1f times one client's throughput, from the same cores.""",
+                rate(single), rate(crowded), rate(best), String.format(Locale.ROOT, "%.0f %%", 100 * crowded / best),
+                meanOne, meanEight, meanEight / meanOne, MAX_P95_RATIO,
+                rate(eight.clients() / (MAX_P95_RATIO * meanOne)), eight.clients() / (MAX_P95_RATIO * meanOne) / single);
+    }
+
+    private static String rate(double queriesPerSecond)
+    {
+        return String.format(Locale.ROOT, "%.2f queries/s", queriesPerSecond);
     }
 
     /** The {@code quantile} of the phase's times of one kind, in seconds (nearest rank). */
