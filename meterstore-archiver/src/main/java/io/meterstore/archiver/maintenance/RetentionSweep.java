@@ -18,6 +18,7 @@ import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkRepublished;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFiles;
+import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -98,7 +99,7 @@ public final class RetentionSweep
         Instant cut = retention.cut(now);
         table.refresh();
         String tableName = hotTier.naming().table();
-        Map<YearMonth, List<DataFile>> coldMonths = coldMonths(table, cut);
+        Map<YearMonth, ColdMonth> coldMonths = coldMonths(table, cut);
         Map<YearMonth, List<HotPartition>> hotMonths = new HashMap<>();
         for (HotPartition partition : hotTier.partitions(connection)) {
             YearMonth month = month(partition.start());
@@ -133,12 +134,12 @@ public final class RetentionSweep
         for (YearMonth month : months) {
             Optional<Snapshot> commit = Optional.ofNullable(unrecorded.get(month));
             long cold = commit.map(snapshot -> -Long.parseLong(snapshot.summary().getOrDefault(ROW_COUNT_KEY, "0"))).orElse(0L);
-            List<DataFile> files = coldMonths.getOrDefault(month, List.of());
-            if (!files.isEmpty()) {
-                Snapshot committed = deleteMonth(table, month, files);
+            Optional<ColdMonth> files = Optional.ofNullable(coldMonths.get(month));
+            if (files.isPresent()) {
+                Snapshot committed = deleteMonth(table, month, files.get().liveRows());
                 Failpoints.hit(Failpoint.RETENTION_AFTER_COMMIT);
                 commit = Optional.of(committed);
-                cold = files.stream().mapToLong(DataFile::recordCount).sum();
+                cold = files.get().liveRows();
             }
             List<HotPartition> partitions = hotMonths.getOrDefault(month, List.of());
             if (commit.isEmpty() && (partitions.isEmpty() || recorded.contains(month))) {
@@ -155,10 +156,9 @@ public final class RetentionSweep
         return new Swept(cut, swept.build(), coldRows, hotRows);
     }
 
-    /** Removes every data file of {@code month} (and the delete files against them) in one commit that republishes W. */
-    private static Snapshot deleteMonth(Table table, YearMonth month, List<DataFile> files)
+    /** Removes every data file of {@code month} (and the delete files against them), {@code rows} live rows, in one commit that republishes W. */
+    private static Snapshot deleteMonth(Table table, YearMonth month, long rows)
     {
-        long rows = files.stream().mapToLong(DataFile::recordCount).sum();
         for (int attempt = 1; ; attempt++) {
             table.refresh();
             TieringWatermark watermark = WatermarkReader.current(table).watermark();
@@ -220,9 +220,25 @@ public final class RetentionSweep
     }
 
     /** The data files of the current snapshot in UTC months that end at or before {@code cut}, by month. */
-    private static Map<YearMonth, List<DataFile>> coldMonths(Table table, Instant cut)
+    /**
+     * A month's live files below the cut: its data files, and the position delete files that apply to them. A position
+     * delete file lies in the partition of the rows it deletes, so a month's are all among its files' tasks.
+     */
+    private record ColdMonth(List<DataFile> files, Map<String, Long> positionDeletes)
     {
-        Map<YearMonth, List<DataFile>> months = new TreeMap<>();
+        /**
+         * The rows queries see in the month: its files' rows less those deleted by position (a late correction's superseded
+         * winner stays in its file, hidden by a position delete, with its copy in a superseded file: counted once).
+         */
+        long liveRows()
+        {
+            return files.stream().mapToLong(DataFile::recordCount).sum() - positionDeletes.values().stream().mapToLong(Long::longValue).sum();
+        }
+    }
+
+    private static Map<YearMonth, ColdMonth> coldMonths(Table table, Instant cut)
+    {
+        Map<YearMonth, ColdMonth> months = new TreeMap<>();
         if (table.currentSnapshot() == null) {
             return months;
         }
@@ -232,7 +248,11 @@ public final class RetentionSweep
                 Integer ordinal = task.file().partition().get(0, Integer.class);
                 YearMonth month = YearMonth.of(1970, 1).plusMonths(ordinal);
                 if (!end(month).isAfter(cut)) {
-                    months.computeIfAbsent(month, _ -> new ArrayList<>()).add(task.file());
+                    ColdMonth cold = months.computeIfAbsent(month, _ -> new ColdMonth(new ArrayList<>(), new HashMap<>()));
+                    cold.files().add(task.file());
+                    task.deletes().stream()
+                            .filter(delete -> delete.content() == FileContent.POSITION_DELETES)
+                            .forEach(delete -> cold.positionDeletes().put(delete.location(), delete.recordCount()));
                 }
             }
         }
