@@ -34,7 +34,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
@@ -60,6 +63,12 @@ public final class BenchmarkDataset
 
     private static final Logger log = Logger.get(BenchmarkDataset.class);
     private static final String MARKER = "dataset.properties";
+    /**
+     * In the marker, beside the parameters: the meters E1 erased from the dataset, comma-separated, oldest first. An
+     * erasure changes the kept dataset for good (and its audit row refuses the meter's readings ever after), so each
+     * E1 run erases a meter not named here, and the dataset is still reused with them gone.
+     */
+    static final String ERASED_METERS = "erased-meters";
 
     private final TestingPostgresServer postgres;
     private final Optional<TestingS3Server> s3;
@@ -69,9 +78,14 @@ public final class BenchmarkDataset
     private final long rows;
     private final long coldRows;
     private final boolean reused;
+    private final Path directory;
+    private final List<String> erasedMeters;
 
-    private BenchmarkDataset(TestingPostgresServer postgres, Optional<TestingS3Server> s3, TestingWarehouse warehouse, ReadingsGenerator generator, TieringWatermark watermark, long rows, long coldRows, boolean reused)
+    private BenchmarkDataset(TestingPostgresServer postgres, Optional<TestingS3Server> s3, TestingWarehouse warehouse, ReadingsGenerator generator, TieringWatermark watermark, long rows, long coldRows, boolean reused,
+            Path directory, List<String> erasedMeters)
     {
+        this.directory = requireNonNull(directory, "directory is null");
+        this.erasedMeters = new ArrayList<>(erasedMeters);
         this.postgres = requireNonNull(postgres, "postgres is null");
         this.s3 = requireNonNull(s3, "s3 is null");
         this.warehouse = requireNonNull(warehouse, "warehouse is null");
@@ -99,7 +113,10 @@ public final class BenchmarkDataset
     {
         Path directory = settings.directory();
         Map<String, String> key = settings.datasetKey();
-        boolean reuse = readMarker(directory).equals(Optional.of(key));
+        Optional<Map<String, String>> marker = readMarker(directory);
+        // E1's erasures are recorded beside the parameters: a dataset with meters erased is still the one they describe
+        boolean reuse = marker.map(BenchmarkDataset::withoutErasures).equals(Optional.of(key));
+        List<String> erased = reuse ? erasedMeters(marker.orElseThrow()) : List.of();
         if (!reuse) {
             deleteRecursively(directory.resolve("pgdata"));
             deleteRecursively(directory.resolve("warehouse"));
@@ -137,7 +154,7 @@ public final class BenchmarkDataset
                 checkState(result.next());
                 hotRows = result.getLong(1);
             }
-            return new BenchmarkDataset(postgres, s3, warehouse, generator, watermark, coldRows + hotRows, coldRows, reuse);
+            return new BenchmarkDataset(postgres, s3, warehouse, generator, watermark, coldRows + hotRows, coldRows, reuse, directory, erased);
         }
         catch (Exception e) {
             postgres.close();
@@ -217,6 +234,41 @@ public final class BenchmarkDataset
     public boolean reused()
     {
         return reused;
+    }
+
+    /** The meters E1 runs erased from this dataset, oldest first. */
+    public List<String> erasedMeters()
+    {
+        return List.copyOf(erasedMeters);
+    }
+
+    /**
+     * Records in the marker that {@code maloId} is erased, before the DELETE runs: a run that dies during it leaves the
+     * meter named, so the next run erases another instead of timing what is left of a half-erased one.
+     */
+    public void recordErasure(String maloId)
+            throws IOException
+    {
+        Map<String, String> marker = new TreeMap<>(readMarker(directory).orElseThrow(() -> new IllegalStateException("The kept dataset in %s has no marker".formatted(directory))));
+        erasedMeters.add(maloId);
+        marker.put(ERASED_METERS, String.join(",", erasedMeters));
+        writeMarker(directory, marker);
+    }
+
+    private static Map<String, String> withoutErasures(Map<String, String> marker)
+    {
+        Map<String, String> key = new TreeMap<>(marker);
+        key.remove(ERASED_METERS);
+        return key;
+    }
+
+    private static List<String> erasedMeters(Map<String, String> marker)
+    {
+        return Optional.ofNullable(marker.get(ERASED_METERS)).stream()
+                .flatMap(value -> Arrays.stream(value.split(",")))
+                .map(String::trim)
+                .filter(id -> !id.isEmpty())
+                .toList();
     }
 
     @Override

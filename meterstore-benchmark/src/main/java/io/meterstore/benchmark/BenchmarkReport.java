@@ -209,7 +209,7 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
             out.append('\n');
         }
 
-        List<BenchmarkResult> missed = results.stream().filter(result -> result.verdict() != Verdict.MET).toList();
+        List<BenchmarkResult> missed = results.stream().filter(result -> result.verdict() != Verdict.MET && result.verdict() != Verdict.REPORTED).toList();
         if (!missed.isEmpty()) {
             out.append("### Targets missed\n\n");
             for (BenchmarkResult result : missed) {
@@ -286,6 +286,10 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
                 `-Dbenchmark.probe=FILE` times statements of one's own on the same dataset and engine instead, writing no
                 report: one per line, on Trino, or on PostgreSQL natively after `postgresql:`; each runs `benchmark.rounds` times.
 
+                E1 erases a meter for good (`DELETE FROM readings_versions WHERE malo_id = ?`, timed once, no peer): each run
+                erases one no other row reads and names it under `erased-meters` in `dataset.properties` beside the dataset,
+                which is reused with those meters gone; leave E1 out of `benchmark.queries` to keep every meter.
+
                 `-Dbenchmark.dataset=years` makes (or reuses) the years dataset of 1,000 meters x 730 days in `var/benchmark-years/`
                 and writes [benchmarks-years.md](benchmarks-years.md) instead.
                 """);
@@ -348,8 +352,14 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
                 out.append("<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n".formatted(left, y + 6, length, rowHeight - 12, colour(result.verdict())));
                 out.append("<text x=\"%.1f\" y=\"%d\">%s%s</text>\n".formatted(left + length + 4, y + 19, ratio > scale ? "&gt; " : "", ratio(ratio)));
             }
+            else if (result.verdict() == Verdict.REPORTED) {
+                out.append("<text x=\"%d\" y=\"%d\" fill=\"#555\">%s, no peer</text>\n".formatted(left + 4, y + 19, figure(result.meterstore(), result.unit())));
+            }
             else {
-                out.append("<text x=\"%d\" y=\"%d\" fill=\"#c62828\">failed</text>\n".formatted(left + 4, y + 19));
+                out.append("<text x=\"%d\" y=\"%d\" fill=\"#c62828\">%s</text>\n".formatted(left + 4, y + 19, result.verdict() == Verdict.MISMATCH ? "MISMATCH" : "failed"));
+            }
+            if (result.target().isReported()) {
+                continue;
             }
             double target = left + chartWidth * Math.min(result.target().maxRatio(), scale) / scale;
             out.append("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\" stroke-width=\"2\"/>\n".formatted(target, y + 2, target, y + rowHeight - 2));
@@ -363,7 +373,9 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
     {
         double maximum = 2;
         for (BenchmarkResult result : results) {
-            maximum = Math.max(maximum, result.target().maxRatio());
+            if (!result.target().isReported()) {
+                maximum = Math.max(maximum, result.target().maxRatio());
+            }
             if (Double.isFinite(result.ratio())) {
                 maximum = Math.max(maximum, result.ratio());
             }
@@ -382,6 +394,7 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
             case MET -> "#2e7d32";
             case MISSED -> "#e65100";
             case MISMATCH, FAILED -> "#b71c1c";
+            case REPORTED -> "#757575";
         };
     }
 
@@ -392,6 +405,7 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
             case MISSED -> "**missed**";
             case MISMATCH -> "**MISMATCH**";
             case FAILED -> "**failed**";
+            case REPORTED -> "reported";
         };
     }
 

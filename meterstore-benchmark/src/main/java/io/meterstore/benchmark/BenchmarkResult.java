@@ -57,6 +57,8 @@ public record BenchmarkResult(
         MISSED,
         MISMATCH,
         FAILED,
+        /** A row without a peer (an erasure, a retention sweep): its figures are reported, its checks passed. */
+        REPORTED,
     }
 
     /** The issue's target: the ratio MeterStore / peer at most {@code maxRatio}; {@code text} says it as the issue does. */
@@ -71,6 +73,17 @@ public record BenchmarkResult(
         public static Target atMost(double maxRatio)
         {
             return new Target(maxRatio, "<= %s".formatted(BenchmarkReport.ratio(maxRatio)));
+        }
+
+        /** No ratio to meet: the row has no honest peer, so its figure is reported and only its checks decide. */
+        public static Target reported(String text)
+        {
+            return new Target(Double.POSITIVE_INFINITY, text);
+        }
+
+        public boolean isReported()
+        {
+            return maxRatio == Double.POSITIVE_INFINITY;
         }
     }
 
@@ -93,6 +106,16 @@ public record BenchmarkResult(
         return new BenchmarkResult(id, title, meterstoreLabel, peerLabel, unit, Double.NaN, Double.NaN, target, Comparison.NOT_COMPARABLE, Optional.of(message.lines().findFirst().orElse(message)), List.of());
     }
 
+    /**
+     * A row without a peer: MeterStore's figure alone, with {@code comparison} saying whether its checks (what the
+     * statement must have done, and left alone) held.
+     */
+    public static BenchmarkResult reported(String id, String title, String meterstoreLabel, Unit unit, double meterstore, Target target, Comparison comparison, List<String> details)
+    {
+        checkArgument(target.isReported(), "a row without a peer has no target ratio");
+        return new BenchmarkResult(id, title, meterstoreLabel, "none", unit, meterstore, Double.NaN, target, comparison, Optional.empty(), details);
+    }
+
     public double ratio()
     {
         return meterstore / peer;
@@ -100,7 +123,17 @@ public record BenchmarkResult(
 
     public Verdict verdict()
     {
-        if (error.isPresent() || !Double.isFinite(ratio())) {
+        if (error.isPresent()) {
+            return Verdict.FAILED;
+        }
+        if (target.isReported()) {
+            if (!Double.isFinite(meterstore)) {
+                return Verdict.FAILED;
+            }
+            // a wrong outcome is never reported as a figure
+            return comparison == Comparison.MISMATCH ? Verdict.MISMATCH : Verdict.REPORTED;
+        }
+        if (!Double.isFinite(ratio())) {
             return Verdict.FAILED;
         }
         if (comparison == Comparison.MISMATCH) {

@@ -139,6 +139,12 @@ final class DashboardBenchmark
         }
     }
 
+    /** The meters whose dashboards the mix reads: every n-th, across the id range. */
+    static List<String> meters(List<String> maloIds)
+    {
+        return IntStream.range(0, METERS).mapToObj(index -> maloIds.get(index * maloIds.size() / METERS)).toList();
+    }
+
     /** The mix, with the answers of another path: ROW_NUMBER over every version picks the same winners as readings must. */
     private List<DashboardQuery> queries()
             throws SQLException
@@ -149,8 +155,7 @@ final class DashboardBenchmark
         Instant weekAgo = MeteringCalendar.startOfLocalDay(lastDay.minusDays(6));
         Instant monthStart = MeteringCalendar.startOfLocalDay(lastDay.withDayOfMonth(1));
         Instant yearAgo = MeteringCalendar.startOfLocalDay(lastDay.minusDays(364));
-        List<String> maloIds = dataset.generator().maloIds();
-        List<String> meters = IntStream.range(0, METERS).mapToObj(index -> maloIds.get(index * maloIds.size() / METERS)).toList();
+        List<String> meters = meters(dataset.generator().maloIds());
 
         List<DashboardQuery> queries = new ArrayList<>();
         queries.add(query(Kind.TODAY_TOTAL, "count(*), sum(value)", "\"from\" >= %s AND \"from\" < %s".formatted(literal(today), literal(tomorrow)), ""));

@@ -1,6 +1,7 @@
 package io.meterstore.benchmark;
 
 import io.airlift.log.Logger;
+import io.meterstore.core.CorrectionCommitter;
 import io.meterstore.core.TieringWatermark;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -105,14 +106,15 @@ final class LateCorrectionStream
 
     /**
      * Rolls back a stream a run left behind (killed before its own roll-back): the current snapshot of a kept dataset
-     * is its last archival commit, which records the archived range.
+     * is its last archival commit, which records the archived range, or E1's last erasure after it. An erasure is never
+     * rolled back: that would bring the erased meter's cold rows back while its audit row says they are gone.
      */
     static void rollBackLeftOver(Table table)
     {
         table.refresh();
         Snapshot current = table.currentSnapshot();
         Optional<Snapshot> archival = Optional.ofNullable(current);
-        while (archival.isPresent() && !archival.get().summary().containsKey(TieringWatermark.ARCHIVED_RANGE_KEY)) {
+        while (archival.isPresent() && !keeps(archival.get())) {
             Long parent = archival.get().parentId();
             archival = Optional.ofNullable(parent).map(table::snapshot);
         }
@@ -120,7 +122,13 @@ final class LateCorrectionStream
             return;
         }
         checkState(archival.isPresent(), "No archival commit in the history of the kept dataset");
-        log.info("The kept dataset carries late corrections of an interrupted run: rolling back to archival snapshot %s", archival.get().snapshotId());
+        log.info("The kept dataset carries late corrections of an interrupted run: rolling back to snapshot %s", archival.get().snapshotId());
         table.manageSnapshots().rollbackTo(archival.get().snapshotId()).commit();
+    }
+
+    /** Whether a commit is part of the kept dataset: an archival commit, or an erasure (E1's, which is for good). */
+    private static boolean keeps(Snapshot snapshot)
+    {
+        return snapshot.summary().containsKey(TieringWatermark.ARCHIVED_RANGE_KEY) || snapshot.summary().containsKey(CorrectionCommitter.ERASURE_KEY);
     }
 }

@@ -5,6 +5,7 @@ import io.airlift.log.Level;
 import io.airlift.log.Logger;
 import io.airlift.log.Logging;
 import io.meterstore.benchmark.BenchmarkReport.Environment;
+import io.meterstore.core.TiersConfig;
 import io.meterstore.testing.TestingDatabase;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.MeterstorePlugin;
@@ -185,8 +186,12 @@ public final class MeterstoreBenchmark
                 }
             }
             if (settings.runs("D1")) {
-                // last: it archives and corrects, and puts the dataset back when it ends
+                // it archives and corrects, and puts the dataset back when it ends
                 results.add(new DashboardBenchmark(settings, dataset, () -> trinoConnectionUnchecked(queryRunner), trino).run());
+            }
+            if (settings.runs(ErasureBenchmark.ID)) {
+                // last: an erasure changes the kept dataset for good, so every other row of this run measured it whole
+                results.add(new ErasureBenchmark(dataset, trino).run());
             }
         }
         // a run of some rows writes a section of its own: the figures of the rows it did not run stay
@@ -273,6 +278,8 @@ public final class MeterstoreBenchmark
                 .put("meterstore.tables", tables)
                 .put("meterstore.iceberg.catalog-name", warehouse.catalogName())
                 .put("meterstore.iceberg.warehouse", warehouse.location())
+                // E1's DELETE records the erased meter under it
+                .put(TiersConfig.ERASURE_HMAC_KEY_PROPERTY, ErasureBenchmark.HMAC_KEY)
                 .putAll(warehouse.storageProperties())
                 .buildOrThrow();
     }
@@ -332,6 +339,9 @@ public final class MeterstoreBenchmark
                 },
                 "Times are client side through the JDBC drivers, fetching every row; each query runs once to warm up, then %s rounds alternating MeterStore and peer (the order swapped each round); the tables show medians."
                         .formatted(settings.rounds())));
+        if (!dataset.erasedMeters().isEmpty()) {
+            lines.add("E1 runs have erased %s of the dataset's meters for good, one a run, none of them read by another row: %s.".formatted(dataset.erasedMeters().size(), String.join(", ", dataset.erasedMeters())));
+        }
         floor.ifPresent(engine -> lines.add(engine.describe()));
         stream.ifPresent(applied -> lines.add("R1L and R3L run after a late-correction stream, applied after every other pair and rolled back after them: " + applied.describe()));
         return lines;

@@ -78,6 +78,18 @@ final class QueryBenchmark
      * @param trinoUnpushed a Trino session without aggregation pushdown, so that a hot-range read of readings_versions
      * streams its rows as readings does, rather than aggregating in PostgreSQL
      */
+    /** The meter Q2, Q4, R1L and R3L read alone. */
+    static String oneMeter(List<String> maloIds)
+    {
+        return maloIds.get(maloIds.size() / 3);
+    }
+
+    /** Q6's hundred meters: every n-th, so the list spans the whole id range. */
+    static List<String> hundredMeters(List<String> maloIds)
+    {
+        return IntStream.range(0, 100).mapToObj(index -> maloIds.get(index * maloIds.size() / 100)).toList();
+    }
+
     static List<Pair> pairs(Connection trino, Connection trinoUnpushed, Connection postgres, Instant watermark, List<String> maloIds)
     {
         String w = LITERAL.format(watermark);
@@ -85,10 +97,8 @@ final class QueryBenchmark
         String trinoHot = "\"from\" >= TIMESTAMP '%s UTC'".formatted(w);
         String lastTwentyDays = "\"from\" >= TIMESTAMP '%s UTC'".formatted(LITERAL.format(watermark.minus(Duration.ofDays(10))));
         String postgresHot = "\"from\" >= TIMESTAMPTZ '%s+00'".formatted(w);
-        String meter = maloIds.get(maloIds.size() / 3);
-        String oneMeter = "malo_id = '%s'".formatted(meter);
-        // every n-th meter, so the list spans the whole id range
-        List<String> hundred = IntStream.range(0, 100).mapToObj(index -> maloIds.get(index * maloIds.size() / 100)).toList();
+        String oneMeter = "malo_id = '%s'".formatted(oneMeter(maloIds));
+        List<String> hundred = hundredMeters(maloIds);
         String trinoList = hundred.stream().map(id -> "'" + id + "'").collect(Collectors.joining(", ", "(VALUES ", ")"));
         String postgresList = hundred.stream().map(id -> "('" + id + "')").collect(Collectors.joining(", ", "(VALUES ", ")"));
         String byDay = "SELECT balancing_day, count(*), sum(value) FROM %s WHERE %s GROUP BY balancing_day ORDER BY balancing_day";
@@ -193,7 +203,7 @@ final class QueryBenchmark
     /** R1L and R3L: R1 and R3 again, once the late-correction stream has run (LateCorrectionStream). */
     static List<Pair> afterLateCorrections(Connection trino, List<String> maloIds)
     {
-        String oneMeter = "malo_id = '%s'".formatted(maloIds.get(maloIds.size() / 3));
+        String oneMeter = "malo_id = '%s'".formatted(oneMeter(maloIds));
         String byMonth = "SELECT date_trunc('month', balancing_day) AS month, count(*), sum(value) FROM %s GROUP BY 1 ORDER BY 1";
         return List.of(
                 new Pair("R1L", "R1 after a late-correction stream", "readings", "readings_versions",

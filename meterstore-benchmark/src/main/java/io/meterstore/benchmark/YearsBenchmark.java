@@ -10,6 +10,7 @@ import io.meterstore.archiver.maintenance.MonthCompaction;
 import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.benchmark.BenchmarkReport.Environment;
 import io.meterstore.benchmark.BenchmarkResult.Target;
+import io.meterstore.benchmark.BenchmarkResult.Verdict;
 import io.meterstore.benchmark.QueryBenchmark.Answer;
 import io.meterstore.benchmark.QueryBenchmark.Pair;
 import io.meterstore.core.IcebergTableSpec;
@@ -69,7 +70,15 @@ final class YearsBenchmark
                     queries.addAll(queries(settings, dataset, asArchived));
                 }
                 ColdTierLayout layout = ColdTierLayout.of(dataset.table());
-                String report = markdown(settings, dataset, layout, queries, compaction, MeterstoreBenchmark.environment(dataset.database()));
+                Optional<BenchmarkResult> retention = Optional.empty();
+                if (settings.runs(RetentionBenchmark.ID)) {
+                    // last: it removes months for good
+                    try (DistributedQueryRunner engine = MeterstoreBenchmark.queryRunner(dataset.warehouse(), false);
+                            Connection trino = MeterstoreBenchmark.trinoConnection(engine)) {
+                        retention = Optional.of(new RetentionBenchmark(dataset, trino).run(settings));
+                    }
+                }
+                String report = markdown(settings, dataset, layout, queries, compaction, retention, MeterstoreBenchmark.environment(dataset.database()));
                 Files.createDirectories(settings.output());
                 Path markdown = settings.output().resolve("benchmarks-years.md");
                 Files.writeString(markdown, report);
@@ -181,7 +190,8 @@ final class YearsBenchmark
         }
     }
 
-    private static String markdown(YearsSettings settings, YearsDataset dataset, ColdTierLayout layout, List<BenchmarkResult> queries, Optional<String> compaction, Environment environment)
+    private static String markdown(YearsSettings settings, YearsDataset dataset, ColdTierLayout layout, List<BenchmarkResult> queries, Optional<String> compaction, Optional<BenchmarkResult> retention,
+            Environment environment)
     {
         StringBuilder out = new StringBuilder();
         out.append("""
@@ -243,6 +253,12 @@ final class YearsBenchmark
                 ? "%s at most (%s data files in %s months, the month W runs through included: at most %s there)".formatted(maxCompacted, layout.dataFiles(), layout.months().size(), layout.maxDataFilesPerMonth())
                 : "not measured in this run (`-Dbenchmark.queries=Y4D`; now at most %s per month)".formatted(layout.maxDataFilesPerMonth()),
                 settings.runs("Y4D") ? (maxCompacted <= 2 ? "met" : "**missed**") : ""));
+        out.append("| Y5 | %s | %s | %s | %s |\n".formatted(retention.map(BenchmarkResult::title).orElse("retention sweep"),
+                retention.map(result -> result.error().map(error -> "failed: `%s`".formatted(error.replace('`', '\''))).orElse("%s, once; what it removed below".formatted(BenchmarkReport.figure(result.meterstore(), result.unit()))))
+                        .orElse("not measured in this run (`-Dbenchmark.queries=Y5`, last: it removes months for good and the next run makes the dataset again)"),
+                retention.map(result -> result.target().text()).orElse("exactly the months past the retention gone"),
+                // its checks are its target: a sweep that passed them met it
+                retention.map(result -> result.verdict() == Verdict.REPORTED ? "met" : BenchmarkReport.verdict(result)).orElse("")));
 
         out.append("\n## What each row ran\n\n");
         out.append("### Y3: planning stays flat\n\n");
@@ -254,7 +270,7 @@ final class YearsBenchmark
         out.append("Files in the table's `metadata/` directory right after the last commit: %s metadata JSON, %s manifest lists (one per snapshot), %s manifests. Then `SnapshotExpiry` with a retention that has passed and the newest %s snapshots kept: %s metadata JSON, %s manifest lists, %s manifests. Metadata JSON stays at most 101 (`write.metadata.previous-versions-max`); manifest lists are one per kept snapshot, so the retention bounds them; manifests are what the kept snapshots reference, about one a month after `compact`.\n\n"
                 .formatted(dataset.measured("y4.before.metadata-json").orElse("?"), dataset.measured("y4.before.manifest-lists").orElse("?"), dataset.measured("y4.before.manifests").orElse("?"),
                         YearsDataset.KEPT_SNAPSHOTS, dataset.measured("y4.after.metadata-json").orElse("?"), dataset.measured("y4.after.manifest-lists").orElse("?"), dataset.measured("y4.after.manifests").orElse("?")));
-        for (BenchmarkResult result : queries) {
+        for (BenchmarkResult result : ImmutableList.<BenchmarkResult>builder().addAll(queries).addAll(retention.stream().iterator()).build()) {
             out.append("### %s: %s\n\n".formatted(result.id(), result.title()));
             result.details().forEach(detail -> out.append(detail).append("\n\n"));
         }
@@ -264,6 +280,7 @@ final class YearsBenchmark
                     bin/benchmark -Dbenchmark.dataset=years                     # 1,000 meters x 730 days, Y3 and Y4
                     bin/benchmark -Dbenchmark.dataset=years -Dbenchmark.years.meters=50 -Dbenchmark.years.days=120 -Dbenchmark.years.correction-days=20
                     bin/benchmark -Dbenchmark.dataset=years -Dbenchmark.queries=Y1,Y2,Y3,Y4,Y4D   # compacts the months below W first, timed
+                    bin/benchmark -Dbenchmark.dataset=years -Dbenchmark.queries=Y5        # the retention sweep: last, the dataset is made again next time
 
                 The dataset is kept in `var/benchmark-years/` and reused while its parameters match; Y3 and Y4's metadata files are
                 measured while it is made. Properties: `benchmark.years.meters` (1000), `benchmark.years.days` (730),
@@ -271,6 +288,12 @@ final class YearsBenchmark
                 `benchmark.years.dir`, `benchmark.rounds` (5), `benchmark.output`. Y1 and Y2 also make (once) the optimised copy
                 `iceberg.metering.readings_optimized` with Trino from the table as archived; Y1's first peer reads the table as
                 archived (`FOR VERSION AS OF` the snapshot before the first month compaction), MeterStore the compacted table.
+                Y5 runs the archiver's `expire` with `meterstore.retention=1y` at a fixed clock (the day after the dataset's last
+                day, at the earliest 2 January 2026): the cut is the start of 2025 in Berlin (2024-12-31T23:00Z), so the UTC months
+                of "from" up to November 2024 go and December 2024 (which ends an hour after the cut) and every later month stay;
+                it needs a dataset reaching December 2024 (`benchmark.years.days` at least 184). It removes months for good, so it
+                runs after every other row and names what it removed under `retention-swept` in `dataset.properties`: the next
+                run makes the dataset again.
                 """);
         return out.toString();
     }

@@ -87,15 +87,19 @@ public final class YearsDataset
     private static final DateTimeFormatter LITERAL = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
     private static final String MARKER = "dataset.properties";
     private static final String MEASURED = "measured.";
+    /** In the marker after Y5: what its retention sweep removed; no settings have this key, so the dataset is made again. */
+    private static final String RETENTION_SWEPT = "retention-swept";
 
     private final TestingPostgresServer postgres;
     private final TestingWarehouse warehouse;
     private final Catalog catalog;
     private final Map<String, String> measured;
     private final boolean reused;
+    private final Path directory;
 
-    private YearsDataset(TestingPostgresServer postgres, TestingWarehouse warehouse, Map<String, String> measured, boolean reused)
+    private YearsDataset(TestingPostgresServer postgres, TestingWarehouse warehouse, Map<String, String> measured, boolean reused, Path directory)
     {
+        this.directory = requireNonNull(directory, "directory is null");
         this.postgres = requireNonNull(postgres, "postgres is null");
         this.warehouse = requireNonNull(warehouse, "warehouse is null");
         this.catalog = warehouse.catalog();
@@ -129,7 +133,7 @@ public final class YearsDataset
                 measured.putAll(make(settings, database, warehouse, engines));
                 BenchmarkDataset.writeMarker(directory, measured);
             }
-            return new YearsDataset(postgres, warehouse, measured, reuse);
+            return new YearsDataset(postgres, warehouse, measured, reuse, directory);
         }
         catch (Exception e) {
             postgres.close();
@@ -361,6 +365,18 @@ public final class YearsDataset
         Map<String, String> key = new LinkedHashMap<>(marker);
         key.keySet().removeIf(name -> name.startsWith(MEASURED));
         return key;
+    }
+
+    /**
+     * Records in the marker that Y5's retention sweep removed months of the dataset ({@code what}), under a key that is
+     * not a parameter: the marker no longer matches any settings, so the next run makes the dataset again.
+     */
+    public void markRetentionSwept(String what)
+            throws IOException
+    {
+        Map<String, String> marker = new LinkedHashMap<>(BenchmarkDataset.readMarker(directory).orElseThrow(() -> new IllegalStateException("The kept years dataset in %s has no marker".formatted(directory))));
+        marker.put(RETENTION_SWEPT, what);
+        BenchmarkDataset.writeMarker(directory, marker);
     }
 
     /** What the making measured, by key without the {@code measured.} prefix. */

@@ -13,6 +13,8 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
@@ -40,6 +42,43 @@ final class TestBenchmarkReport
         assertThat(result("Q1", 1.0, 2.0, Comparison.MISMATCH).verdict()).isEqualTo(Verdict.MISMATCH);
         assertThat(BenchmarkResult.failed("Q3", "hot", "m", "p", Unit.SECONDS, Target.atMost(1), new IllegalStateException("Query exceeded per-node memory limit\nmore")).verdict())
                 .isEqualTo(Verdict.FAILED);
+    }
+
+    @Test
+    void testRowWithoutPeerIsReportedNotFailed()
+    {
+        Target target = Target.reported("reported: no peer");
+        BenchmarkResult erased = BenchmarkResult.reported("E1", "erase one meter", "DELETE through Trino", Unit.SECONDS, 12.5, target, Comparison.SAME_RESULT, List.of("what it removed"));
+        BenchmarkResult wrong = BenchmarkResult.reported("E1", "erase one meter", "DELETE through Trino", Unit.SECONDS, 12.5, target, Comparison.MISMATCH, List.of());
+        assertThat(erased.verdict()).isEqualTo(Verdict.REPORTED);
+        // a wrong outcome is never reported as a figure
+        assertThat(wrong.verdict()).isEqualTo(Verdict.MISMATCH);
+        assertThat(BenchmarkResult.failed("E1", "erase one meter", "DELETE through Trino", "none", Unit.SECONDS, target, new IllegalStateException("refused")).verdict()).isEqualTo(Verdict.FAILED);
+
+        BenchmarkReport report = new BenchmarkReport(new Run(300, 20), ENVIRONMENT, List.of("dataset"), List.of(result("Q1", 1.0, 4.0, Comparison.SAME_RESULT), erased), Map.of());
+        assertThat(report.section())
+                .contains("| E1 | erase one meter | DELETE through Trino | none | 12.5 s | - | - | reported: no peer | reported |")
+                .doesNotContain("### Targets missed")
+                .contains("what it removed");
+        assertThat(report.svg()).contains("12.5 s, no peer").doesNotContain("failed");
+        // the target of a row without a peer does not stretch the axis
+        assertThat(report.axisMaximum()).isEqualTo(2.0);
+    }
+
+    @Test
+    void testErasedMeterIsOneNoOtherRowReads()
+    {
+        List<String> maloIds = IntStream.range(0, 300).mapToObj(index -> "M%03d".formatted(index)).toList();
+        assertThat(ErasureBenchmark.pick(maloIds, List.of())).isEqualTo(new ErasureBenchmark.Meters("M299", "M298"));
+        // every third meter of 300 is in Q6's list of 100, and D1 reads every 37th or so: those are skipped
+        List<String> taken = Stream.of(List.of(QueryBenchmark.oneMeter(maloIds)), QueryBenchmark.hundredMeters(maloIds), DashboardBenchmark.meters(maloIds))
+                .flatMap(List::stream)
+                .toList();
+        assertThat(taken).contains("M297", "M100");
+        assertThat(ErasureBenchmark.pick(maloIds, List.of("M299", "M298"))).isEqualTo(new ErasureBenchmark.Meters("M296", "M295"));
+        ErasureBenchmark.Meters next = ErasureBenchmark.pick(maloIds, List.of("M299", "M298", "M296"));
+        assertThat(next.erased()).isEqualTo("M295");
+        assertThat(taken).doesNotContain(next.erased(), next.control());
     }
 
     @Test
