@@ -160,11 +160,11 @@ final class TestMeterstoreErasureRace
             ((Closeable) catalog).close();
         }
 
-        // the DELETE ran after the commit: every row of the range was cold by then, and erased there
         assertThat(delete.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(hot + cold);
+        assertErasedAndOthersMatchTheOracle();
+        // the DELETE ran after the commit: every row of the range was cold by then, and erased there
         assertThat(computeActual("SELECT rows_removed_hot, rows_removed_cold FROM \"readings$erasures\" ORDER BY erasure_id DESC LIMIT 1").getMaterializedRows().getFirst().getFields())
                 .containsExactly(0L, hot + cold);
-        assertErasedAndOthersMatchTheOracle();
         // W moved exactly once for the window
         table.refresh();
         assertThat(ArchivalHistory.archivalCommits(table))
