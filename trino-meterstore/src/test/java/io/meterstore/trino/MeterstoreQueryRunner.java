@@ -11,6 +11,7 @@ import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.QueryRunner;
 
 import java.util.Map;
+import java.util.Optional;
 
 import static io.airlift.testing.Closeables.closeAllSuppress;
 import static io.trino.testing.TestingSession.testSessionBuilder;
@@ -31,7 +32,16 @@ public final class MeterstoreQueryRunner
 
     public static Builder builder(TestingWarehouse warehouse)
     {
-        return new Builder(warehouse);
+        return new Builder(catalogProperties(warehouse), Optional.of(icebergCatalogProperties(warehouse)));
+    }
+
+    /**
+     * An engine whose meterstore catalog has {@code catalogProperties} (as {@link #catalogProperties} gives them for a
+     * warehouse of another JVM), without the {@code iceberg} catalog.
+     */
+    public static Builder builder(Map<String, String> catalogProperties)
+    {
+        return new Builder(catalogProperties, Optional.empty());
     }
 
     /** The meterstore catalog properties for a warehouse, as etc/catalog/meterstore.properties would hold them. */
@@ -75,17 +85,18 @@ public final class MeterstoreQueryRunner
     public static final class Builder
             extends DistributedQueryRunner.Builder<Builder>
     {
-        private final TestingWarehouse warehouse;
-        private boolean withIceberg = true;
+        private final Map<String, String> catalogProperties;
+        private Optional<Map<String, String>> icebergProperties;
         private Map<String, String> catalogOverrides = ImmutableMap.of();
 
-        private Builder(TestingWarehouse warehouse)
+        private Builder(Map<String, String> catalogProperties, Optional<Map<String, String>> icebergProperties)
         {
             super(testSessionBuilder()
                     .setCatalog(CATALOG)
                     .setSchema(SCHEMA)
                     .build());
-            this.warehouse = requireNonNull(warehouse, "warehouse is null");
+            this.catalogProperties = ImmutableMap.copyOf(requireNonNull(catalogProperties, "catalogProperties is null"));
+            this.icebergProperties = requireNonNull(icebergProperties, "icebergProperties is null");
             setWorkerCount(0);
         }
 
@@ -102,7 +113,7 @@ public final class MeterstoreQueryRunner
 
         public Builder withoutIceberg()
         {
-            this.withIceberg = false;
+            this.icebergProperties = Optional.empty();
             return this;
         }
 
@@ -119,12 +130,12 @@ public final class MeterstoreQueryRunner
             DistributedQueryRunner queryRunner = super.build();
             try {
                 queryRunner.installPlugin(new MeterstorePlugin());
-                Map<String, String> properties = new java.util.HashMap<>(catalogProperties(warehouse));
+                Map<String, String> properties = new java.util.HashMap<>(catalogProperties);
                 properties.putAll(catalogOverrides);
                 queryRunner.createCatalog(CATALOG, "meterstore", properties);
-                if (withIceberg) {
+                if (icebergProperties.isPresent()) {
                     queryRunner.installPlugin(new IcebergPlugin());
-                    queryRunner.createCatalog(ICEBERG_CATALOG, "iceberg", icebergCatalogProperties(warehouse));
+                    queryRunner.createCatalog(ICEBERG_CATALOG, "iceberg", icebergProperties.get());
                 }
                 return queryRunner;
             }
