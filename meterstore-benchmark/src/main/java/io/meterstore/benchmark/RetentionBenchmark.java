@@ -39,6 +39,9 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 
 import static com.google.common.base.Preconditions.checkState;
+import static io.meterstore.archiver.maintenance.RetentionSweep.end;
+import static io.meterstore.archiver.maintenance.RetentionSweep.month;
+import static io.meterstore.archiver.maintenance.RetentionSweep.start;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -233,21 +236,6 @@ final class RetentionBenchmark
     private static long number(Snapshot snapshot, String key)
     {
         return Long.parseLong(snapshot.summary().getOrDefault(key, "0"));
-    }
-
-    private static YearMonth month(Instant instant)
-    {
-        return YearMonth.from(instant.atOffset(ZoneOffset.UTC));
-    }
-
-    private static Instant start(YearMonth month)
-    {
-        return month.atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant();
-    }
-
-    private static Instant end(YearMonth month)
-    {
-        return start(month.plusMonths(1));
     }
 
     private static void check(List<String> failures, boolean held, String what, Object... arguments)

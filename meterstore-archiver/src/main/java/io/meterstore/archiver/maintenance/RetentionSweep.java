@@ -262,17 +262,20 @@ public final class RetentionSweep
         return months;
     }
 
-    private static YearMonth month(Instant instant)
+    /** The month of "from" that {@code instant} lies in: a UTC month, the table's partition and the unit the retention removes whole. */
+    public static YearMonth month(Instant instant)
     {
         return YearMonth.from(instant.atOffset(ZoneOffset.UTC));
     }
 
-    private static Instant start(YearMonth month)
+    /** Where {@code month} of "from" starts. */
+    public static Instant start(YearMonth month)
     {
         return month.atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant();
     }
 
-    private static Instant end(YearMonth month)
+    /** Where {@code month} of "from" ends: the next one's start. */
+    public static Instant end(YearMonth month)
     {
         return start(month.plusMonths(1));
     }
