@@ -3,6 +3,7 @@ package io.meterstore.trino.handle;
 import com.google.common.collect.ImmutableList;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.hot.HotAggregation;
+import io.meterstore.trino.versions.ErasedScope;
 import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.SchemaTableName;

@@ -4,7 +4,6 @@ import com.google.common.collect.ImmutableList;
 import io.meterstore.core.ErasureKey;
 import io.meterstore.trino.base.FilteringPageSource;
 import io.meterstore.trino.base.MeterstoreTypes;
-import io.meterstore.trino.handle.ErasedScope;
 import io.trino.spi.block.Block;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;

@@ -1,4 +1,4 @@
-package io.meterstore.trino.handle;
+package io.meterstore.trino.versions;
 
 import com.google.common.collect.ImmutableSet;
 import io.meterstore.core.ErasureScope;
