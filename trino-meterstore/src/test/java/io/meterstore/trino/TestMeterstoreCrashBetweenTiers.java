@@ -45,8 +45,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A real crash between the tiers: the Trino engine running a DELETE (or an INSERT) is a process of its own, killed with
  * SIGKILL after the statement's Iceberg commit and before its PostgreSQL commit. A fresh engine over the same database
  * and warehouse sees the cold part done and the hot part not, a state only the rerun changes (what a reader sees meanwhile
- * is asserted), finds the killed engine's locks gone with its session, and a rerun of the statement completes it: the
- * erasure with one audit row, the INSERT with each row once; the archiver goes on archiving.
+ * is asserted, and a redelivery into the range is accepted), finds the killed engine's locks gone with its session, and a
+ * rerun of the statement completes it: the erasure with one audit row counting both runs, the INSERT with each row once;
+ * the archiver goes on archiving.
  */
 final class TestMeterstoreCrashBetweenTiers
         extends AbstractTestQueryFramework
@@ -130,11 +131,25 @@ final class TestMeterstoreCrashBetweenTiers
         // what the crash left: the same in-between state, which nothing but the rerun changes
         assertInBetween(erased, hotPart, coldPart, hot, cold, snapshotBefore);
 
-        // the rerun erases the hot rows; its audit row, the only one, takes the cold rows and the killed run's commit
-        assertUpdate(delete, hot);
+        // no audit row refuses a redelivery yet: one of the erased cold versions comes back, below W
+        Reading redelivered = delivered.stream()
+                .filter(reading -> reading.maloId().equals(malo) && !reading.from().isBefore(lower) && reading.from().isBefore(watermark.instant()))
+                .findFirst()
+                .orElseThrow();
+        assertUpdate(insert(redelivered), 1);
+        assertThat(count("readings_versions WHERE " + coldPart)).isEqualTo(1);
+
+        // the rerun erases the hot rows and the redelivered one; its audit row, the only one, takes them, the killed
+        // run's cold rows too, and names the rerun's commit, so a read AS OF any snapshot before it hides the range
+        assertUpdate(delete, hot + 1);
+        table.refresh();
+        long rerunSnapshot = table.currentSnapshot().snapshotId();
+        assertThat(rerunSnapshot).isNotEqualTo(crashedSnapshot);
         assertThat(computeActual("SELECT rows_removed_hot, rows_removed_cold, snapshot_id FROM \"readings$erasures\"").getMaterializedRows())
                 .extracting(MaterializedRow::getFields)
-                .containsExactly(List.of(hot, cold, crashedSnapshot));
+                .containsExactly(List.of(hot, cold + 1, rerunSnapshot));
+        assertThat(count("readings_versions FOR VERSION AS OF %s WHERE %s".formatted(rerunSnapshot, erased))).isZero();
+        assertThat(count("readings_versions FOR VERSION AS OF %s WHERE %s".formatted(table.snapshot(rerunSnapshot).parentId(), erased))).isZero();
         Predicate<Reading> kept = reading -> !(reading.maloId().equals(malo) && !reading.from().isBefore(lower) && reading.from().isBefore(upper));
         assertErased(erased, snapshotBefore, kept);
         // idempotent: a third run removes nothing

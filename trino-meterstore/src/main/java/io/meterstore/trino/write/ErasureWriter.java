@@ -38,9 +38,13 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
+import static com.google.common.collect.ImmutableSet.toImmutableSet;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_ERASURE_KEY_MISSING;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
 import static java.util.Objects.requireNonNull;
@@ -114,8 +118,12 @@ public final class ErasureWriter
         PinnedWatermark pinned = WatermarkReader.current(table);
         TieringWatermark watermark = pinned.watermark();
 
+        // the cold rows failed runs of this statement erased, committed but never audited: the audit row takes them,
+        // and names this run's commit if it makes one (a redelivery into the range since then is erased by it)
+        List<Snapshot> unaudited = unauditedCommits(connection, table, handle.storageTable(), request.digest(key));
+        long recoveredColdRows = unaudited.stream().mapToLong(snapshot -> Long.parseLong(snapshot.summary().get(CorrectionCommitter.ERASURE_KEY))).sum();
+        Optional<Long> snapshotId = unaudited.stream().findFirst().map(Snapshot::snapshotId);
         long coldRows = 0;
-        Optional<Long> snapshotId = Optional.empty();
         if (pinned.snapshotId().isPresent()) {
             Expression filter = Expressions.and(IcebergExpressions.toIcebergExpression(handle.constraint()), IcebergExpressions.belowWatermark(watermark));
             long targetFileSize = PropertyUtil.propertyAsLong(table.properties(), TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, IcebergTableSpec.TARGET_FILE_SIZE_BYTES);
@@ -123,15 +131,6 @@ public final class ErasureWriter
             if (!rewrite.isEmpty()) {
                 snapshotId = Optional.of(commit(handle, table, pinned, rewrite, request.digest(key)).snapshotId());
                 coldRows = rewrite.erasedRows();
-            }
-        }
-        // the cold rows a failed run of this statement erased, committed but never audited: the audit row takes them
-        long recoveredColdRows = 0;
-        if (snapshotId.isEmpty()) {
-            Optional<Snapshot> unaudited = unauditedCommit(connection, table, handle.storageTable(), request.digest(key));
-            if (unaudited.isPresent()) {
-                snapshotId = Optional.of(unaudited.get().snapshotId());
-                recoveredColdRows = Long.parseLong(unaudited.get().summary().get(CorrectionCommitter.ERASURE_KEY));
             }
         }
         // a crash here leaves the cold rows erased and the hot rows not: running the statement again erases them
@@ -163,31 +162,38 @@ public final class ErasureWriter
                 hotRows,
                 coldRows + recoveredColdRows,
                 snapshotId));
-        log.info("Erasure %s of '%s' by '%s': %s rows from PostgreSQL, %s from Iceberg (snapshot %s)%s",
+        log.info("Erasure %s of '%s' by '%s': %s rows from PostgreSQL, %s from Iceberg (snapshot %s)%s%s",
                 erasure.erasureId(), handle.schemaTableName(), session.getUser(), hotRows, coldRows, snapshotId.map(String::valueOf).orElse("none"),
+                recoveredColdRows == 0 ? "" : ", and %s rows from Iceberg by earlier runs of this statement that failed after their commit".formatted(recoveredColdRows),
                 belowWatermark == 0 ? "" : ", and %s rows below the watermark that no query read from a partition at or above it".formatted(belowWatermark));
         return new Erased(hotRows, coldRows, erasure);
     }
 
     /**
-     * The newest erasure commit of this request in the current ancestry, unless the audit trail names it already: then
-     * the statement ran before and completed, and this run is a rerun that erases nothing.
+     * The erasure commits of this request in the current ancestry since its last audited one, newest first: runs of the
+     * statement that failed after their Iceberg commit (a crash between the tiers, perhaps more than once). Empty when
+     * the statement ran before and completed.
      */
-    private Optional<Snapshot> unauditedCommit(Connection connection, Table table, String storageTable, String digest)
+    private List<Snapshot> unauditedCommits(Connection connection, Table table, String storageTable, String digest)
             throws SQLException
     {
         if (table.currentSnapshot() == null) {
-            return Optional.empty();
+            return List.of();
         }
+        Set<Long> audited = ErasureLog.erasures(connection, tables.schema(), storageTable).stream()
+                .flatMap(erasure -> erasure.recorded().snapshotId().stream())
+                .collect(toImmutableSet());
+        List<Snapshot> commits = new ArrayList<>();
         for (Snapshot snapshot : SnapshotUtil.currentAncestors(table)) {
             if (!digest.equals(snapshot.summary().get(CorrectionCommitter.ERASURE_SCOPE_KEY))) {
                 continue;
             }
-            boolean audited = ErasureLog.erasures(connection, tables.schema(), storageTable).stream()
-                    .anyMatch(erasure -> erasure.recorded().snapshotId().equals(Optional.of(snapshot.snapshotId())));
-            return audited ? Optional.empty() : Optional.of(snapshot);
+            if (audited.contains(snapshot.snapshotId())) {
+                break;
+            }
+            commits.add(snapshot);
         }
-        return Optional.empty();
+        return commits;
     }
 
     private Committed commit(MeterstoreTableHandle handle, Table table, PinnedWatermark pinned, ColdErasure.Rewrite rewrite, String digest)
