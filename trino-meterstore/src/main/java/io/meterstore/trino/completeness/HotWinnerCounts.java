@@ -61,8 +61,10 @@ final class HotWinnerCounts
                 // the settings live only as long as this transaction; the partition is read, never written
                 connection.setAutoCommit(false);
                 connection.setReadOnly(true);
-                try (PreparedStatement settings = connection.prepareStatement("SELECT set_config('enable_sort', 'off', true)")) {
-                    // the versions of a key are compared in the primary key's order, which the index gives without a sort
+                try (PreparedStatement settings = connection.prepareStatement("SELECT set_config('enable_sort', 'off', true), set_config('enable_incremental_sort', 'off', true)")) {
+                    // the versions of a key are compared in the primary key's order, which the index gives without a sort;
+                    // the counts are grouped by hashing (an incremental sort of each meter's rows for the grouping cost a
+                    // third of the statement's time at 10,000 meters)
                     settings.execute();
                 }
                 List<Object> parameters = new ArrayList<>();
@@ -102,10 +104,11 @@ final class HotWinnerCounts
     }
 
     /**
-     * The winners of a key are found without sorting: in primary-key order (malo_id, obis_code, "from", version) a
-     * window over the key sees all its versions. A key delivered under one version scope, the rule, is won by its
-     * highest version (the primary key makes versions of a key unique, so recorded_at never breaks a tie here); a key
-     * under several scopes keeps the highest version of each, which the index answers for those rows alone.
+     * The winners of a key are found without sorting: in primary-key order (malo_id, obis_code, "from", version) the
+     * last row of a key is its highest version, so it wins its version scope (the primary key makes versions of a key
+     * unique, so recorded_at never breaks a tie here); each earlier row of a key (a superseded version, about 2 % of the
+     * rows) wins only if no later version shares its scope, which the index answers for those rows alone. One window
+     * over the partition's order compares each row with the next, cheaper than a window per key.
      */
     private String sql(Connection connection, HotSplit split, List<Object> parameters)
             throws SQLException
@@ -117,8 +120,8 @@ final class HotWinnerCounts
         String partition = Sql.qualified(split.schema(), split.partition());
         StringBuilder versions = new StringBuilder("""
                 SELECT malo_id, obis_code, "from", version, version_scope, sparte, resolution, quality, balancing_day,
-                       version = max(version) OVER key AS latest,
-                       min(version_scope) OVER key = max(version_scope) OVER key AS one_scope
+                       lead("from") OVER ordered IS DISTINCT FROM "from" OR lead(obis_code) OVER ordered IS DISTINCT FROM obis_code
+                           OR lead(malo_id) OVER ordered IS DISTINCT FROM malo_id AS last_of_key
                 FROM\s""").append(partition);
         // rows below W belong to Iceberg, even while an archived partition still exists detached for the reader grace
         versions.append(" WHERE ").append(Tier.HOT.sql("?"));
@@ -140,7 +143,7 @@ final class HotWinnerCounts
             versions.append(" AND obis_code = ANY(?)");
             bounds.add(textArray(connection, obisCodes.get()));
         }
-        versions.append(" WINDOW key AS (PARTITION BY malo_id, obis_code, \"from\")");
+        versions.append(" WINDOW ordered AS (ORDER BY malo_id, obis_code, \"from\", version)");
 
         // where a winner lies, on its own commodity's period: 0 in it, 1 in the roster window before it, 2 outside; NULL for an unknown sparte
         StringBuilder placement = new StringBuilder("CASE sparte");
@@ -158,7 +161,7 @@ final class HotWinnerCounts
         String winners = """
                 SELECT malo_id, obis_code, "from", sparte, resolution, quality, balancing_day, %s AS placement
                 FROM (%s) AS versions
-                WHERE CASE WHEN one_scope THEN latest ELSE NOT EXISTS (
+                WHERE CASE WHEN last_of_key THEN true ELSE NOT EXISTS (
                     SELECT 1 FROM %s AS later
                     WHERE later.malo_id = versions.malo_id AND later.obis_code = versions.obis_code AND later."from" = versions."from"
                       AND later.version_scope = versions.version_scope AND later.version > versions.version) END""".formatted(placement, versions, partition);
