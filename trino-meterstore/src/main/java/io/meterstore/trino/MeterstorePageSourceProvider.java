@@ -124,8 +124,11 @@ public class MeterstorePageSourceProvider
             };
         }
 
-        // the tier reads the columns resolution needs too; the resolving page source returns the query's columns
-        VersionResolution.Layout layout = resolution.layout(meterstoreColumns);
+        // the tier reads the columns resolution needs too; the resolving page source returns the query's columns. A hot
+        // partition returns a key's versions in primary-key order, so it is read without version and recorded_at
+        VersionResolution.Layout layout = split instanceof HotSplit
+                ? resolution.layoutInVersionOrder(meterstoreColumns)
+                : resolution.layout(meterstoreColumns);
         ConnectorPageSource source = switch (split) {
             case HotSplit hotSplit -> withConnection(connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution));
             case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, layout.columns(), predicate);

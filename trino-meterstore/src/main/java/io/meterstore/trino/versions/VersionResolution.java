@@ -39,6 +39,8 @@ public record VersionResolution(boolean resolve, Optional<Long> knownAtEpochMicr
     private static final Set<ReadingsColumn> KEY_COLUMNS = ImmutableSet.copyOf(ResolutionRule.PARTITION);
     /** What resolution reads besides the query's columns, in the order of {@link Layout}'s channels. */
     private static final List<ReadingsColumn> RESOLUTION_COLUMNS = ImmutableList.of(MALO_ID, OBIS_CODE, FROM, VERSION, VERSION_SCOPE, RECORDED_AT);
+    /** What resolution reads from a tier that orders each key's versions itself: the key and the version scope. */
+    private static final List<ReadingsColumn> ORDERED_RESOLUTION_COLUMNS = ImmutableList.of(MALO_ID, OBIS_CODE, FROM, VERSION_SCOPE);
 
     public static final VersionResolution NONE = new VersionResolution(false, Optional.empty());
 
@@ -79,18 +81,34 @@ public record VersionResolution(boolean resolve, Optional<Long> knownAtEpochMicr
     /** The columns a tier reads: the query's, then those resolution needs and the query does not read. */
     public Layout layout(List<MeterstoreColumnHandle> columns)
     {
+        return layout(columns, RESOLUTION_COLUMNS, false);
+    }
+
+    /**
+     * The columns of a read whose tier returns each key's versions in ascending version order, and none recorded after
+     * the AS OF instant: a hot partition read in primary-key order (malo_id, obis_code, "from", version) with
+     * recorded_at &lt;= t in its statement. The last version of a scope is then its winner, so version and recorded_at
+     * are not read: at 10,000 meters their output and decoding were more than a third of PostgreSQL's ordered read.
+     */
+    public Layout layoutInVersionOrder(List<MeterstoreColumnHandle> columns)
+    {
+        return layout(columns, ORDERED_RESOLUTION_COLUMNS, true);
+    }
+
+    private static Layout layout(List<MeterstoreColumnHandle> columns, List<ReadingsColumn> resolutionColumns, boolean inVersionOrder)
+    {
         List<MeterstoreColumnHandle> read = new ArrayList<>(columns);
         int[] resolutionChannels = new int[RESOLUTION_COLUMNS.size()];
         for (int index = 0; index < RESOLUTION_COLUMNS.size(); index++) {
             MeterstoreColumnHandle column = MeterstoreTypes.columnHandle(RESOLUTION_COLUMNS.get(index));
             int channel = read.indexOf(column);
-            if (channel < 0) {
+            if (channel < 0 && resolutionColumns.contains(column.column())) {
                 channel = read.size();
                 read.add(column);
             }
             resolutionChannels[index] = channel;
         }
-        return new Layout(ImmutableList.copyOf(read), columns.size(), resolutionChannels);
+        return new Layout(ImmutableList.copyOf(read), columns.size(), resolutionChannels, inVersionOrder);
     }
 
     /**
@@ -98,9 +116,12 @@ public record VersionResolution(boolean resolve, Optional<Long> knownAtEpochMicr
      *
      * @param columns what the tier reads: the query's columns first, then the ones resolution adds
      * @param outputChannels how many leading channels the query asked for
-     * @param resolutionChannels the channels of malo_id, obis_code, "from", version, version_scope, recorded_at
+     * @param resolutionChannels the channels of malo_id, obis_code, "from", version, version_scope, recorded_at; -1 for
+     * version and recorded_at when they are not read
+     * @param inVersionOrder the tier returns each key's versions in ascending version order and none recorded after the
+     * AS OF instant, so a later row of a key's scope beats an earlier one
      */
-    public record Layout(List<MeterstoreColumnHandle> columns, int outputChannels, int[] resolutionChannels)
+    public record Layout(List<MeterstoreColumnHandle> columns, int outputChannels, int[] resolutionChannels, boolean inVersionOrder)
     {
         public Layout
         {

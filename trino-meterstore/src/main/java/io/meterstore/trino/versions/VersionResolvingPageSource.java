@@ -107,9 +107,10 @@ public final class VersionResolvingPageSource
         Block maloIds = page.getBlock(layout.maloId());
         Block obisCodes = page.getBlock(layout.obisCode());
         Block froms = page.getBlock(layout.from());
-        Block versions = page.getBlock(layout.version());
         Block scopes = page.getBlock(layout.versionScope());
-        Block recordedAts = page.getBlock(layout.recordedAt());
+        // a tier in version order has neither read: its rows are already known at the AS OF instant, and arrive in order
+        Optional<Block> versions = layout.inVersionOrder() ? Optional.empty() : Optional.of(page.getBlock(layout.version()));
+        Optional<Block> recordedAts = layout.inVersionOrder() ? Optional.empty() : Optional.of(page.getBlock(layout.recordedAt()));
         Page output = page.getColumns(outputChannels);
 
         int[] selected = new int[page.getPositionCount()];
@@ -117,7 +118,7 @@ public final class VersionResolvingPageSource
         // the first row of the key being read while it is in this page; -1 while the key came over from the last page
         int runStart = -1;
         for (int position = 0; position < page.getPositionCount(); position++) {
-            long recordedAt = epochMicros(recordedAts, position);
+            long recordedAt = recordedAts.isEmpty() ? Long.MIN_VALUE : epochMicros(recordedAts.get(), position);
             if (recordedAt > knownAtEpochMicros) {
                 // not yet known at the AS OF instant: it neither shows nor hides an older version
                 continue;
@@ -150,20 +151,27 @@ public final class VersionResolvingPageSource
         emit(output, selected, count);
     }
 
-    /** Offers the version at {@code position} to the key being read: it wins its version scope if it beats the best so far. */
-    private void offer(Block scopes, Block versions, int position, long recordedAt)
+    /**
+     * Offers the version at {@code position} to the key being read: it wins its version scope if it beats the best so far,
+     * or, without {@code versions} (a tier in version order), if it comes later.
+     */
+    private void offer(Block scopes, Optional<Block> versions, int position, long recordedAt)
     {
-        Int128ArrayBlock versionValues = (Int128ArrayBlock) versions.getUnderlyingValueBlock();
-        int versionPosition = versions.getUnderlyingValuePosition(position);
-        long versionHigh = versionValues.getInt128High(versionPosition);
-        long versionLow = versionValues.getInt128Low(versionPosition);
+        long versionHigh = 0;
+        long versionLow = 0;
+        if (versions.isPresent()) {
+            Int128ArrayBlock versionValues = (Int128ArrayBlock) versions.get().getUnderlyingValueBlock();
+            int versionPosition = versions.get().getUnderlyingValuePosition(position);
+            versionHigh = versionValues.getInt128High(versionPosition);
+            versionLow = versionValues.getInt128Low(versionPosition);
+        }
         for (int index = 0; index < runCandidates.size(); index++) {
             Candidate best = runCandidates.get(index);
             boolean sameScope = best.row().isEmpty()
                     ? sameValue(scopes, position, best.position())
                     : equalsValue(scopes, position, best.scope());
             if (sameScope) {
-                if (ResolutionRule.compare(versionHigh, versionLow, recordedAt, best.versionHigh(), best.versionLow(), best.recordedAtEpochMicros()) > 0) {
+                if (versions.isEmpty() || ResolutionRule.compare(versionHigh, versionLow, recordedAt, best.versionHigh(), best.versionLow(), best.recordedAtEpochMicros()) > 0) {
                     runCandidates.set(index, new Candidate(null, versionHigh, versionLow, recordedAt, position, Optional.empty()));
                 }
                 return;

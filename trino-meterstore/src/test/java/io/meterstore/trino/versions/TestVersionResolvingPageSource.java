@@ -71,7 +71,27 @@ final class TestVersionResolvingPageSource
         assertThat(values(pages, new VersionResolution(true, Optional.empty()))).containsExactlyInAnyOrder(11L, 12L, 21L);
     }
 
+    @Test
+    void testInVersionOrderTheLastVersionOfEachScopeWins()
+    {
+        // as a hot partition arrives in primary-key order: version and recorded_at are not read, a later row is a higher version
+        VersionResolution.Layout ordered = VersionResolution.NONE.layoutInVersionOrder(ImmutableList.of(MeterstoreTypes.columnHandle(ReadingsColumn.VALUE)));
+        assertThat(ordered.columns()).extracting(MeterstoreColumnHandle::column).doesNotContain(ReadingsColumn.VERSION, ReadingsColumn.RECORDED_AT);
+        List<Page> pages = ImmutableList.of(
+                page(ordered, row("41373559241", 0, 1, SCOPE, 0, 10), row("41373559241", 0, 2, "9900000000010:2026-03", 0, 11)),
+                // the key's last version, in the next page, wins its scope; the other scope keeps its one version
+                page(ordered, row("41373559241", 0, 3, SCOPE, 0, 12), row("41373559241", 15, 1, SCOPE, 0, 20)),
+                page(ordered, row("41373559241", 15, 2, SCOPE, 0, 21)),
+                page(ordered, row("52891047363", 15, 1, SCOPE, 0, 30)));
+        assertThat(values(pages, new VersionResolution(true, Optional.empty()), ordered)).containsExactlyInAnyOrder(11L, 12L, 21L, 30L);
+    }
+
     private List<Long> values(List<Page> pages, VersionResolution resolution)
+    {
+        return values(pages, resolution, layout);
+    }
+
+    private static List<Long> values(List<Page> pages, VersionResolution resolution, VersionResolution.Layout layout)
     {
         List<Long> values = new ArrayList<>();
         try (ConnectorPageSource source = new VersionResolvingPageSource(new FixedPageSource(pages), resolution, layout)) {
@@ -102,6 +122,11 @@ final class TestVersionResolvingPageSource
 
     private Page page(Row... rows)
     {
+        return page(layout, rows);
+    }
+
+    private static Page page(VersionResolution.Layout layout, Row... rows)
+    {
         PageBuilder builder = new PageBuilder(layout.columns().stream().map(MeterstoreColumnHandle::type).toList());
         for (Row row : rows) {
             builder.declarePosition();
@@ -109,9 +134,11 @@ final class TestVersionResolvingPageSource
             VARCHAR.writeSlice(builder.getBlockBuilder(layout.maloId()), utf8Slice(row.maloId()));
             VARCHAR.writeSlice(builder.getBlockBuilder(layout.obisCode()), utf8Slice("1-1:1.29.0"));
             MeterstoreTypes.TIMESTAMP_TZ_MICROS.writeObject(builder.getBlockBuilder(layout.from()), MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(FROM.plusSeconds(60L * row.minute()))));
-            MeterstoreTypes.VERSION.writeObject(builder.getBlockBuilder(layout.version()), Int128.valueOf(row.version()));
             VARCHAR.writeSlice(builder.getBlockBuilder(layout.versionScope()), utf8Slice(row.scope()));
-            MeterstoreTypes.TIMESTAMP_TZ_MICROS.writeObject(builder.getBlockBuilder(layout.recordedAt()), MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(RECORDED.plusSeconds(86_400L * row.recordedDaysLater()))));
+            if (!layout.inVersionOrder()) {
+                MeterstoreTypes.VERSION.writeObject(builder.getBlockBuilder(layout.version()), Int128.valueOf(row.version()));
+                MeterstoreTypes.TIMESTAMP_TZ_MICROS.writeObject(builder.getBlockBuilder(layout.recordedAt()), MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(RECORDED.plusSeconds(86_400L * row.recordedDaysLater()))));
+            }
         }
         return builder.build();
     }
