@@ -213,11 +213,13 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
         if (!missed.isEmpty()) {
             out.append("### Targets missed\n\n");
             for (BenchmarkResult result : missed) {
+                // a row's note analyses a measured miss; under a failure it would describe figures this run never measured
                 out.append("- **%s** (%s): %s\n".formatted(
                         result.id(),
                         verdict(result),
-                        result.error().map(error -> "failed: `" + error.replace('`', '\'') + "`. ").orElse("")
-                                + notes.getOrDefault(result.id(), "not analysed yet.")));
+                        result.error()
+                                .map(error -> "failed: `" + error.replace('`', '\'') + "`.")
+                                .orElseGet(() -> notes.getOrDefault(result.id(), "not analysed yet."))));
             }
             out.append('\n');
         }

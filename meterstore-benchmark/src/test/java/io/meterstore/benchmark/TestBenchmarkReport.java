@@ -130,6 +130,21 @@ final class TestBenchmarkReport
     }
 
     @Test
+    void testFailedRowShowsItsErrorAndNotItsNote()
+    {
+        BenchmarkResult failed = BenchmarkResult.failed("D1", "dashboards", "8 clients", "1 client", Unit.SECONDS, Target.atMost(3.0),
+                new IllegalStateException("Query exceeded per-node memory limit of 5GB\nmore"));
+        BenchmarkResult missed = result("Q3", 9.0, 1.0, Comparison.SAME_RESULT);
+        BenchmarkReport report = new BenchmarkReport(new Run(300, 20), ENVIRONMENT, List.of("dataset"), List.of(failed, missed),
+                Map.of("D1", "No errors and no wrong answers.", "Q3", "the hot scan is single-threaded."));
+        // the note analyses a measured miss: under a failure it would claim what the run never showed
+        assertThat(report.section())
+                .contains("- **D1** (**failed**): failed: `Query exceeded per-node memory limit of 5GB`.\n")
+                .doesNotContain("No errors and no wrong answers")
+                .contains("- **Q3** (**missed**): the hot scan is single-threaded.\n");
+    }
+
+    @Test
     void testEachDatasetSizeKeepsItsSection()
     {
         // a file written before runs were kept by size: its dataset line names the size
