@@ -1,8 +1,10 @@
 package io.meterstore.trino.base;
 
+import com.google.common.annotations.VisibleForTesting;
 import com.google.inject.Inject;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.metrics.IMetricsTracker;
 import io.meterstore.core.TiersConfig;
 import io.trino.spi.TrinoException;
 import jakarta.annotation.PreDestroy;
@@ -13,12 +15,14 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 import static io.airlift.concurrent.Threads.daemonThreadsNamed;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
 import static java.util.Objects.requireNonNull;
 import static java.util.concurrent.TimeUnit.MINUTES;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
 import static java.util.concurrent.TimeUnit.SECONDS;
 
 /**
@@ -28,14 +32,17 @@ import static java.util.concurrent.TimeUnit.SECONDS;
  * <p>
  * Page sources take theirs with {@link #connectionAsync}: a driver waiting for a connection yields its thread instead
  * of blocking it, because the splits that hold the pool's connections need those threads to finish and give them back.
+ * A borrower waits as long as the pool keeps giving connections back (a busy node queues its splits, it does not fail
+ * them), and fails once none came back for {@value #STALLED_SECONDS} seconds: then the holders wait for something
+ * that waits for the pool, and waiting longer helps nobody.
  * Nothing that keeps a connection beyond its statement's end may use the pool: a session advisory lock (the archiver's
  * lease) would move to whoever borrows the connection next.
  */
 public final class PostgresConnectionPool
         implements AutoCloseable
 {
-    // how long a borrower waits for a free connection
-    private static final long CONNECTION_WAIT_SECONDS = 30;
+    // how long a borrower waits while no connection is given back to the pool
+    private static final long STALLED_SECONDS = 30;
     // one wait of the pool: a connection it fails to open within it means PostgreSQL is unreachable, and a query fails that soon
     private static final long ATTEMPT_SECONDS = 2;
     // SQLSTATEs of a connection PostgreSQL closed: a shutdown or restart, a crash, a terminated backend (class 08 too)
@@ -45,11 +52,21 @@ public final class PostgresConnectionPool
     private final HikariDataSource dataSource;
     private final ThreadPoolExecutor waiters;
     private final int maxConnections;
+    private final long stalledNanos;
+    // System.nanoTime() when a connection was last given back to the pool
+    private final AtomicLong lastGivenBack = new AtomicLong(System.nanoTime());
 
     @Inject
     public PostgresConnectionPool(TiersConfig config, MeterstoreConfig connectorConfig)
     {
+        this(config, connectorConfig, SECONDS.toNanos(STALLED_SECONDS));
+    }
+
+    @VisibleForTesting
+    PostgresConnectionPool(TiersConfig config, MeterstoreConfig connectorConfig, long stalledNanos)
+    {
         requireNonNull(config, "config is null");
+        this.stalledNanos = stalledNanos;
         this.maxConnections = connectorConfig.getPostgresqlMaxConnections();
         HikariConfig hikari = new HikariConfig();
         hikari.setPoolName("meterstore-postgresql");
@@ -63,6 +80,15 @@ public final class PostgresConnectionPool
         // a database that is down fails the query that needs it, not the server start
         hikari.setInitializationFailTimeout(-1);
         hikari.setConnectionTimeout(SECONDS.toMillis(ATTEMPT_SECONDS));
+        // the pool reports each connection given back with the time it was in use
+        hikari.setMetricsTrackerFactory((_, _) -> new IMetricsTracker()
+        {
+            @Override
+            public void recordConnectionUsageMillis(long elapsedBorrowedMillis)
+            {
+                lastGivenBack.set(System.nanoTime());
+            }
+        });
         this.dataSource = new HikariDataSource(hikari);
         this.waiters = new ThreadPoolExecutor(maxConnections, maxConnections, 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-%s"));
         waiters.allowCoreThreadTimeOut(true);
@@ -76,7 +102,7 @@ public final class PostgresConnectionPool
     /** A connection of the pool, waiting for one to be free; closing it gives it back. */
     public Connection connection()
     {
-        long deadline = System.nanoTime() + SECONDS.toNanos(CONNECTION_WAIT_SECONDS);
+        long waitingSince = System.nanoTime();
         while (true) {
             try {
                 return dataSource.getConnection();
@@ -87,9 +113,10 @@ public final class PostgresConnectionPool
                     throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot connect to PostgreSQL at '%s' as '%s': %s; check meterstore.postgresql.* and that the server is reachable"
                             .formatted(dataSource.getJdbcUrl(), dataSource.getUsername(), e.getCause().getMessage()), e);
                 }
-                if (System.nanoTime() - deadline >= 0) {
-                    throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "All %s PostgreSQL connections of this node stayed busy for %ss: raise meterstore.postgresql.max-connections, or run fewer queries at once"
-                            .formatted(maxConnections, CONNECTION_WAIT_SECONDS), e);
+                long progress = Math.max(waitingSince, lastGivenBack.get());
+                if (System.nanoTime() - progress >= stalledNanos) {
+                    throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "All %s PostgreSQL connections of this node stayed busy, none given back for %ss: raise meterstore.postgresql.max-connections, or run fewer queries at once"
+                            .formatted(maxConnections, NANOSECONDS.toSeconds(stalledNanos)), e);
                 }
             }
         }
@@ -154,6 +181,7 @@ public final class PostgresConnectionPool
     public void discard(Connection connection)
     {
         dataSource.evictConnection(connection);
+        lastGivenBack.set(System.nanoTime());
     }
 
     private static void closeQuietly(Connection connection)

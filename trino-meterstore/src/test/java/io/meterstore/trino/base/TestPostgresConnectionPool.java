@@ -1,0 +1,80 @@
+package io.meterstore.trino.base;
+
+import io.meterstore.core.TiersConfig;
+import io.meterstore.testing.TestingDatabase;
+import io.meterstore.testing.TestingPostgresServer;
+import io.trino.spi.TrinoException;
+import org.junit.jupiter.api.Test;
+
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * A borrower of the pool waits as long as connections keep coming back, however long its turn takes, and fails with
+ * the setting to raise once none came back for the stall limit (1 s here, 30 s in a server).
+ */
+final class TestPostgresConnectionPool
+{
+    private static final long STALLED_NANOS = SECONDS.toNanos(1);
+    private static final int BORROWERS = 6;
+    private static final long HOLD_MILLIS = 400;
+
+    @Test
+    void testBorrowersQueueBeyondTheStallLimitWhileConnectionsComeBack()
+            throws Exception
+    {
+        // six borrowers of one connection, each keeping it 0.4 s: the last waits about 2 s, twice the stall limit
+        try (PostgresConnectionPool pool = pool("pool_queue", 1);
+                ExecutorService borrowers = Executors.newFixedThreadPool(BORROWERS)) {
+            List<CompletableFuture<Void>> borrowed = new ArrayList<>();
+            long start = System.nanoTime();
+            for (int i = 0; i < BORROWERS; i++) {
+                borrowed.add(CompletableFuture.runAsync(() -> {
+                    try (Connection _ = pool.connection()) {
+                        MILLISECONDS.sleep(HOLD_MILLIS);
+                    }
+                    catch (Exception e) {
+                        throw new RuntimeException(e);
+                    }
+                }, borrowers));
+            }
+            CompletableFuture.allOf(borrowed.toArray(CompletableFuture[]::new)).get();
+            assertThat(System.nanoTime() - start).isGreaterThan(STALLED_NANOS);
+        }
+    }
+
+    @Test
+    void testBorrowerFailsWhenNoConnectionComesBack()
+            throws Exception
+    {
+        try (PostgresConnectionPool pool = pool("pool_stalled", 1)) {
+            try (Connection _ = pool.connection()) {
+                assertThatThrownBy(pool::connection)
+                        .isInstanceOf(TrinoException.class)
+                        .hasMessage("All 1 PostgreSQL connections of this node stayed busy, none given back for 1s: raise meterstore.postgresql.max-connections, or run fewer queries at once");
+            }
+            // given back: the next borrower has it at once
+            try (Connection connection = pool.connection()) {
+                assertThat(connection.isValid(1)).isTrue();
+            }
+        }
+    }
+
+    private static PostgresConnectionPool pool(String name, int maxConnections)
+    {
+        TestingDatabase database = TestingPostgresServer.shared().createDatabase(name);
+        TiersConfig config = new TiersConfig()
+                .setPostgresqlUrl(database.jdbcUrl())
+                .setPostgresqlUser(database.user());
+        return new PostgresConnectionPool(config, new MeterstoreConfig().setPostgresqlMaxConnections(maxConnections), STALLED_NANOS);
+    }
+}
