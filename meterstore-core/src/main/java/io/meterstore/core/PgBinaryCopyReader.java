@@ -180,6 +180,15 @@ public final class PgBinaryCopyReader
         return numeric.negative() ? -unscaled : unscaled;
     }
 
+    /**
+     * Whether {@link #numericUnscaled} holds this numeric field at {@code scale} for certain: its integer digits and the
+     * scale come to at most 18 digits, so the unscaled value is below 10^18 (a version taken from epoch microseconds has 16).
+     */
+    public boolean numericFitsLong(int field, int scale)
+    {
+        return 4 * (numeric(field).weight() + 1) + scale <= 18;
+    }
+
     /** A numeric field as the unscaled value at {@code scale}, exactly, of any size. */
     public BigInteger numericUnscaledBig(int field, int scale)
     {

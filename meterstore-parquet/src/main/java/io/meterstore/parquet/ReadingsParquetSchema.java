@@ -1,10 +1,12 @@
 package io.meterstore.parquet;
 
 import com.google.common.collect.ImmutableMap;
+import io.meterstore.core.PgBinaryCopyReader;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.ReadingsColumn.ColumnKind;
 import io.trino.spi.type.DateType;
 import io.trino.spi.type.DecimalType;
+import io.trino.spi.type.Int128;
 import io.trino.spi.type.TimestampWithTimeZoneType;
 import io.trino.spi.type.Type;
 import io.trino.spi.type.VarcharType;
@@ -33,6 +35,15 @@ public final class ReadingsParquetSchema
     private static final String MESSAGE_NAME = "table";
 
     private ReadingsParquetSchema() {}
+
+    /** A version field of PostgreSQL's binary COPY as {@link #VERSION}'s value, through a long where one holds it. */
+    public static Int128 version(PgBinaryCopyReader row, int field)
+    {
+        if (row.numericFitsLong(field, VERSION.getScale())) {
+            return Int128.valueOf(row.numericUnscaled(field, VERSION.getScale()));
+        }
+        return Int128.valueOf(row.numericUnscaledBig(field, VERSION.getScale()));
+    }
 
     public static Type trinoType(ColumnKind kind)
     {

@@ -81,6 +81,26 @@ final class TestPgBinaryCopyReader
     }
 
     @Test
+    void testNumericFitsLongOnlyWhereALongHoldsTheUnscaledValue()
+            throws Exception
+    {
+        // a version from epoch microseconds (16 digits) takes the long path; 17 digits and more take BigInteger's
+        List<String> numerics = List.of("0", "-1234", "1764547200000000", "9999999999999999", "10000000000000000", "9223372036854775807", "99999999999999999999");
+        List<Boolean> fits = List.of(true, true, true, true, false, false, false);
+        PgBinaryCopyReader reader = reader(copy("SELECT n::numeric(20,0) FROM unnest(ARRAY[%s]) WITH ORDINALITY AS t(n, i) ORDER BY i".formatted(quoted(numerics))));
+        for (int index = 0; index < numerics.size(); index++) {
+            assertThat(reader.nextRow()).isTrue();
+            BigInteger expected = new BigInteger(numerics.get(index));
+            assertThat(reader.numericFitsLong(0, 0)).as(numerics.get(index)).isEqualTo(fits.get(index));
+            if (fits.get(index)) {
+                assertThat(reader.numericUnscaled(0, 0)).isEqualTo(expected.longValueExact());
+            }
+            assertThat(reader.numericUnscaledBig(0, 0)).isEqualTo(expected);
+        }
+        assertThat(reader.nextRow()).isFalse();
+    }
+
+    @Test
     void testParametersAreBoundValuesReadOncePerStatement()
             throws Exception
     {

@@ -10,7 +10,6 @@ import io.meterstore.parquet.ReadingsParquetSchema;
 import io.trino.spi.Page;
 import io.trino.spi.block.Block;
 import io.trino.spi.block.BlockBuilder;
-import io.trino.spi.type.Int128;
 import io.trino.spi.type.LongTimestampWithTimeZone;
 import io.trino.spi.type.Type;
 
@@ -176,7 +175,7 @@ final class HotPartitionReader
                     TIMESTAMP_TZ_MICROS.writeObject(builder, LongTimestampWithTimeZone.fromEpochMillisAndFraction(floorDiv(micros, 1000), floorMod(micros, 1000) * 1_000_000, UTC_KEY));
                 }
                 case QUANTITY -> QUANTITY.writeLong(builder, row.numericUnscaled(channel, QUANTITY.getScale()));
-                case VERSION -> VERSION.writeObject(builder, Int128.valueOf(row.numericUnscaledBig(channel, 0)));
+                case VERSION -> VERSION.writeObject(builder, ReadingsParquetSchema.version(row, channel));
                 case DATE -> DATE.writeLong(builder, row.epochDay(channel));
             }
         }

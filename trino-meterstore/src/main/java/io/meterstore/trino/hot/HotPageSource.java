@@ -9,6 +9,7 @@ import io.meterstore.core.PgBinaryCopy;
 import io.meterstore.core.PgBinaryCopyReader;
 import io.meterstore.core.Sql;
 import io.meterstore.core.Tier;
+import io.meterstore.parquet.ReadingsParquetSchema;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.base.MeterstoreTypes;
@@ -23,7 +24,6 @@ import io.trino.spi.connector.SourcePage;
 import io.trino.spi.metrics.Metrics;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.TupleDomain;
-import io.trino.spi.type.Int128;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -219,7 +219,7 @@ public final class HotPageSource
             case STRING -> VARCHAR.writeSlice(builder, Slices.wrappedBuffer(row.buffer(), row.offset(field), row.length(field)));
             case TIMESTAMP_TZ -> MeterstoreTypes.TIMESTAMP_TZ_MICROS.writeObject(builder, MeterstoreTypes.toTimestamp(row.timestampMicros(field)));
             case QUANTITY -> MeterstoreTypes.QUANTITY.writeLong(builder, row.numericUnscaled(field, MeterstoreTypes.QUANTITY.getScale()));
-            case VERSION -> MeterstoreTypes.VERSION.writeObject(builder, Int128.valueOf(row.numericUnscaledBig(field, 0)));
+            case VERSION -> MeterstoreTypes.VERSION.writeObject(builder, ReadingsParquetSchema.version(row, field));
             case DATE -> DATE.writeLong(builder, row.epochDay(field));
         }
     }
