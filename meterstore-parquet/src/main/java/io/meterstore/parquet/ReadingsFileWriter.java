@@ -8,6 +8,10 @@ import io.airlift.log.Logger;
 import io.airlift.units.DataSize;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.ReadingsColumn;
+import io.trino.parquet.ParquetDataSourceId;
+import io.trino.parquet.metadata.BlockMetadata;
+import io.trino.parquet.metadata.ColumnChunkMetadata;
+import io.trino.parquet.metadata.ParquetMetadata;
 import io.trino.parquet.writer.ParquetWriter;
 import io.trino.parquet.writer.ParquetWriterOptions;
 import io.trino.spi.Page;
@@ -22,17 +26,24 @@ import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.SortOrder;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.types.Comparators;
 import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Types;
 import org.apache.iceberg.util.UnicodeUtil;
+import org.apache.parquet.column.statistics.Statistics;
 import org.apache.parquet.format.ColumnChunk;
 import org.apache.parquet.format.ColumnMetaData;
 import org.apache.parquet.format.CompressionCodec;
 import org.apache.parquet.format.FileMetaData;
 import org.apache.parquet.format.RowGroup;
+import org.apache.parquet.io.api.Binary;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.nio.ByteBuffer;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -60,7 +71,6 @@ final class ReadingsFileWriter
     private final CountingOutputStream output;
     private final SortingColumnsFooter footer;
     private final ParquetWriter writer;
-    private final List<ColumnStatistics> statistics;
     private final SortOrderCheck sortOrder = new SortOrderCheck();
     private long rows;
     private boolean closed;
@@ -92,7 +102,6 @@ final class ReadingsFileWriter
             table.io().deleteFile(location);
             throw e;
         }
-        this.statistics = ReadingsParquetSchema.COLUMNS.stream().map(ColumnStatistics::create).toList();
     }
 
     String location()
@@ -115,10 +124,7 @@ final class ReadingsFileWriter
             throws IOException
     {
         checkState(!closed, "writer is closed");
-        checkArgument(page.getChannelCount() == statistics.size(), "page has %s channels, expected %s", page.getChannelCount(), statistics.size());
-        for (int channel = 0; channel < page.getChannelCount(); channel++) {
-            statistics.get(channel).add(page.getBlock(channel));
-        }
+        checkArgument(page.getChannelCount() == ReadingsParquetSchema.COLUMNS.size(), "page has %s channels, expected %s", page.getChannelCount(), ReadingsParquetSchema.COLUMNS.size());
         sortOrder.add(page);
         writer.write(page);
         rows += page.getPositionCount();
@@ -195,42 +201,70 @@ final class ReadingsFileWriter
         }
     }
 
+    /**
+     * The file's Iceberg metrics from the footer the Parquet writer has just written, as Trino's Iceberg connector takes
+     * them: the writer computes every column chunk's null count and bounds anyway, so they are not computed twice. A
+     * column some row group has no statistics for (a value too long for them) gets neither null count nor bounds, which
+     * readers take as unknown: never a bound that does not hold.
+     */
     private Metrics metrics(FileMetaData footer)
+            throws IOException
     {
+        List<BlockMetadata> rowGroups = new ParquetMetadata(footer, new ParquetDataSourceId(location), Optional.empty()).getBlocks();
         MetricsConfig metricsConfig = MetricsConfig.forTable(table);
         Map<Integer, Long> columnSizes = new HashMap<>();
         Map<Integer, Long> valueCounts = new HashMap<>();
         Map<Integer, Long> nullCounts = new HashMap<>();
         Map<Integer, ByteBuffer> lowerBounds = new HashMap<>();
         Map<Integer, ByteBuffer> upperBounds = new HashMap<>();
-        for (int index = 0; index < statistics.size(); index++) {
-            ColumnStatistics column = statistics.get(index);
-            ReadingsColumn readingsColumn = column.column();
-            int fieldId = readingsColumn.fieldId();
-            MetricsMode mode = metricsConfig.columnMode(readingsColumn.columnName());
+        for (int index = 0; index < ReadingsParquetSchema.COLUMNS.size(); index++) {
+            ReadingsColumn column = ReadingsParquetSchema.COLUMNS.get(index);
+            int fieldId = column.fieldId();
+            MetricsMode mode = metricsConfig.columnMode(column.columnName());
             if (mode instanceof MetricsModes.None) {
                 continue;
             }
+            Comparator<Object> order = Comparators.forType(column.icebergType().asPrimitiveType());
             long size = 0;
-            for (RowGroup rowGroup : footer.getRow_groups()) {
-                size += rowGroup.getColumns().get(index).getMeta_data().getTotal_compressed_size();
+            long nulls = 0;
+            boolean complete = true;
+            Object lower = null;
+            Object upper = null;
+            for (BlockMetadata rowGroup : rowGroups) {
+                ColumnChunkMetadata chunk = rowGroup.columns().get(index);
+                size += chunk.getTotalSize();
+                Statistics<?> statistics = chunk.getStatistics();
+                if (statistics == null || statistics.isEmpty()) {
+                    complete = false;
+                    continue;
+                }
+                nulls += statistics.getNumNulls();
+                if (statistics.hasNonNullValue()) {
+                    Object min = icebergValue(column, statistics.genericGetMin());
+                    Object max = icebergValue(column, statistics.genericGetMax());
+                    lower = lower == null || order.compare(min, lower) < 0 ? min : lower;
+                    upper = upper == null || order.compare(max, upper) > 0 ? max : upper;
+                }
             }
             columnSizes.put(fieldId, size);
             // Iceberg's value count includes nulls
             valueCounts.put(fieldId, rows);
-            nullCounts.put(fieldId, column.nullCount());
-            if (mode instanceof MetricsModes.Counts) {
+            if (!complete) {
                 continue;
             }
-            Optional<Object> lower = column.lowerBound();
-            Optional<Object> upper = column.upperBound();
-            if (mode instanceof MetricsModes.Truncate truncate && readingsColumn.kind() == ReadingsColumn.ColumnKind.STRING) {
-                // a truncated lower bound is a prefix; a truncated upper bound is incremented, or absent when it cannot be
-                lower = lower.map(value -> UnicodeUtil.truncateStringMin((String) value, truncate.length()));
-                upper = upper.flatMap(value -> Optional.ofNullable(UnicodeUtil.truncateStringMax((String) value, truncate.length())));
+            nullCounts.put(fieldId, nulls);
+            if (mode instanceof MetricsModes.Counts || lower == null) {
+                continue;
             }
-            lower.ifPresent(value -> lowerBounds.put(fieldId, Conversions.toByteBuffer(readingsColumn.icebergType(), value)));
-            upper.ifPresent(value -> upperBounds.put(fieldId, Conversions.toByteBuffer(readingsColumn.icebergType(), value)));
+            if (mode instanceof MetricsModes.Truncate truncate && column.kind() == ReadingsColumn.ColumnKind.STRING) {
+                // a truncated lower bound is a prefix; a truncated upper bound is incremented, or absent when it cannot be
+                lower = UnicodeUtil.truncateStringMin((String) lower, truncate.length());
+                upper = UnicodeUtil.truncateStringMax((String) upper, truncate.length());
+            }
+            lowerBounds.put(fieldId, Conversions.toByteBuffer(column.icebergType(), lower));
+            if (upper != null) {
+                upperBounds.put(fieldId, Conversions.toByteBuffer(column.icebergType(), upper));
+            }
         }
         return new Metrics(
                 rows,
@@ -240,6 +274,22 @@ final class ReadingsFileWriter
                 ImmutableMap.of(),
                 ImmutableMap.copyOf(lowerBounds),
                 ImmutableMap.copyOf(upperBounds));
+    }
+
+    /**
+     * A Parquet statistic as the Java type Iceberg's {@code Conversions} expects: a String for strings, micros as Long for
+     * timestamptz, Integer days for date, a BigDecimal for decimals (INT32, INT64 or a big-endian FIXED_LEN_BYTE_ARRAY).
+     */
+    private static Object icebergValue(ReadingsColumn column, Object value)
+    {
+        return switch (column.kind()) {
+            case STRING -> ((Binary) value).toStringUsingUTF8();
+            case TIMESTAMP_TZ -> (Long) value;
+            case DATE -> (Integer) value;
+            case QUANTITY, VERSION -> new BigDecimal(
+                    value instanceof Binary binary ? new BigInteger(binary.getBytes()) : BigInteger.valueOf(((Number) value).longValue()),
+                    ((Types.DecimalType) column.icebergType()).scale());
+        };
     }
 
     /** Where a row group starts: its first column chunk's dictionary page, or its first data page. */
