@@ -181,8 +181,10 @@ public final class PgBinaryCopyReader
     }
 
     /**
-     * Whether {@link #numericUnscaled} holds this numeric field at {@code scale} for certain: its integer digits and the
-     * scale come to at most 18 digits, so the unscaled value is below 10^18 (a version taken from epoch microseconds has 16).
+     * Whether {@link #numericUnscaled} holds this numeric field at {@code scale} for certain: its integer digit groups
+     * (four decimal digits each) and the scale come to at most 18 digits, so the unscaled value is below 10^18. At scale 0
+     * that is every whole number of up to 16 digits, as a version taken from epoch microseconds; longer ones are left to
+     * {@link #numericUnscaledBig} even where a long would hold them.
      */
     public boolean numericFitsLong(int field, int scale)
     {
