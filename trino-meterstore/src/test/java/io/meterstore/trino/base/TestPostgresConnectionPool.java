@@ -20,19 +20,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A borrower of the pool waits as long as connections keep coming back, however long its turn takes, and fails with
- * the setting to raise once none came back for the stall limit (1 s here, 30 s in a server).
+ * the setting to raise once none came back for the stall limit (2 s here, 30 s in a server).
  */
 final class TestPostgresConnectionPool
 {
-    private static final long STALLED_NANOS = SECONDS.toNanos(1);
-    private static final int BORROWERS = 6;
+    private static final long STALLED_NANOS = SECONDS.toNanos(2);
+    private static final int BORROWERS = 8;
     private static final long HOLD_MILLIS = 400;
 
     @Test
     void testBorrowersQueueBeyondTheStallLimitWhileConnectionsComeBack()
             throws Exception
     {
-        // six borrowers of one connection, each keeping it 0.4 s: the last waits about 2 s, twice the stall limit
+        // eight borrowers of one connection, each keeping it 0.4 s: the last waits about 2.8 s, beyond the stall limit
         try (PostgresConnectionPool pool = pool("pool_queue", 1);
                 ExecutorService borrowers = Executors.newFixedThreadPool(BORROWERS)) {
             List<CompletableFuture<Void>> borrowed = new ArrayList<>();
@@ -60,7 +60,7 @@ final class TestPostgresConnectionPool
             try (Connection _ = pool.connection()) {
                 assertThatThrownBy(pool::connection)
                         .isInstanceOf(TrinoException.class)
-                        .hasMessage("All 1 PostgreSQL connections of this node stayed busy, none given back for 1s: raise meterstore.postgresql.max-connections, or run fewer queries at once");
+                        .hasMessage("All 1 PostgreSQL connections of this node stayed busy, none given back for 2s: raise meterstore.postgresql.max-connections, or run fewer queries at once");
             }
             // given back: the next borrower has it at once
             try (Connection connection = pool.connection()) {
