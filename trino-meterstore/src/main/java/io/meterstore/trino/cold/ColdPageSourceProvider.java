@@ -11,6 +11,7 @@ import io.trino.filesystem.TrinoInputFile;
 import io.trino.parquet.Column;
 import io.trino.parquet.Field;
 import io.trino.parquet.ParquetCorruptionException;
+import io.trino.memory.context.AggregatedMemoryContext;
 import io.trino.parquet.ParquetDataSource;
 import io.trino.parquet.ParquetDataSourceId;
 import io.trino.parquet.ParquetReaderOptions;
@@ -149,9 +150,11 @@ public final class ColdPageSourceProvider
         Optional<PositionDeleteIndex> deletes = split.deletes().isEmpty()
                 ? Optional.empty()
                 : Optional.of(PositionDeletes.load(fileSystemFactory.create(session), options, split.path(), split.deletes()));
-        ParquetDataSource dataSource = openDataSource(session, split);
+        // the reader's buffers and a small file read whole count in one memory context, the page source's
+        AggregatedMemoryContext memoryContext = newSimpleAggregatedMemoryContext();
+        ParquetDataSource dataSource = openDataSource(session, split, memoryContext);
         try {
-            return createPageSource(dataSource, split, columns, predicate, deletes, readOptions);
+            return createPageSource(dataSource, memoryContext, split, columns, predicate, deletes, readOptions);
         }
         catch (IOException | RuntimeException e) {
             try {
@@ -164,11 +167,11 @@ public final class ColdPageSourceProvider
         }
     }
 
-    private ParquetDataSource openDataSource(ConnectorSession session, ColdSplit split)
+    private ParquetDataSource openDataSource(ConnectorSession session, ColdSplit split, AggregatedMemoryContext memoryContext)
     {
         TrinoInputFile inputFile = fileSystemFactory.create(session).newInputFile(Location.of(split.path()), split.fileSize());
         try {
-            return new ColdParquetDataSource(inputFile, split.fileSize(), options);
+            return ColdParquetDataSource.forScan(inputFile, split.fileSize(), options, memoryContext);
         }
         catch (IOException | RuntimeException e) {
             throw openFailure(session, split, e);
@@ -177,6 +180,7 @@ public final class ColdPageSourceProvider
 
     private ConnectorPageSource createPageSource(
             ParquetDataSource dataSource,
+            AggregatedMemoryContext memoryContext,
             ColdSplit split,
             List<MeterstoreColumnHandle> columns,
             TupleDomain<MeterstoreColumnHandle> predicate,
@@ -251,7 +255,7 @@ public final class ColdPageSourceProvider
                 rowGroups,
                 dataSource,
                 UTC,
-                newSimpleAggregatedMemoryContext(),
+                memoryContext,
                 readerOptions,
                 exception -> ColdPageSource.translate(dataSourceId, exception),
                 Optional.of(parquetPredicate),

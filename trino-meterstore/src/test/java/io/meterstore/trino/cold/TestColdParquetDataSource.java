@@ -6,6 +6,7 @@ import io.trino.filesystem.TrinoInput;
 import io.trino.filesystem.TrinoInputFile;
 import io.trino.filesystem.TrinoInputStream;
 import io.trino.filesystem.local.LocalFileSystem;
+import io.trino.memory.context.AggregatedMemoryContext;
 import io.trino.parquet.ParquetCorruptionException;
 import io.trino.parquet.ParquetReaderOptions;
 import org.junit.jupiter.api.Test;
@@ -19,12 +20,14 @@ import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static io.trino.memory.context.AggregatedMemoryContext.newSimpleAggregatedMemoryContext;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * A file no larger than the small-file threshold is read with one request, however many parts of it the Parquet reader
- * asks for (on object storage each request is a round trip); a larger one by the ranges asked for.
+ * A scan reads a file no larger than the small-file threshold with one request, however many parts of it the Parquet
+ * reader asks for (on object storage each request is a round trip), and counts the buffer in its memory; a larger file,
+ * or a file read for its footer alone, by the ranges asked for.
  */
 final class TestColdParquetDataSource
 {
@@ -39,10 +42,26 @@ final class TestColdParquetDataSource
     {
         byte[] bytes = file();
         CountingInputFile file = new CountingInputFile(new LocalFileSystem(directory).newInputFile(Location.of("local:///file.parquet")));
+        AggregatedMemoryContext memory = newSimpleAggregatedMemoryContext();
+        try (ColdParquetDataSource source = ColdParquetDataSource.forScan(file, FILE_BYTES, ParquetReaderOptions.defaultOptions(), memory)) {
+            assertReads(source, bytes);
+            assertThat(memory.getBytes()).isGreaterThanOrEqualTo(FILE_BYTES);
+        }
+        assertThat(file.requests.get()).isEqualTo(1);
+        assertThat(memory.getBytes()).isZero();
+    }
+
+    @Test
+    void testFooterReadOfSmallFileIsReadByRanges()
+            throws IOException
+    {
+        // planning reads a file's footer for its row groups' keys: the whole file would be wasted there
+        byte[] bytes = file();
+        CountingInputFile file = new CountingInputFile(new LocalFileSystem(directory).newInputFile(Location.of("local:///file.parquet")));
         try (ColdParquetDataSource source = new ColdParquetDataSource(file, FILE_BYTES, ParquetReaderOptions.defaultOptions())) {
             assertReads(source, bytes);
         }
-        assertThat(file.requests.get()).isEqualTo(1);
+        assertThat(file.requests.get()).isEqualTo(3);
     }
 
     @Test
@@ -52,7 +71,7 @@ final class TestColdParquetDataSource
         byte[] bytes = file();
         CountingInputFile file = new CountingInputFile(new LocalFileSystem(directory).newInputFile(Location.of("local:///file.parquet")));
         ParquetReaderOptions options = ParquetReaderOptions.builder().withSmallFileThreshold(DataSize.ofBytes(FILE_BYTES - 1)).build();
-        try (ColdParquetDataSource source = new ColdParquetDataSource(file, FILE_BYTES, options)) {
+        try (ColdParquetDataSource source = ColdParquetDataSource.forScan(file, FILE_BYTES, options, newSimpleAggregatedMemoryContext())) {
             assertReads(source, bytes);
         }
         assertThat(file.requests.get()).isEqualTo(3);
@@ -64,7 +83,7 @@ final class TestColdParquetDataSource
     {
         file();
         TrinoInputFile file = new LocalFileSystem(directory).newInputFile(Location.of("local:///file.parquet"));
-        try (ColdParquetDataSource source = new ColdParquetDataSource(file, FILE_BYTES + 1, ParquetReaderOptions.defaultOptions())) {
+        try (ColdParquetDataSource source = ColdParquetDataSource.forScan(file, FILE_BYTES + 1, ParquetReaderOptions.defaultOptions(), newSimpleAggregatedMemoryContext())) {
             assertThatThrownBy(() -> source.readTail(100))
                     .isInstanceOf(ParquetCorruptionException.class)
                     .hasMessageContaining("File has 10000 bytes where the table's metadata records 10001");
