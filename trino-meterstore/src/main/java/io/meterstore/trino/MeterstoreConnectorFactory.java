@@ -35,6 +35,7 @@ public class MeterstoreConnectorFactory
                 "io.trino.bootstrap.catalog." + catalogName,
                 new ConnectorContextModule(catalogName, context),
                 new ColdStorageModule(),
+                new CoordinatorFileCacheModule(context.getCurrentNode().isCoordinator()),
                 new MeterstoreModule(),
                 // the engine builds the connector's functions from their annotated classes
                 binder -> binder.bind(FunctionBundleFactory.class).toInstance(context.getFunctionBundleFactory()));

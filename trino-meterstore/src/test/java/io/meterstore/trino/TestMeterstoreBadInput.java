@@ -105,10 +105,17 @@ final class TestMeterstoreBadInput
         }
         damagedTable = catalog.loadTable(TableIdentifier.of(SCHEMA, "damaged"));
 
+        Map<String, String> tables = ImmutableMap.of("meterstore.tables", "readings,foreign,future,absent,dropped,downgraded,damaged");
         DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)
                 .withoutIceberg()
-                .withCatalogOverrides(ImmutableMap.of("meterstore.tables", "readings,foreign,future,absent,dropped,downgraded,damaged"))
+                .withCatalogOverrides(tables)
                 .build();
+
+        // this node is the coordinator, whose catalog keeps the small files it read in memory; a worker reads the storage, as this catalog does
+        Map<String, String> uncached = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
+        uncached.putAll(tables);
+        uncached.put("meterstore.coordinator-file-cache.enabled", "false");
+        queryRunner.createCatalog("uncached", "meterstore", uncached);
 
         Map<String, String> postgresDown = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
         postgresDown.put("meterstore.postgresql.url", UNREACHABLE_POSTGRES);
@@ -249,27 +256,30 @@ final class TestMeterstoreBadInput
             // deleted: an error naming the file, never an answer without its rows, in either view
             Files.delete(path);
             for (String table : List.of("damaged_versions", "damaged")) {
-                assertThat(query("SELECT count(*), sum(value) FROM " + table))
+                assertThat(query("SELECT count(*), sum(value) FROM uncached.metering." + table))
                         .failure()
                         .hasErrorCode(METERSTORE_COLD_READ_FAILED)
                         .hasMessageContaining("Data file '%s' of the pinned snapshot does not exist".formatted(file.location()))
                         .hasMessageContaining("restore the file from a backup");
             }
+            // the coordinator answers from the file it keeps in memory since its first read: every row, never a short answer
+            assertThat(computeActual("SELECT count(*), sum(value) FROM damaged_versions")).isEqualTo(expected);
 
             // truncated: its length against the snapshot's says what happened
             Files.copy(backup, path);
             try (FileChannel channel = FileChannel.open(path, StandardOpenOption.WRITE)) {
                 channel.truncate(file.fileSizeInBytes() / 2);
             }
-            assertThat(query("SELECT count(*), sum(value) FROM damaged_versions"))
+            assertThat(query("SELECT count(*), sum(value) FROM uncached.metering.damaged_versions"))
                     .failure()
                     .hasErrorCode(METERSTORE_COLD_READ_FAILED)
                     .hasMessageContaining("Data file '%s' is %s bytes long, but the snapshot records %s bytes: it was truncated or overwritten".formatted(file.location(), file.fileSizeInBytes() / 2, file.fileSizeInBytes()));
+            assertThat(computeActual("SELECT count(*), sum(value) FROM damaged_versions")).isEqualTo(expected);
         }
         finally {
             Files.move(backup, path, StandardCopyOption.REPLACE_EXISTING);
         }
-        assertThat(computeActual("SELECT count(*), sum(value) FROM damaged_versions")).isEqualTo(expected);
+        assertThat(computeActual("SELECT count(*), sum(value) FROM uncached.metering.damaged_versions")).isEqualTo(expected);
     }
 
     @Test

@@ -58,8 +58,9 @@ final class TestMeterstoreObjectStorageRestart
         TestingArchival.archiveWindows(warehouse, 2);
         return MeterstoreQueryRunner.builder(warehouse)
                 .withoutIceberg()
-                // one retry, so a stopped server fails the read in a moment rather than after the SDK's ten
-                .withCatalogOverrides(ImmutableMap.of("s3.max-error-retries", "1"))
+                // one retry, so a stopped server fails the read in a moment rather than after the SDK's ten; and data
+                // files read as a worker reads them, from the bucket, where this coordinator would answer from memory
+                .withCatalogOverrides(ImmutableMap.of("s3.max-error-retries", "1", "meterstore.coordinator-file-cache.enabled", "false"))
                 .build();
     }
 

@@ -53,8 +53,10 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -101,7 +103,10 @@ class TestMeterstoreReaderGrace
         try (Connection connection = warehouse.database().connect()) {
             rows = new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
         }
-        connector = new MeterstoreConnectorFactory().create("meterstore", MeterstoreQueryRunner.catalogProperties(warehouse), new TestingConnectorContext());
+        // the splits are read as a worker reads them, from the storage: a coordinator would answer a file it read before from memory
+        Map<String, String> properties = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
+        properties.put("meterstore.coordinator-file-cache.enabled", "false");
+        connector = new MeterstoreConnectorFactory().create("meterstore", properties, new TestingConnectorContext());
     }
 
     protected TestingDeployment deployment()

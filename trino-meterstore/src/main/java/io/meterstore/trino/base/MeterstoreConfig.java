@@ -21,6 +21,7 @@ public class MeterstoreConfig
 
     private Duration maxClockSkew = new Duration(1, MINUTES);
     private int postgresqlMaxConnections = 10;
+    private boolean coordinatorFileCacheEnabled = true;
 
     @NotNull
     public Duration getMaxClockSkew()
@@ -47,6 +48,19 @@ public class MeterstoreConfig
     public MeterstoreConfig setPostgresqlMaxConnections(int postgresqlMaxConnections)
     {
         this.postgresqlMaxConnections = postgresqlMaxConnections;
+        return this;
+    }
+
+    public boolean isCoordinatorFileCacheEnabled()
+    {
+        return coordinatorFileCacheEnabled;
+    }
+
+    @Config("meterstore.coordinator-file-cache.enabled")
+    @ConfigDescription("Keep the cold tier's small files that the coordinator reads in its memory, as Trino's Iceberg connector does (iceberg.metadata-cache.enabled); sized by fs.memory-cache.*")
+    public MeterstoreConfig setCoordinatorFileCacheEnabled(boolean coordinatorFileCacheEnabled)
+    {
+        this.coordinatorFileCacheEnabled = coordinatorFileCacheEnabled;
         return this;
     }
 }

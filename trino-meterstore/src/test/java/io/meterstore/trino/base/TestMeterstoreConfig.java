@@ -19,7 +19,8 @@ final class TestMeterstoreConfig
     {
         assertRecordedDefaults(recordDefaults(MeterstoreConfig.class)
                 .setMaxClockSkew(new Duration(1, MINUTES))
-                .setPostgresqlMaxConnections(10));
+                .setPostgresqlMaxConnections(10)
+                .setCoordinatorFileCacheEnabled(true));
     }
 
     @Test
@@ -28,10 +29,12 @@ final class TestMeterstoreConfig
         Map<String, String> properties = ImmutableMap.<String, String>builder()
                 .put("meterstore.max-clock-skew", "10s")
                 .put("meterstore.postgresql.max-connections", "4")
+                .put("meterstore.coordinator-file-cache.enabled", "false")
                 .buildOrThrow();
         MeterstoreConfig expected = new MeterstoreConfig()
                 .setMaxClockSkew(new Duration(10, SECONDS))
-                .setPostgresqlMaxConnections(4);
+                .setPostgresqlMaxConnections(4)
+                .setCoordinatorFileCacheEnabled(false);
         assertFullMapping(properties, expected);
     }
 }
