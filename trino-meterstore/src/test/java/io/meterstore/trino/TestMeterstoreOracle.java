@@ -102,6 +102,11 @@ class TestMeterstoreOracle
         return queryRunner;
     }
 
+    protected TestingWarehouse warehouse()
+    {
+        return warehouse;
+    }
+
     @AfterAll
     void tearDown()
     {
