@@ -238,11 +238,14 @@ final class YearsBenchmark
                     commits(dataset), YearsSettings.EARLY_COMMITS, seconds(late.get()), seconds(early.get()), BenchmarkReport.ratio(ratio), ratio <= 1.5 ? "met" : "**missed**"));
         }
         long after = files(dataset, "after");
-        // what the kept snapshots can reference: one manifest a month after compact, and at most two more per kept snapshot
+        // what the kept snapshots can reference: a data manifest a month after the manifest rewrite, a delete manifest for
+        // each month holding late corrections' position deletes (merged one a month until compaction folds them in), and
+        // at most two more per kept snapshot (a correction commit adds a data and a delete manifest)
         long months = Long.parseLong(dataset.measured("y4.months").orElse("0"));
-        long bound = IcebergTableSpec.PREVIOUS_METADATA_VERSIONS + 1 + YearsDataset.KEPT_SNAPSHOTS + months + 2L * YearsDataset.KEPT_SNAPSHOTS;
-        out.append("| Y4 | metadata files (metadata JSON, manifest lists, manifests): after all commits, and after an expiry that keeps the newest %s snapshots | %s; %s | bounded by the retention, not the history: <= %s (101 metadata JSON; one manifest list per kept snapshot; a manifest a month plus at most two per kept snapshot) | %s |\n".formatted(
-                YearsDataset.KEPT_SNAPSHOTS, files(dataset, "before"), after, bound, after <= bound ? "met" : "**missed**"));
+        long deleteMonths = Long.parseLong(dataset.measured("y4.delete-months").orElse("0"));
+        long bound = IcebergTableSpec.PREVIOUS_METADATA_VERSIONS + 1 + YearsDataset.KEPT_SNAPSHOTS + months + deleteMonths + 2L * YearsDataset.KEPT_SNAPSHOTS;
+        out.append("| Y4 | metadata files (metadata JSON, manifest lists, manifests): after all commits, and after an expiry that keeps the newest %s snapshots | %s; %s | bounded by the retention, not the history: <= %s (101 metadata JSON; one manifest list per kept snapshot; a data manifest a month, a delete manifest for each of the %s months holding late corrections' position deletes, and at most two more per kept snapshot) | %s |\n".formatted(
+                YearsDataset.KEPT_SNAPSHOTS, files(dataset, "before"), after, bound, deleteMonths, after <= bound ? "met" : "**missed**"));
         // the month W runs through is archived a day at a time and not compacted: Y4d counts the months below W
         int maxCompacted = layout.months().entrySet().stream()
                 .filter(month -> !month.getKey().plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC).isAfter(dataset.watermark().instant()))
@@ -267,7 +270,7 @@ final class YearsBenchmark
                         dataset.measured("y3.early.layout").orElse("?"), dataset.measured("y3.late.layout").orElse("?"),
                         YearsSettings.EARLY_COMMITS, rounds(dataset.measured("y3.early.nanos")), rounds(dataset.measured("y3.late.nanos"))));
         out.append("### Y4: metadata files\n\n");
-        out.append("Files in the table's `metadata/` directory right after the last commit: %s metadata JSON, %s manifest lists (one per snapshot), %s manifests. Then `SnapshotExpiry` with a retention that has passed and the newest %s snapshots kept: %s metadata JSON, %s manifest lists, %s manifests. Metadata JSON stays at most 101 (`write.metadata.previous-versions-max`); manifest lists are one per kept snapshot, so the retention bounds them; manifests are what the kept snapshots reference, about one a month after `compact`.\n\n"
+        out.append("Files in the table's `metadata/` directory right after the last commit: %s metadata JSON, %s manifest lists (one per snapshot), %s manifests. Then `SnapshotExpiry` with a retention that has passed and the newest %s snapshots kept: %s metadata JSON, %s manifest lists, %s manifests. Metadata JSON stays at most 101 (`write.metadata.previous-versions-max`); manifest lists are one per kept snapshot, so the retention bounds them; manifests are what the kept snapshots reference: a data manifest a month after `compact`'s manifest rewrite, and a delete manifest for each month whose late corrections' position deletes await month compaction.\n\n"
                 .formatted(dataset.measured("y4.before.metadata-json").orElse("?"), dataset.measured("y4.before.manifest-lists").orElse("?"), dataset.measured("y4.before.manifests").orElse("?"),
                         YearsDataset.KEPT_SNAPSHOTS, dataset.measured("y4.after.metadata-json").orElse("?"), dataset.measured("y4.after.manifest-lists").orElse("?"), dataset.measured("y4.after.manifests").orElse("?")));
         for (BenchmarkResult result : ImmutableList.<BenchmarkResult>builder().addAll(queries).addAll(retention.stream().iterator()).build()) {

@@ -334,7 +334,10 @@ public final class YearsDataset
         log.info("Years: expired %s snapshots, %s files, kept %s", expired.snapshots(), expired.deletedFiles(), expired.kept());
         counts.putAll(count("after", metadata));
         table.refresh();
-        counts.put(MEASURED + "y4.months", String.valueOf(ColdTierLayout.of(table).months().size()));
+        ColdTierLayout layout = ColdTierLayout.of(table);
+        counts.put(MEASURED + "y4.months", String.valueOf(layout.months().size()));
+        // the months whose late corrections' position deletes wait for compaction: each has a delete manifest of its own
+        counts.put(MEASURED + "y4.delete-months", String.valueOf(layout.months().values().stream().filter(month -> month.deleteFiles() > 0).count()));
         return counts;
     }
 
