@@ -6,14 +6,10 @@ import com.google.inject.Key;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
 import com.google.inject.multibindings.MapBinder;
-import com.google.inject.multibindings.OptionalBinder;
 import io.airlift.configuration.AbstractConfigurationAwareModule;
 import io.opentelemetry.api.trace.Tracer;
 import io.trino.filesystem.Location;
 import io.trino.filesystem.TrinoFileSystemFactory;
-import io.trino.filesystem.TrinoInputFile;
-import io.trino.filesystem.cache.CacheFileSystemFactory;
-import io.trino.filesystem.cache.TrinoFileSystemCache;
 import io.trino.filesystem.local.LocalFileSystemConfig;
 import io.trino.filesystem.local.LocalFileSystemFactory;
 import io.trino.filesystem.manager.FileSystemConfig;
@@ -26,7 +22,6 @@ import io.trino.filesystem.tracking.TrackingFileSystemFactory;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.stream.Stream;
 
 import static io.airlift.configuration.ConfigBinder.configBinder;
@@ -42,10 +37,6 @@ import static io.airlift.configuration.ConfigBinder.configBinder;
  * Binds what Trino's {@code FileSystemModule} binds for the local and S3 file systems, without its Hadoop, Azure, GCS
  * and cache loaders (whose libraries neither MeterStore service ships) and without the connector context it needs, which
  * the archiver has not.
- * <p>
- * A {@link TrinoFileSystemCache} bound by the service (the connector binds one on the coordinator, as Trino's Iceberg
- * connector does) keeps the files it reads in memory, keyed by location alone: MeterStore writes every file once, under
- * a name no other file had, and never overwrites one.
  */
 public class ColdStorageModule
         extends AbstractConfigurationAwareModule
@@ -66,7 +57,6 @@ public class ColdStorageModule
             return;
         }
 
-        OptionalBinder.newOptionalBinder(binder, TrinoFileSystemCache.class);
         MapBinder<String, TrinoFileSystemFactory> factories = MapBinder.newMapBinder(binder, String.class, TrinoFileSystemFactory.class);
         if (config.isS3Enabled()) {
             install(new S3FileSystemModule());
@@ -89,7 +79,7 @@ public class ColdStorageModule
 
     @Provides
     @Singleton
-    public static TrinoFileSystemFactory createFileSystemFactory(FileSystemConfig config, Map<String, TrinoFileSystemFactory> factories, Optional<TrinoFileSystemCache> cache, Tracer tracer)
+    public static TrinoFileSystemFactory createFileSystemFactory(FileSystemConfig config, Map<String, TrinoFileSystemFactory> factories, Tracer tracer)
     {
         TrinoFileSystemFactory factory = new SwitchingFileSystemFactory(location -> location.scheme()
                 .map(factories::get)
@@ -98,15 +88,7 @@ public class ColdStorageModule
         if (config.isTrackingEnabled()) {
             factory = new TrackingFileSystemFactory(factory);
         }
-        if (cache.isPresent()) {
-            factory = new CacheFileSystemFactory(tracer, factory, cache.get(), ColdStorageModule::cacheKey);
-        }
         return factory;
-    }
-
-    private static Optional<String> cacheKey(TrinoInputFile file)
-    {
-        return Optional.of(file.location().toString());
     }
 
     private static String unsupported(Location location)

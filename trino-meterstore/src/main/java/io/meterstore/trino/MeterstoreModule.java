@@ -7,6 +7,7 @@ import com.google.inject.Provides;
 import com.google.inject.Scopes;
 import com.google.inject.Singleton;
 import io.meterstore.core.TiersConfig;
+import io.meterstore.trino.base.ForColdReads;
 import io.meterstore.trino.base.MeterstoreConfig;
 import io.meterstore.trino.base.MeterstoreTables;
 import io.meterstore.trino.base.PostgresConnectionPool;
@@ -22,10 +23,12 @@ import io.meterstore.trino.write.ErasureWriter;
 import io.meterstore.trino.write.InsertWriter;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.filesystem.TrinoFileSystemFactory;
+import io.trino.filesystem.cache.TrinoFileSystemCache;
 import io.trino.parquet.ParquetReaderOptions;
 import io.trino.spi.catalog.CatalogName;
 import io.trino.spi.function.FunctionBundleFactory;
 
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 
 import static io.airlift.concurrent.Threads.daemonThreadsNamed;
@@ -86,8 +89,8 @@ public class MeterstoreModule
 
     @Provides
     @Singleton
-    public static ColdPageSourceProvider coldPageSourceProvider(TrinoFileSystemFactory fileSystemFactory)
+    public static ColdPageSourceProvider coldPageSourceProvider(@ForColdReads TrinoFileSystemFactory fileSystemFactory, Optional<TrinoFileSystemCache> cache)
     {
-        return new ColdPageSourceProvider(fileSystemFactory, ParquetReaderOptions.defaultOptions());
+        return new ColdPageSourceProvider(fileSystemFactory, ParquetReaderOptions.defaultOptions(), cache);
     }
 }

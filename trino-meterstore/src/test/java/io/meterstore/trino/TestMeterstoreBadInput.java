@@ -66,6 +66,7 @@ final class TestMeterstoreBadInput
     private static final String UNREACHABLE_POSTGRES = "jdbc:postgresql://localhost:1/metering?connectTimeout=2";
 
     private Table damagedTable;
+    private Map<String, String> damagedCatalog;
 
     @Override
     protected QueryRunner createQueryRunner()
@@ -112,8 +113,9 @@ final class TestMeterstoreBadInput
                 .build();
 
         // this node is the coordinator, whose catalog keeps the small files it read in memory; a worker reads the storage, as this catalog does
-        Map<String, String> uncached = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
-        uncached.putAll(tables);
+        damagedCatalog = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
+        damagedCatalog.putAll(tables);
+        Map<String, String> uncached = new HashMap<>(damagedCatalog);
         uncached.put("meterstore.coordinator-file-cache.enabled", "false");
         queryRunner.createCatalog("uncached", "meterstore", uncached);
 
@@ -237,6 +239,38 @@ final class TestMeterstoreBadInput
                 .failure()
                 .hasErrorCode(METERSTORE_UNSUPPORTED_TABLE_LAYOUT)
                 .hasMessageContaining("Iceberg table 'meterstore.metering.downgraded' has format version 1: MeterStore reads and writes format version 2 only");
+    }
+
+    @Test
+    void testColdDataFileRestoredAnswersAtOnce()
+            throws Exception
+    {
+        // a catalog of its own, whose memory holds no file yet
+        getQueryRunner().createCatalog("first_read", "meterstore", damagedCatalog);
+        String sql = "SELECT count(*), sum(value) FROM first_read.metering.damaged_versions";
+        MaterializedResult expected = computeActual("SELECT count(*), sum(value) FROM uncached.metering.damaged_versions");
+        DataFile file;
+        try (CloseableIterable<FileScanTask> tasks = damagedTable.newScan().planFiles()) {
+            file = tasks.iterator().next().file();
+        }
+        Path path = LocalFileIo.path(file.location());
+        Path backup = Files.createTempFile("meterstore-restored-", ".parquet");
+        Files.copy(path, backup, StandardCopyOption.REPLACE_EXISTING);
+        try {
+            // the coordinator's first read finds the file cut short, and what it read is all the memory could keep of it
+            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.WRITE)) {
+                channel.truncate(file.fileSizeInBytes() / 2);
+            }
+            assertThat(query(sql))
+                    .failure()
+                    .hasErrorCode(METERSTORE_COLD_READ_FAILED)
+                    .hasMessageContaining("Data file '%s' is %s bytes long, but the snapshot records %s bytes".formatted(file.location(), file.fileSizeInBytes() / 2, file.fileSizeInBytes()));
+        }
+        finally {
+            Files.move(backup, path, StandardCopyOption.REPLACE_EXISTING);
+        }
+        // restored from a backup, as the error says, the file answers the next query: the failed read dropped the short copy
+        assertThat(computeActual(sql)).isEqualTo(expected);
     }
 
     @Test

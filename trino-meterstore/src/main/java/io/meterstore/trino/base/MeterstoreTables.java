@@ -63,7 +63,7 @@ public final class MeterstoreTables
     private final Optional<ErasureKey> erasureKey;
 
     @Inject
-    public MeterstoreTables(TiersConfig config, PostgresConnectionPool postgres, TrinoFileSystemFactory fileSystemFactory)
+    public MeterstoreTables(TiersConfig config, PostgresConnectionPool postgres, @ForColdReads TrinoFileSystemFactory fileSystemFactory)
     {
         this.config = requireNonNull(config, "config is null");
         this.postgres = requireNonNull(postgres, "postgres is null");

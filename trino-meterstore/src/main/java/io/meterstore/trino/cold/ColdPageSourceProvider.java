@@ -8,6 +8,7 @@ import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.trino.filesystem.Location;
 import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.filesystem.TrinoInputFile;
+import io.trino.filesystem.cache.TrinoFileSystemCache;
 import io.trino.parquet.Column;
 import io.trino.parquet.Field;
 import io.trino.parquet.ParquetCorruptionException;
@@ -93,10 +94,18 @@ public final class ColdPageSourceProvider
 
     private final TrinoFileSystemFactory fileSystemFactory;
     private final ParquetReaderOptions options;
+    private final Optional<TrinoFileSystemCache> cache;
 
     public ColdPageSourceProvider(TrinoFileSystemFactory fileSystemFactory, ParquetReaderOptions options)
     {
+        this(fileSystemFactory, options, Optional.empty());
+    }
+
+    /** @param cache the memory {@code fileSystemFactory} keeps files in, if it keeps them (the coordinator's) */
+    public ColdPageSourceProvider(TrinoFileSystemFactory fileSystemFactory, ParquetReaderOptions options, Optional<TrinoFileSystemCache> cache)
+    {
         this.fileSystemFactory = requireNonNull(fileSystemFactory, "fileSystemFactory is null");
+        this.cache = requireNonNull(cache, "cache is null");
         // the archiver writes bloom filters on the point-lookup columns (malo_id, obis_code); always consult them
         this.options = ParquetReaderOptions.builder(requireNonNull(options, "options is null"))
                 .withBloomFilter(true)
@@ -267,6 +276,15 @@ public final class ColdPageSourceProvider
 
     private TrinoException openFailure(ConnectorSession session, ColdSplit split, Exception failure)
     {
+        TrinoException described = describe(session, split, failure);
+        // a copy kept in memory may be what failed (a file cut short when it was first read): the next read goes to the
+        // storage, so that a file restored from a backup answers at once
+        forget(split);
+        return described;
+    }
+
+    private TrinoException describe(ConnectorSession session, ColdSplit split, Exception failure)
+    {
         if (failure instanceof TrinoException trinoException) {
             return trinoException;
         }
@@ -290,6 +308,18 @@ public final class ColdPageSourceProvider
                 "Failed to open data file '%s' at offset %s, length %s: %s; check that the storage is reachable (%s) and run the query again"
                         .formatted(split.path(), split.start(), split.length(), failure.getMessage(), ColdStorage.settingsToCheck(split.path())),
                 failure);
+    }
+
+    private void forget(ColdSplit split)
+    {
+        if (cache.isPresent()) {
+            try {
+                cache.get().expire(Location.of(split.path()));
+            }
+            catch (IOException | RuntimeException ignored) {
+                // the failure being reported says more than this one
+            }
+        }
     }
 
     private Optional<String> lengthMismatch(ConnectorSession session, ColdSplit split)
