@@ -27,6 +27,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -241,6 +242,23 @@ final class TestMeterstoreBadInput
                 .hasMessageContaining("Iceberg table 'meterstore.metering.downgraded' has format version 1: MeterStore reads and writes format version 2 only");
     }
 
+    private DataFile firstDamagedFile()
+            throws IOException
+    {
+        try (CloseableIterable<FileScanTask> tasks = damagedTable.newScan().planFiles()) {
+            return tasks.iterator().next().file();
+        }
+    }
+
+    /** A copy of {@code path} to restore it from, as an operator's backup. */
+    private static Path backUp(Path path)
+            throws IOException
+    {
+        Path backup = Files.createTempFile("meterstore-damaged-", ".parquet");
+        Files.copy(path, backup, StandardCopyOption.REPLACE_EXISTING);
+        return backup;
+    }
+
     @Test
     void testColdDataFileRestoredAnswersAtOnce()
             throws Exception
@@ -249,13 +267,9 @@ final class TestMeterstoreBadInput
         getQueryRunner().createCatalog("first_read", "meterstore", damagedCatalog);
         String sql = "SELECT count(*), sum(value) FROM first_read.metering.damaged_versions";
         MaterializedResult expected = computeActual("SELECT count(*), sum(value) FROM uncached.metering.damaged_versions");
-        DataFile file;
-        try (CloseableIterable<FileScanTask> tasks = damagedTable.newScan().planFiles()) {
-            file = tasks.iterator().next().file();
-        }
+        DataFile file = firstDamagedFile();
         Path path = LocalFileIo.path(file.location());
-        Path backup = Files.createTempFile("meterstore-restored-", ".parquet");
-        Files.copy(path, backup, StandardCopyOption.REPLACE_EXISTING);
+        Path backup = backUp(path);
         try {
             // the coordinator's first read finds the file cut short, and what it read is all the memory could keep of it
             try (FileChannel channel = FileChannel.open(path, StandardOpenOption.WRITE)) {
@@ -279,13 +293,9 @@ final class TestMeterstoreBadInput
     {
         MaterializedResult expected = computeActual("SELECT count(*), sum(value) FROM damaged_versions");
         assertThat((long) expected.getMaterializedRows().getFirst().getField(0)).isPositive();
-        DataFile file;
-        try (CloseableIterable<FileScanTask> tasks = damagedTable.newScan().planFiles()) {
-            file = tasks.iterator().next().file();
-        }
+        DataFile file = firstDamagedFile();
         Path path = LocalFileIo.path(file.location());
-        Path backup = Files.createTempFile("meterstore-damaged-", ".parquet");
-        Files.copy(path, backup, StandardCopyOption.REPLACE_EXISTING);
+        Path backup = backUp(path);
         try {
             // deleted: an error naming the file, never an answer without its rows, in either view
             Files.delete(path);
