@@ -48,6 +48,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import static io.meterstore.trino.base.MeterstoreConfig.COORDINATOR_FILE_CACHE_PROPERTY;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
@@ -117,7 +118,7 @@ final class TestMeterstoreBadInput
         damagedCatalog = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
         damagedCatalog.putAll(tables);
         Map<String, String> uncached = new HashMap<>(damagedCatalog);
-        uncached.put("meterstore.coordinator-file-cache.enabled", "false");
+        uncached.put(COORDINATOR_FILE_CACHE_PROPERTY, "false");
         queryRunner.createCatalog("uncached", "meterstore", uncached);
 
         Map<String, String> postgresDown = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));

@@ -28,6 +28,7 @@ import java.util.Map;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static io.meterstore.trino.TestingInserts.timestamp;
+import static io.meterstore.trino.base.MeterstoreConfig.COORDINATOR_FILE_CACHE_PROPERTY;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -60,7 +61,7 @@ final class TestMeterstoreObjectStorageRestart
                 .withoutIceberg()
                 // one retry, so a stopped server fails the read in a moment rather than after the SDK's ten; and data
                 // files read as a worker reads them, from the bucket, where this coordinator would answer from memory
-                .withCatalogOverrides(ImmutableMap.of("s3.max-error-retries", "1", "meterstore.coordinator-file-cache.enabled", "false"))
+                .withCatalogOverrides(ImmutableMap.of("s3.max-error-retries", "1", COORDINATOR_FILE_CACHE_PROPERTY, "false"))
                 .build();
     }
 

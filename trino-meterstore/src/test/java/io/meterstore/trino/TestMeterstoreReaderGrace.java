@@ -61,6 +61,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 
+import static io.meterstore.trino.base.MeterstoreConfig.COORDINATOR_FILE_CACHE_PROPERTY;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_PARTITION_MISSING;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
@@ -105,7 +106,7 @@ class TestMeterstoreReaderGrace
         }
         // the splits are read as a worker reads them, from the storage: a coordinator would answer a file it read before from memory
         Map<String, String> properties = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
-        properties.put("meterstore.coordinator-file-cache.enabled", "false");
+        properties.put(COORDINATOR_FILE_CACHE_PROPERTY, "false");
         connector = new MeterstoreConnectorFactory().create("meterstore", properties, new TestingConnectorContext());
     }
 

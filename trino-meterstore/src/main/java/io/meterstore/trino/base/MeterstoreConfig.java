@@ -18,6 +18,7 @@ import static java.util.concurrent.TimeUnit.MINUTES;
 public class MeterstoreConfig
 {
     public static final String MAX_CLOCK_SKEW_PROPERTY = "meterstore.max-clock-skew";
+    public static final String COORDINATOR_FILE_CACHE_PROPERTY = "meterstore.coordinator-file-cache.enabled";
 
     private Duration maxClockSkew = new Duration(1, MINUTES);
     private int postgresqlMaxConnections = 10;
@@ -56,7 +57,7 @@ public class MeterstoreConfig
         return coordinatorFileCacheEnabled;
     }
 
-    @Config("meterstore.coordinator-file-cache.enabled")
+    @Config(COORDINATOR_FILE_CACHE_PROPERTY)
     @ConfigDescription("Keep the cold tier's small files that the coordinator reads in its memory, as Trino's Iceberg connector does (iceberg.metadata-cache.enabled); sized by fs.memory-cache.*")
     public MeterstoreConfig setCoordinatorFileCacheEnabled(boolean coordinatorFileCacheEnabled)
     {
