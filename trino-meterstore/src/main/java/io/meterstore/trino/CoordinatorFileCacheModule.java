@@ -2,7 +2,6 @@ package io.meterstore.trino;
 
 import com.google.inject.Binder;
 import com.google.inject.Provides;
-import com.google.inject.Scopes;
 import com.google.inject.Singleton;
 import io.airlift.configuration.AbstractConfigurationAwareModule;
 import io.meterstore.trino.base.ForColdReads;
@@ -13,12 +12,11 @@ import io.trino.filesystem.TrinoInputFile;
 import io.trino.filesystem.cache.CacheFileSystemFactory;
 import io.trino.filesystem.cache.TrinoFileSystemCache;
 import io.trino.filesystem.memory.MemoryFileSystemCache;
-import io.trino.filesystem.memory.MemoryFileSystemCacheConfig;
+import io.trino.filesystem.memory.MemoryFileSystemCacheModule;
 
 import java.util.Optional;
 
 import static com.google.inject.multibindings.OptionalBinder.newOptionalBinder;
-import static io.airlift.configuration.ConfigBinder.configBinder;
 
 /**
  * On the coordinator, the cold tier's files of at most {@code fs.memory-cache.max-content-length} (8 MB) stay in memory
@@ -27,7 +25,8 @@ import static io.airlift.configuration.ConfigBinder.configBinder;
  * manifest lists, and, on a coordinator that also runs splits, small data and delete files, which on object storage
  * would otherwise cost a request each for every query. Only reads through {@link ForColdReads} use it; planning's footer
  * reads (whose parsed footers {@code RowGroupKeys} keeps) and every write go to the storage. Workers read the storage.
- * {@code meterstore.coordinator-file-cache.enabled=false} turns it off.
+ * {@code meterstore.coordinator-file-cache.enabled=false} turns it off. Its hit and request counts are exported over JMX as
+ * Trino's Iceberg connector exports its own: {@code io.trino.filesystem.memory:type=MemoryFileSystemCache,name=<catalog>}.
  */
 final class CoordinatorFileCacheModule
         extends AbstractConfigurationAwareModule
@@ -42,11 +41,13 @@ final class CoordinatorFileCacheModule
     @Override
     protected void setup(Binder binder)
     {
-        // the sizing keys are accepted on every node and with the cache off, so one catalog file serves all nodes
-        configBinder(binder).bindConfig(MemoryFileSystemCacheConfig.class);
+        boolean enabled = coordinator && buildConfigObject(MeterstoreConfig.class).isCoordinatorFileCacheEnabled();
+        // Trino's own module: the sizing keys are accepted on every node and with the cache off, so one catalog file
+        // serves all nodes; where the cache is on, it is bound once and exported over JMX
+        install(new MemoryFileSystemCacheModule(enabled));
         newOptionalBinder(binder, TrinoFileSystemCache.class);
-        if (coordinator && buildConfigObject(MeterstoreConfig.class).isCoordinatorFileCacheEnabled()) {
-            newOptionalBinder(binder, TrinoFileSystemCache.class).setBinding().to(MemoryFileSystemCache.class).in(Scopes.SINGLETON);
+        if (enabled) {
+            newOptionalBinder(binder, TrinoFileSystemCache.class).setBinding().to(MemoryFileSystemCache.class);
         }
     }
 

@@ -4,10 +4,14 @@ import com.google.inject.Injector;
 import io.airlift.bootstrap.Bootstrap;
 import io.meterstore.storage.ColdStorageModule;
 import io.trino.plugin.base.ConnectorContextModule;
+import io.trino.plugin.base.jmx.ConnectorObjectNameGeneratorModule.ConnectorObjectNameGenerator;
+import io.trino.plugin.base.jmx.MBeanServerModule;
 import io.trino.spi.connector.Connector;
 import io.trino.spi.connector.ConnectorContext;
 import io.trino.spi.connector.ConnectorFactory;
 import io.trino.spi.function.FunctionBundleFactory;
+import org.weakref.jmx.ObjectNameGenerator;
+import org.weakref.jmx.guice.MBeanModule;
 
 import java.util.Map;
 
@@ -34,6 +38,11 @@ public class MeterstoreConnectorFactory
         Bootstrap app = new Bootstrap(
                 "io.trino.bootstrap.catalog." + catalogName,
                 new ConnectorContextModule(catalogName, context),
+                // JMX as Trino's connectors have it, beans named after the catalog (their jmx.base-name key is left
+                // out: it renames only beans of the connector's own packages, and MeterStore's export none)
+                new MBeanModule(),
+                new MBeanServerModule(),
+                binder -> binder.bind(ObjectNameGenerator.class).toInstance(new ConnectorObjectNameGenerator("io.meterstore.trino", "meterstore", catalogName)),
                 new ColdStorageModule(),
                 new CoordinatorFileCacheModule(context.getCurrentNode().isCoordinator()),
                 new MeterstoreModule(),

@@ -27,7 +27,11 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.Test;
 
+import javax.management.MalformedObjectNameException;
+import javax.management.ObjectName;
+
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,6 +50,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 
 import static io.meterstore.trino.base.MeterstoreConfig.COORDINATOR_FILE_CACHE_PROPERTY;
@@ -286,6 +291,40 @@ final class TestMeterstoreBadInput
         }
         // restored from a backup, as the error says, the file answers the next query: the failed read dropped the short copy
         assertThat(computeActual(sql)).isEqualTo(expected);
+    }
+
+    @Test
+    void testCoordinatorFileCacheCountsOverJmx()
+            throws Exception
+    {
+        getQueryRunner().createCatalog("watched", "meterstore", damagedCatalog);
+        String sql = "SELECT count(*), sum(value) FROM watched.metering.damaged_versions";
+        computeActual(sql);
+        long requests = fileCacheCount("watched", "RequestCount");
+        long hits = fileCacheCount("watched", "HitCount");
+        assertThat(requests).isPositive();
+        // the same query again reads every file it needs from memory
+        computeActual(sql);
+        assertThat(fileCacheCount("watched", "RequestCount")).isGreaterThan(requests);
+        assertThat(fileCacheCount("watched", "HitCount") - hits).isEqualTo(fileCacheCount("watched", "RequestCount") - requests);
+        // a catalog with the cache off exports none
+        computeActual("SELECT count(*) FROM uncached.metering.damaged_versions");
+        assertThat(fileCacheBeans("uncached")).isEmpty();
+    }
+
+    private static long fileCacheCount(String catalog, String attribute)
+            throws Exception
+    {
+        Set<ObjectName> beans = fileCacheBeans(catalog);
+        assertThat(beans).hasSize(1);
+        return (long) ManagementFactory.getPlatformMBeanServer().getAttribute(beans.iterator().next(), attribute);
+    }
+
+    // named as Trino's Iceberg connector names its catalog's file cache
+    private static Set<ObjectName> fileCacheBeans(String catalog)
+            throws MalformedObjectNameException
+    {
+        return ManagementFactory.getPlatformMBeanServer().queryNames(new ObjectName("io.trino.filesystem.memory:type=MemoryFileSystemCache,name=%s,*".formatted(catalog)), null);
     }
 
     @Test
