@@ -20,20 +20,33 @@ public record PartitionNaming(String table, Duration step)
     public static final Duration DEFAULT_STEP = Duration.ofDays(1);
     private static final DateTimeFormatter SUFFIX = DateTimeFormatter.ofPattern("uuuu_MM_dd_HHmm");
     private static final long DAY_SECONDS = 86_400;
-    private static final int SUFFIX_LENGTH = "_2026_01_01_0000".length();
+    // "_2026_01_01_0000": a constant, so that configuration messages can name the length
+    private static final int SUFFIX_LENGTH = 16;
     // PostgreSQL truncates identifiers at 63 bytes; a partition name must survive that intact
-    private static final int MAX_TABLE_NAME_LENGTH = 63 - SUFFIX_LENGTH;
+    public static final int MAX_TABLE_NAME_LENGTH = 63 - SUFFIX_LENGTH;
+    private static final String TABLE_NAME = "[a-z_][a-z0-9_]*";
 
     public PartitionNaming
     {
         requireNonNull(table, "table is null");
         requireNonNull(step, "step is null");
-        checkArgument(table.matches("[a-z_][a-z0-9_]*"), "Table name '%s' must be lowercase letters, digits and underscores", table);
+        checkArgument(table.matches(TABLE_NAME), "Table name '%s' must be lowercase letters, digits and underscores", table);
         checkArgument(table.length() <= MAX_TABLE_NAME_LENGTH, "Table name '%s' is longer than %s characters", table, MAX_TABLE_NAME_LENGTH);
+        checkArgument(isValidStep(step), "Archival step %s must be whole minutes that divide a day, or whole days", step);
+    }
+
+    /** Whether {@code table} can name a hot table and its partitions: what configurations check before anything runs. */
+    public static boolean isValidTableName(String table)
+    {
+        return table.matches(TABLE_NAME) && table.length() <= MAX_TABLE_NAME_LENGTH;
+    }
+
+    /** Whether {@code step} can be an archival step. */
+    public static boolean isValidStep(Duration step)
+    {
         long seconds = step.toSeconds();
         // names have minute resolution, and epoch alignment must put every day boundary on a partition boundary
-        checkArgument(step.equals(Duration.ofSeconds(seconds)) && seconds >= 60 && seconds % 60 == 0 && (DAY_SECONDS % seconds == 0 || seconds % DAY_SECONDS == 0),
-                "Archival step %s must be whole minutes that divide a day, or whole days", step);
+        return step.equals(Duration.ofSeconds(seconds)) && seconds >= 60 && seconds % 60 == 0 && (DAY_SECONDS % seconds == 0 || seconds % DAY_SECONDS == 0);
     }
 
     public Instant alignDown(Instant instant)

@@ -149,6 +149,13 @@ public class TiersConfig
         return this;
     }
 
+    // every partition's name is the table's with a suffix, and must survive PostgreSQL's 63-byte identifiers intact
+    @AssertTrue(message = "meterstore.tables must name each table in lowercase letters, digits and underscores, at most " + PartitionNaming.MAX_TABLE_NAME_LENGTH + " characters")
+    public boolean isTablesNamedForPostgres()
+    {
+        return tables.stream().allMatch(PartitionNaming::isValidTableName);
+    }
+
     @NotEmpty
     public String getIcebergCatalogName()
     {

@@ -8,7 +8,9 @@ import io.airlift.units.Duration;
 import io.airlift.units.MinDataSize;
 import io.airlift.units.MinDuration;
 import io.meterstore.archiver.maintenance.RetentionPeriod;
+import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.TiersConfig;
+import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
@@ -49,6 +51,13 @@ public class ArchiverConfig
     {
         this.archivalStep = archivalStep;
         return this;
+    }
+
+    // partitions are named to the minute and aligned so that every day starts one
+    @AssertTrue(message = "meterstore.archival-step must be whole minutes that divide a day (15m, 1h, 6h), or whole days")
+    public boolean isArchivalStepAligned()
+    {
+        return archivalStep == null || PartitionNaming.isValidStep(archivalStep.toJavaTime());
     }
 
     @Min(1)

@@ -154,6 +154,33 @@ final class TestArchiverCli
     }
 
     @Test
+    void testStepOrTableThatCannotNamePartitionsIsRefused()
+            throws IOException
+    {
+        // refused before anything runs, naming the property, as every other configuration error is
+        Path oddStep = write("step.properties", """
+                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
+                meterstore.postgresql.user=archiver
+                meterstore.iceberg.warehouse=file:///tmp/warehouse
+                meterstore.archival-step=7m
+                """);
+        Path upperCase = write("table.properties", """
+                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
+                meterstore.postgresql.user=archiver
+                meterstore.iceberg.warehouse=file:///tmp/warehouse
+                meterstore.tables=readings,Gas_Readings
+                """);
+        for (String command : List.of("check", "create", "status", "archive-once", "run")) {
+            Run run = run(new String[] {command, "--config", oddStep.toString()});
+            assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
+            assertThat(run.err()).as(command).contains("meterstore.archival-step must be whole minutes that divide a day (15m, 1h, 6h), or whole days");
+            run = run(new String[] {command, "--config", upperCase.toString()});
+            assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
+            assertThat(run.err()).as(command).contains("meterstore.tables must name each table in lowercase letters, digits and underscores, at most 47 characters");
+        }
+    }
+
+    @Test
     void testWarehouseTheArchiverCannotWriteIsRefused()
             throws IOException
     {

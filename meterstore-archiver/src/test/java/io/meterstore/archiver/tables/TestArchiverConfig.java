@@ -7,6 +7,7 @@ import io.airlift.units.MinDataSize;
 import io.airlift.units.MinDuration;
 import io.meterstore.archiver.maintenance.RetentionPeriod;
 import io.meterstore.core.TiersConfig;
+import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.Pattern;
 import org.junit.jupiter.api.Test;
@@ -104,5 +105,9 @@ final class TestArchiverConfig
         assertThat(new ArchiverConfig().setRetention("3y").retentionPeriod()).contains(new RetentionPeriod(3));
         assertThat(new ArchiverConfig().retentionPeriod()).isEmpty();
         assertFailsValidation(new ArchiverConfig().setCompactionTargetFileSize(DataSize.of(100, DataSize.Unit.KILOBYTE)), "compactionTargetFileSize", "must be greater than or equal to 1MB", MinDataSize.class);
+        assertFailsValidation(new ArchiverConfig().setArchivalStep(new Duration(7, MINUTES)), "archivalStepAligned", "meterstore.archival-step must be whole minutes that divide a day (15m, 1h, 6h), or whole days", AssertTrue.class);
+        assertFailsValidation(new ArchiverConfig().setArchivalStep(new Duration(36, HOURS)), "archivalStepAligned", "meterstore.archival-step must be whole minutes that divide a day (15m, 1h, 6h), or whole days", AssertTrue.class);
+        assertValidates(new ArchiverConfig().setArchivalStep(new Duration(15, MINUTES)));
+        assertValidates(new ArchiverConfig().setArchivalStep(new Duration(2, DAYS)));
     }
 }
