@@ -68,6 +68,8 @@ public record YearsSettings(
 
     public static YearsSettings fromSystemProperties()
     {
+        // a probe runs on the benchmark dataset only: refused here rather than ignored
+        checkArgument(property("benchmark.probe", "").isEmpty(), "benchmark.probe times statements on the benchmark dataset (benchmark.meters x benchmark.days), not on the years dataset: leave out -Dbenchmark.dataset=years");
         String queries = property("benchmark.queries", "all");
         Set<String> benchmarks = queries.equalsIgnoreCase("all")
                 ? DEFAULT

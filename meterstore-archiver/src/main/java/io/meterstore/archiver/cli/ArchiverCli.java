@@ -40,7 +40,8 @@ import static java.util.Objects.requireNonNull;
  * <li>{@code archive-once} runs one archival cycle per table, creates the partitions ahead of now it lacks, and prints what it did;
  * <li>{@code expire} removes the months past {@code meterstore.retention}, makes the due erasures physical, expires the
  * snapshots past the snapshot retention and removes orphan files of every table;
- * <li>{@code compact} rewrites the manifests of every table one per month (month compaction does not exist yet);
+ * <li>{@code compact} compacts every table's months below W that are past the compaction delay into few large files and
+ * rewrites its manifests one per month;
  * <li>{@code erasures} prints the audit trail of every table's erasures (DELETE and retention), with their physical completion;
  * <li>{@code completeness} prints the completeness report of every table, asked of Trino;
  * <li>{@code run} starts the service.

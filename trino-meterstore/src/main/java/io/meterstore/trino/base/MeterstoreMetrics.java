@@ -51,8 +51,6 @@ public final class MeterstoreMetrics
     public static final String COLD_ROWS_READ = "cold_rows_read";
     /** Of those, the rows position delete files removed (winners a later correction superseded). */
     public static final String COLD_ROWS_DELETED = "cold_rows_deleted";
-    /** Cold splits answered from the manifest's record count without opening the file. */
-    public static final String COLD_SPLITS_FROM_MANIFEST = "cold_splits_from_manifest";
 
     // an INSERT's, as the catalog's metadata metrics of its query: Trino's update count is every row the statement carried
     /** Rows the INSERT wrote to PostgreSQL. */

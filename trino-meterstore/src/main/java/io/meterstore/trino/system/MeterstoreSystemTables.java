@@ -1,6 +1,5 @@
 package io.meterstore.trino.system;
 
-import com.google.common.collect.ImmutableList;
 import com.google.inject.Inject;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.trino.base.MeterstoreConfig;
@@ -21,8 +20,6 @@ import static java.util.Objects.requireNonNull;
  */
 public final class MeterstoreSystemTables
 {
-    public static final List<String> NAMES = ImmutableList.of("watermark", "partitions", "archival", "invariant", "config", "resolution");
-
     private final MeterstoreTables tables;
     private final TiersConfig tiers;
     private final MeterstoreConfig config;
