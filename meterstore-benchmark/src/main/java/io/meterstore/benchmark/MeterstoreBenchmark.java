@@ -4,6 +4,7 @@ import com.google.common.collect.ImmutableMap;
 import io.airlift.log.Level;
 import io.airlift.log.Logger;
 import io.airlift.log.Logging;
+import io.airlift.units.DataSize;
 import io.meterstore.benchmark.BenchmarkReport.Environment;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.testing.TestingDatabase;
@@ -42,6 +43,7 @@ import static io.trino.testing.TestingSession.testSessionBuilder;
 public final class MeterstoreBenchmark
 {
     private static final Logger log = Logger.get(MeterstoreBenchmark.class);
+    private static final DataSize QUERY_MEMORY = DataSize.ofBytes((long) (Runtime.getRuntime().maxMemory() * 0.65)).succinct();
 
     // what object storage cost the cold reads, for Q1 and Q2
     private static final String S3_READS = "On the S3 server (2026-12-02, idle, 300 x 20) EXPLAIN ANALYZE of Q2 showed MeterStore's scan 1.64 s in reads for 1.67 MB, "
@@ -260,9 +262,10 @@ public final class MeterstoreBenchmark
     {
         DistributedQueryRunner queryRunner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("meterstore").setSchema(BenchmarkDataset.SCHEMA).build())
                 .setWorkerCount(0)
-                // the ROW_NUMBER peer of R2 holds every key of 58 M rows at once; the default share of the heap is too small for it
-                .addExtraProperty("query.max-memory-per-node", "5GB")
-                .addExtraProperty("query.max-memory", "5GB")
+                // the ROW_NUMBER peers (R2, Y2) hold every key of the rows they resolve at once; Trino's default share of the
+                // heap (30 %) is too small for them: a query may use 65 % (5.2 GB of -Dbenchmark.heap=8g), beside Trino's 30 % headroom
+                .addExtraProperty("query.max-memory-per-node", QUERY_MEMORY.toString())
+                .addExtraProperty("query.max-memory", QUERY_MEMORY.toString())
                 .build();
         try {
             queryRunner.installPlugin(new MeterstorePlugin());

@@ -45,6 +45,7 @@ import static com.google.common.base.Preconditions.checkState;
 final class YearsBenchmark
 {
     private static final Logger log = Logger.get(YearsBenchmark.class);
+    private static final String COMPACTION = "compaction";
     private static final String OPTIMIZED = "iceberg.%s.%s_optimized".formatted(YearsDataset.SCHEMA, YearsDataset.TABLE);
     private static final String RAW = "iceberg.%s.%s".formatted(YearsDataset.SCHEMA, YearsDataset.TABLE);
     private static final String WINNERS = """
@@ -125,10 +126,14 @@ final class YearsBenchmark
         long rows = outcome.compaction().map(result -> result.compacted().stream().mapToLong(MonthCompaction.Compacted::rows).sum()).orElse(0L);
         log.info("Years: %s (%.1f s)", outcome.describe(), seconds);
         if (months == 0) {
-            return "`compact` found no month to compact: the table was compacted by an earlier run";
+            // the dataset is compacted once; a later run reports what that compaction recorded
+            return dataset.measured(COMPACTION).map("%s (by the run that first compacted this dataset)"::formatted)
+                    .orElse("`compact` found no month to compact: the table was compacted by an earlier run");
         }
-        return "`compact` (no delay, target %s MiB) compacted %s months, %,d rows, %,d bytes written, in %.1f s: %.2f s a month, %,.0f rows/s"
+        String compacted = "`compact` (no delay, target %s MiB) compacted %s months, %,d rows, %,d bytes written, in %.1f s: %.2f s a month, %,.0f rows/s"
                 .formatted(CompactionSettings.DEFAULT_TARGET_FILE_SIZE_BYTES >> 20, months, rows, outcome.rewrittenBytes(), seconds, seconds / months, rows / seconds);
+        dataset.recordMeasured(COMPACTION, compacted);
+        return compacted;
     }
 
     /** Y1 and Y2 against Trino's Iceberg connector: the raw table as archived, and a copy optimised by Trino itself. */

@@ -103,7 +103,7 @@ public final class YearsDataset
         this.postgres = requireNonNull(postgres, "postgres is null");
         this.warehouse = requireNonNull(warehouse, "warehouse is null");
         this.catalog = warehouse.catalog();
-        this.measured = ImmutableMap.copyOf(measured);
+        this.measured = new LinkedHashMap<>(measured);
         this.reused = reused;
     }
 
@@ -380,6 +380,16 @@ public final class YearsDataset
         Map<String, String> marker = new LinkedHashMap<>(BenchmarkDataset.readMarker(directory).orElseThrow(() -> new IllegalStateException("The kept years dataset in %s has no marker".formatted(directory))));
         marker.put(RETENTION_SWEPT, what);
         BenchmarkDataset.writeMarker(directory, marker);
+    }
+
+    /** Records a measurement of the kept dataset in its marker, so that a later run that reuses the dataset reports it. */
+    public void recordMeasured(String key, String value)
+            throws IOException
+    {
+        Map<String, String> marker = new LinkedHashMap<>(BenchmarkDataset.readMarker(directory).orElseThrow(() -> new IllegalStateException("The kept years dataset in %s has no marker".formatted(directory))));
+        marker.put(MEASURED + key, value);
+        BenchmarkDataset.writeMarker(directory, marker);
+        measured.put(MEASURED + key, value);
     }
 
     /** What the making measured, by key without the {@code measured.} prefix. */
