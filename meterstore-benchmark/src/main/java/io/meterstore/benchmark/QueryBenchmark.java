@@ -232,7 +232,13 @@ final class QueryBenchmark
         try {
             log.info("%s: warm-up", pair.id());
             Execution meterstoreWarmUp = pair.meterstore().execute();
-            List<Execution> peerWarmUp = executeAll(pair.peer());
+            List<Execution> peerWarmUp;
+            try {
+                peerWarmUp = executeAll(pair.peer());
+            }
+            catch (SQLException e) {
+                return peerFailed(pair, meterstoreWarmUp, e);
+            }
             Comparison comparison = compare(pair.answer(), meterstoreWarmUp, peerWarmUp);
             List<Long> meterstoreSamples = new ArrayList<>();
             List<Long> peerSamples = new ArrayList<>();
@@ -256,6 +262,26 @@ final class QueryBenchmark
             log.error(e, "%s failed", pair.id());
             return BenchmarkResult.failed(pair.id(), pair.title(), pair.meterstoreLabel(), pair.peerLabel(), Unit.SECONDS, pair.target(), e);
         }
+    }
+
+    /** A peer that cannot answer (e.g. a query over Trino's memory limit) leaves MeterStore's rounds to report, and its reason. */
+    private BenchmarkResult peerFailed(Pair pair, Execution meterstoreWarmUp, SQLException failure)
+            throws SQLException
+    {
+        log.error(failure, "%s: the peer failed; timing MeterStore alone", pair.id());
+        List<Long> meterstoreSamples = new ArrayList<>();
+        for (int round = 0; round < rounds; round++) {
+            meterstoreSamples.add(pair.meterstore().execute().nanos());
+        }
+        double meterstore = Medians.seconds(Math.round(Medians.median(meterstoreSamples)));
+        String message = failure.getMessage() == null ? failure.toString() : failure.getMessage();
+        String reason = message.lines().findFirst().orElse(message);
+        List<String> details = new ArrayList<>();
+        details.add("MeterStore (%s rows), %s:\n\n```sql\n%s\n```".formatted(meterstoreWarmUp.rows().size(), samples(meterstoreSamples), pair.meterstore().sql()));
+        pair.peer().forEach(query -> details.add("Peer, %s:\n\n```sql\n%s\n```".formatted(query.engine(), query.sql())));
+        details.add("The peer failed in its warm-up, so it has no time and its answer none to compare: %s".formatted(reason));
+        return new BenchmarkResult(pair.id(), pair.title(), pair.meterstoreLabel(), pair.peerLabel(), Unit.SECONDS, meterstore, Double.NaN, pair.target(), Comparison.NOT_COMPARABLE,
+                java.util.Optional.of("the peer failed: " + reason), details);
     }
 
     private static List<Execution> executeAll(List<TimedQuery> queries)

@@ -227,7 +227,8 @@ final class YearsBenchmark
         for (BenchmarkResult result : queries) {
             out.append("| %s | %s: %s / %s | %s / %s = %s | %s | %s |\n".formatted(result.id(), result.title(), result.meterstoreLabel(), result.peerLabel(),
                     BenchmarkReport.figure(result.meterstore(), result.unit()), BenchmarkReport.figure(result.peer(), result.unit()),
-                    Double.isFinite(result.ratio()) ? BenchmarkReport.ratio(result.ratio()) : "-", result.target().text(), BenchmarkReport.verdict(result)));
+                    Double.isFinite(result.ratio()) ? BenchmarkReport.ratio(result.ratio()) : "-", result.target().text(),
+                    BenchmarkReport.verdict(result) + result.error().map(error -> ": `%s`".formatted(error.replace('`', '\''))).orElse("")));
         }
         if (!settings.runs("Y1")) {
             out.append("| Y1 | one meter over two years, every interval of `readings`: MeterStore / Trino's Iceberg connector on the raw table (ROW_NUMBER), and / on a copy optimised by `ALTER TABLE ... EXECUTE optimize` | not measured in this run (`-Dbenchmark.queries=Y1`) | <= 0.5 and <= 1.0 | |\n");
