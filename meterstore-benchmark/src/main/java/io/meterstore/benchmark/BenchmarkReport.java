@@ -276,7 +276,7 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
                 `benchmark.meters`, `benchmark.days`, `benchmark.hot-days` (10), `benchmark.rounds` (5 after one warm-up),
                 `benchmark.queries` (`all` or a list of ids), `benchmark.a1.meters` (11,000: one UTC day of at least 1 M rows),
                 `benchmark.a1.rounds` (3), `benchmark.archiver.heap` (256m), `benchmark.d1.seconds` (120: how long D1 runs
-                each number of clients), `benchmark.heap` (8g, the engine's JVM), `benchmark.dir`, `benchmark.output` (where
+                each number of clients), `benchmark.heap` (8g, the engine's JVM, of which a query may use 65 %), `benchmark.dir`, `benchmark.output` (where
                 this file and the charts go).
 
                 `-Dbenchmark.storage=s3` puts the cold tier in a bucket of an S3 server on the loopback (S3Proxy, a child

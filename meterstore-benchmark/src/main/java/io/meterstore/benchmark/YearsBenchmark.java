@@ -300,7 +300,8 @@ final class YearsBenchmark
                 The dataset is kept in `var/benchmark-years/` and reused while its parameters match; Y3 and Y4's metadata files are
                 measured while it is made. Properties: `benchmark.years.meters` (1000), `benchmark.years.days` (730),
                 `benchmark.years.correction-days` (90), `benchmark.years.chunk-days` (30), `benchmark.years.maintenance-every` (7),
-                `benchmark.years.dir`, `benchmark.rounds` (5), `benchmark.output`. Y1 and Y2 also make (once) the optimised copy
+                `benchmark.years.dir`, `benchmark.rounds` (5), `benchmark.heap` (8g: Y2's ROW_NUMBER peer needs more than 10 GB of
+                query memory at 1,000 meters), `benchmark.output`. Y1 and Y2 also make (once) the optimised copy
                 `iceberg.metering.readings_optimized` with Trino from the table as archived; Y1's first peer reads the table as
                 archived (`FOR VERSION AS OF` the snapshot before the first month compaction), MeterStore the compacted table.
                 Y5 runs the archiver's `expire` with `meterstore.retention=1y` at a fixed clock (the day after the dataset's last
