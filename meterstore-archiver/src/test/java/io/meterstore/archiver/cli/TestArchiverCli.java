@@ -127,30 +127,11 @@ final class TestArchiverCli
     void testSettlementLagBelowStepIsRefused()
             throws IOException
     {
-        Path shortLag = write("lag.properties", """
-                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
-                meterstore.postgresql.user=archiver
-                meterstore.iceberg.warehouse=file:///tmp/warehouse
-                meterstore.settlement-lag=12h
-                """);
-        for (String command : List.of("check", "status", "archive-once", "run")) {
-            Run run = run(new String[] {command, "--config", shortLag.toString()});
-            assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
-            assertThat(run.err()).as(command).contains("meterstore.settlement-lag must be at least meterstore.archival-step");
-        }
+        assertRefused("meterstore.settlement-lag=12h\n", List.of("check", "status", "archive-once", "run"),
+                "meterstore.settlement-lag must be at least meterstore.archival-step");
         // the reader grace is the connector's key too, the snapshot retention the archiver's own: the check spans both
-        Path shortRetention = write("retention.properties", """
-                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
-                meterstore.postgresql.user=archiver
-                meterstore.iceberg.warehouse=file:///tmp/warehouse
-                meterstore.reader-grace=2h
-                meterstore.snapshot-retention=1h
-                """);
-        for (String command : List.of("check", "run")) {
-            Run run = run(new String[] {command, "--config", shortRetention.toString()});
-            assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
-            assertThat(run.err()).as(command).contains("meterstore.snapshot-retention must be at least meterstore.reader-grace");
-        }
+        assertRefused("meterstore.reader-grace=2h\nmeterstore.snapshot-retention=1h\n", List.of("check", "run"),
+                "meterstore.snapshot-retention must be at least meterstore.reader-grace");
     }
 
     @Test
@@ -158,25 +139,24 @@ final class TestArchiverCli
             throws IOException
     {
         // refused before anything runs, naming the property, as every other configuration error is
-        Path oddStep = write("step.properties", """
+        List<String> commands = List.of("check", "create", "status", "archive-once", "run");
+        assertRefused("meterstore.archival-step=7m\n", commands, "meterstore.archival-step must be whole minutes that divide a day (15m, 1h, 6h), or whole days");
+        assertRefused("meterstore.tables=readings,Gas_Readings\n", commands, "meterstore.tables must name each table in lowercase letters, digits and underscores, at most 47 characters");
+    }
+
+    // a configuration of the required keys and {@code lines}, which each of {@code commands} refuses with a usage error naming what is wrong
+    private void assertRefused(String lines, List<String> commands, String message)
+            throws IOException
+    {
+        Path config = write("refused.properties", """
                 meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
                 meterstore.postgresql.user=archiver
                 meterstore.iceberg.warehouse=file:///tmp/warehouse
-                meterstore.archival-step=7m
-                """);
-        Path upperCase = write("table.properties", """
-                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
-                meterstore.postgresql.user=archiver
-                meterstore.iceberg.warehouse=file:///tmp/warehouse
-                meterstore.tables=readings,Gas_Readings
-                """);
-        for (String command : List.of("check", "create", "status", "archive-once", "run")) {
-            Run run = run(new String[] {command, "--config", oddStep.toString()});
+                """ + lines);
+        for (String command : commands) {
+            Run run = run(new String[] {command, "--config", config.toString()});
             assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
-            assertThat(run.err()).as(command).contains("meterstore.archival-step must be whole minutes that divide a day (15m, 1h, 6h), or whole days");
-            run = run(new String[] {command, "--config", upperCase.toString()});
-            assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_USAGE);
-            assertThat(run.err()).as(command).contains("meterstore.tables must name each table in lowercase letters, digits and underscores, at most 47 characters");
+            assertThat(run.err()).as(command).contains(message);
         }
     }
 
