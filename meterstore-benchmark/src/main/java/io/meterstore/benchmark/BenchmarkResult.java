@@ -102,8 +102,14 @@ public record BenchmarkResult(
 
     public static BenchmarkResult failed(String id, String title, String meterstoreLabel, String peerLabel, Unit unit, Target target, Throwable failure)
     {
+        return new BenchmarkResult(id, title, meterstoreLabel, peerLabel, unit, Double.NaN, Double.NaN, target, Comparison.NOT_COMPARABLE, Optional.of(reason(failure)), List.of());
+    }
+
+    /** The first line of a failure's message, as a report shows it. */
+    public static String reason(Throwable failure)
+    {
         String message = failure.getMessage() == null ? failure.toString() : failure.getMessage();
-        return new BenchmarkResult(id, title, meterstoreLabel, peerLabel, unit, Double.NaN, Double.NaN, target, Comparison.NOT_COMPARABLE, Optional.of(message.lines().findFirst().orElse(message)), List.of());
+        return message.lines().findFirst().orElse(message);
     }
 
     /**

@@ -274,10 +274,9 @@ final class QueryBenchmark
             meterstoreSamples.add(pair.meterstore().execute().nanos());
         }
         double meterstore = Medians.seconds(Math.round(Medians.median(meterstoreSamples)));
-        String message = failure.getMessage() == null ? failure.toString() : failure.getMessage();
-        String reason = message.lines().findFirst().orElse(message);
+        String reason = BenchmarkResult.reason(failure);
         List<String> details = new ArrayList<>();
-        details.add("MeterStore (%s rows), %s:\n\n```sql\n%s\n```".formatted(meterstoreWarmUp.rows().size(), samples(meterstoreSamples), pair.meterstore().sql()));
+        details.add(meterstoreDetail(pair, meterstoreWarmUp, meterstoreSamples));
         pair.peer().forEach(query -> details.add("Peer, %s:\n\n```sql\n%s\n```".formatted(query.engine(), query.sql())));
         details.add("The peer failed in its warm-up, so it has no time and its answer none to compare: %s".formatted(reason));
         return new BenchmarkResult(pair.id(), pair.title(), pair.meterstoreLabel(), pair.peerLabel(), Unit.SECONDS, meterstore, Double.NaN, pair.target(), Comparison.NOT_COMPARABLE,
@@ -331,7 +330,7 @@ final class QueryBenchmark
     private List<String> details(Pair pair, Comparison comparison, Execution meterstore, List<Execution> peer, List<Long> meterstoreSamples, List<Long> peerSamples)
     {
         List<String> details = new ArrayList<>();
-        details.add("MeterStore (%s rows), %s:\n\n```sql\n%s\n```".formatted(meterstore.rows().size(), samples(meterstoreSamples), pair.meterstore().sql()));
+        details.add(meterstoreDetail(pair, meterstore, meterstoreSamples));
         for (int index = 0; index < pair.peer().size(); index++) {
             TimedQuery query = pair.peer().get(index);
             details.add("Peer, %s (%s rows)%s:\n\n```sql\n%s\n```".formatted(
@@ -351,6 +350,11 @@ final class QueryBenchmark
             case NOT_COMPARABLE -> "Different tables by design (winners against every version); R2 and the tests check the winners.";
         });
         return details;
+    }
+
+    private String meterstoreDetail(Pair pair, Execution meterstore, List<Long> samples)
+    {
+        return "MeterStore (%s rows), %s:\n\n```sql\n%s\n```".formatted(meterstore.rows().size(), samples(samples), pair.meterstore().sql());
     }
 
     private String samples(List<Long> samples)

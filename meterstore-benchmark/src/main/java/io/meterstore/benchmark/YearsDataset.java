@@ -377,19 +377,23 @@ public final class YearsDataset
     public void markRetentionSwept(String what)
             throws IOException
     {
-        Map<String, String> marker = new LinkedHashMap<>(BenchmarkDataset.readMarker(directory).orElseThrow(() -> new IllegalStateException("The kept years dataset in %s has no marker".formatted(directory))));
-        marker.put(RETENTION_SWEPT, what);
-        BenchmarkDataset.writeMarker(directory, marker);
+        putInMarker(RETENTION_SWEPT, what);
     }
 
     /** Records a measurement of the kept dataset in its marker, so that a later run that reuses the dataset reports it. */
     public void recordMeasured(String key, String value)
             throws IOException
     {
-        Map<String, String> marker = new LinkedHashMap<>(BenchmarkDataset.readMarker(directory).orElseThrow(() -> new IllegalStateException("The kept years dataset in %s has no marker".formatted(directory))));
-        marker.put(MEASURED + key, value);
-        BenchmarkDataset.writeMarker(directory, marker);
+        putInMarker(MEASURED + key, value);
         measured.put(MEASURED + key, value);
+    }
+
+    private void putInMarker(String key, String value)
+            throws IOException
+    {
+        Map<String, String> marker = new LinkedHashMap<>(BenchmarkDataset.readMarker(directory).orElseThrow(() -> new IllegalStateException("The kept years dataset in %s has no marker".formatted(directory))));
+        marker.put(key, value);
+        BenchmarkDataset.writeMarker(directory, marker);
     }
 
     /** What the making measured, by key without the {@code measured.} prefix. */
