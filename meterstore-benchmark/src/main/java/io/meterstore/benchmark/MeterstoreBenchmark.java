@@ -152,10 +152,8 @@ public final class MeterstoreBenchmark
     private static void probe(BenchmarkSettings settings, BenchmarkDataset dataset, PrintStream console)
             throws Exception
     {
-        try (DistributedQueryRunner queryRunner = queryRunner(dataset.warehouse());
-                Connection trino = trinoConnection(queryRunner);
-                Connection postgres = dataset.database().connect()) {
-            ProbeQueries.run(ProbeQueries.parse(Files.readAllLines(settings.probe().orElseThrow())), trino, postgres, settings.rounds(), console);
+        try (DistributedQueryRunner queryRunner = queryRunner(dataset.warehouse())) {
+            ProbeQueries.run(settings.probe().orElseThrow(), queryRunner, dataset.database(), settings.rounds(), console);
         }
     }
 

@@ -1,8 +1,12 @@
 package io.meterstore.benchmark;
 
 import com.google.common.collect.ImmutableList;
+import io.meterstore.testing.TestingDatabase;
+import io.trino.testing.DistributedQueryRunner;
 
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -57,6 +61,16 @@ final class ProbeQueries
             }
         }
         return probes.build();
+    }
+
+    /** Runs the statements of {@code file} on {@code engine} (catalog {@code meterstore}) and natively on {@code database}. */
+    static void run(Path file, DistributedQueryRunner engine, TestingDatabase database, int rounds, PrintStream console)
+            throws Exception
+    {
+        try (Connection trino = MeterstoreBenchmark.trinoConnection(engine);
+                Connection postgres = database.connect()) {
+            run(parse(Files.readAllLines(file)), trino, postgres, rounds, console);
+        }
     }
 
     static void run(List<Probe> probes, Connection trino, Connection postgres, int rounds, PrintStream console)

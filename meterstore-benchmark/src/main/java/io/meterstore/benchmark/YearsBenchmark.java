@@ -61,6 +61,10 @@ final class YearsBenchmark
             Files.createDirectories(settings.directory());
             try (YearsDataset dataset = YearsDataset.open(settings, warehouse -> MeterstoreBenchmark.queryRunner(warehouse, false, "%s,%s".formatted(YearsDataset.TABLE, YearsDataset.EARLY_TABLE)))) {
                 log.info("Years dataset %s", dataset.reused() ? "reused" : "made");
+                if (settings.probe().isPresent()) {
+                    probe(settings, dataset, console);
+                    return 0;
+                }
                 List<BenchmarkResult> queries = new ArrayList<>();
                 long asArchived = asArchived(dataset.table());
                 Optional<String> compaction = Optional.empty();
@@ -91,6 +95,15 @@ final class YearsBenchmark
         catch (Exception e) {
             log.error(e, "Years benchmark failed");
             return 1;
+        }
+    }
+
+    /** Statements of one's own against the dataset as it is (nothing compacted or measured first): no report. */
+    private static void probe(YearsSettings settings, YearsDataset dataset, PrintStream console)
+            throws Exception
+    {
+        try (DistributedQueryRunner engine = MeterstoreBenchmark.queryRunner(dataset.warehouse(), false, "%s,%s".formatted(YearsDataset.TABLE, YearsDataset.EARLY_TABLE))) {
+            ProbeQueries.run(settings.probe().orElseThrow(), engine, dataset.database(), settings.rounds(), console);
         }
     }
 
@@ -309,7 +322,8 @@ final class YearsBenchmark
                 of "from" up to November 2024 go and December 2024 (which ends an hour after the cut) and every later month stay;
                 it needs a dataset reaching December 2024 (`benchmark.years.days` at least 184). It removes months for good, so it
                 runs after every other row and names what it removed under `retention-swept` in `dataset.properties`: the next
-                run makes the dataset again.
+                run makes the dataset again. `-Dbenchmark.probe=FILE` times statements of one's own on the dataset as it is
+                (catalogs `meterstore` and `iceberg`, nothing compacted first), writing no report.
                 """);
         return out.toString();
     }

@@ -8,6 +8,7 @@ import java.time.LocalDate;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 import static com.google.common.base.Preconditions.checkArgument;
@@ -24,7 +25,8 @@ import static java.util.Objects.requireNonNull;
  * more than a chunk
  * @param maintenanceEvery archived days between two runs of the archiver's maintenance ({@code expire}, {@code compact}),
  * as a service archiving one day a day with that maintenance interval runs it
- * @param planDay the day whose one-day query Y3 plans, early enough to be archived by the 60th commit
+ * @param probe statements of one's own to time on the dataset instead of the benchmark ({@code -Dbenchmark.probe=FILE}, as
+ * {@link ProbeQueries} reads them)
  */
 public record YearsSettings(
         int meters,
@@ -35,7 +37,8 @@ public record YearsSettings(
         int rounds,
         Set<String> benchmarks,
         Path directory,
-        Path output)
+        Path output,
+        Optional<Path> probe)
 {
     public static final Set<String> ALL = ImmutableSet.of("Y1", "Y2", "Y3", "Y4", "Y4D", "Y5");
     /**
@@ -64,12 +67,11 @@ public record YearsSettings(
         checkArgument(ALL.containsAll(benchmarks), "benchmark.queries must name some of %s for the years dataset", ALL);
         requireNonNull(directory, "directory is null");
         requireNonNull(output, "output is null");
+        requireNonNull(probe, "probe is null");
     }
 
     public static YearsSettings fromSystemProperties()
     {
-        // a probe runs on the benchmark dataset only: refused here rather than ignored
-        checkArgument(property("benchmark.probe", "").isEmpty(), "benchmark.probe times statements on the benchmark dataset (benchmark.meters x benchmark.days), not on the years dataset: leave out -Dbenchmark.dataset=years");
         String queries = property("benchmark.queries", "all");
         Set<String> benchmarks = queries.equalsIgnoreCase("all")
                 ? DEFAULT
@@ -83,7 +85,8 @@ public record YearsSettings(
                 integer("benchmark.rounds", 5),
                 benchmarks,
                 Path.of(property("benchmark.years.dir", "var/benchmark-years")).toAbsolutePath(),
-                Path.of(property("benchmark.output", "docs")).toAbsolutePath());
+                Path.of(property("benchmark.output", "docs")).toAbsolutePath(),
+                Optional.of(property("benchmark.probe", "")).filter(file -> !file.isEmpty()).map(file -> Path.of(file).toAbsolutePath()));
     }
 
     public boolean runs(String benchmark)

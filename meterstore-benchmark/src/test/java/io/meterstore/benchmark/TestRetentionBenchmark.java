@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -28,6 +29,6 @@ final class TestRetentionBenchmark
 
     private static YearsSettings settings(int days)
     {
-        return new YearsSettings(20, days, 20, 30, 7, 5, Set.of("Y5"), Path.of("var/benchmark-years"), Path.of("docs"));
+        return new YearsSettings(20, days, 20, 30, 7, 5, Set.of("Y5"), Path.of("var/benchmark-years"), Path.of("docs"), Optional.empty());
     }
 }
