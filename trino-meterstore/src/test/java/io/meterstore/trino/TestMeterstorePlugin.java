@@ -28,6 +28,23 @@ final class TestMeterstorePlugin
     }
 
     @Test
+    void testTableThatCannotNamePartitionsIsRefused()
+    {
+        // the hot tier's partitions are named after the table: a name PostgreSQL would fold or cut refuses the catalog
+        ConnectorFactory factory = getOnlyElement(new MeterstorePlugin().getConnectorFactories());
+        for (String tables : new String[] {"readings,Readings_Archive", "readings," + "r".repeat(48)}) {
+            assertThatThrownBy(() -> factory.create("test", ImmutableMap.of(
+                            "meterstore.postgresql.url", "jdbc:postgresql://localhost:1/none",
+                            "meterstore.postgresql.user", "meterstore",
+                            "meterstore.iceberg.warehouse", "file:///tmp/none",
+                            "meterstore.tables", tables,
+                            "bootstrap.quiet", "true"),
+                    new TestingConnectorContext()))
+                    .hasMessageContaining("meterstore.tables");
+        }
+    }
+
+    @Test
     void testMissingRequiredConfiguration()
     {
         ConnectorFactory factory = getOnlyElement(new MeterstorePlugin().getConnectorFactories());
