@@ -209,20 +209,7 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
             out.append('\n');
         }
 
-        List<BenchmarkResult> missed = results.stream().filter(result -> result.verdict() != Verdict.MET && result.verdict() != Verdict.REPORTED).toList();
-        if (!missed.isEmpty()) {
-            out.append("### Targets missed\n\n");
-            for (BenchmarkResult result : missed) {
-                // a row's note analyses a measured miss; under a failure it would describe figures this run never measured
-                out.append("- **%s** (%s): %s\n".formatted(
-                        result.id(),
-                        verdict(result),
-                        result.error()
-                                .map(error -> "failed: `" + error.replace('`', '\'') + "`.")
-                                .orElseGet(() -> notes.getOrDefault(result.id(), "not analysed yet."))));
-            }
-            out.append('\n');
-        }
+        out.append(missed("### Targets missed", results, notes));
 
         out.append("### What each row ran\n\n");
         for (BenchmarkResult result : results) {
@@ -239,6 +226,29 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
      * size first; a run of every row also replaces the sections of some rows of its size, which it ran again. A file
      * written before runs were kept by size is taken as the section of the size its dataset line names.
      */
+    /**
+     * Under {@code heading}, each result that missed its target or failed, with its note (why, and what would close it)
+     * or its failure; nothing when every target was met.
+     */
+    static String missed(String heading, List<BenchmarkResult> results, Map<String, String> notes)
+    {
+        List<BenchmarkResult> missed = results.stream().filter(result -> result.verdict() != Verdict.MET && result.verdict() != Verdict.REPORTED).toList();
+        if (missed.isEmpty()) {
+            return "";
+        }
+        StringBuilder out = new StringBuilder(heading).append("\n\n");
+        for (BenchmarkResult result : missed) {
+            // a row's note analyses a measured miss; under a failure it would describe figures this run never measured
+            out.append("- **%s** (%s): %s\n".formatted(
+                    result.id(),
+                    verdict(result),
+                    result.error()
+                            .map(error -> "failed: `" + error.replace('`', '\'') + "`.")
+                            .orElseGet(() -> notes.getOrDefault(result.id(), "not analysed yet."))));
+        }
+        return out.append('\n').toString();
+    }
+
     public static String document(String existing, String section)
     {
         Map<String, String> sections = new LinkedHashMap<>(sections(existing));

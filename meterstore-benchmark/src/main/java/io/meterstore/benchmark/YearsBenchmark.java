@@ -1,6 +1,7 @@
 package io.meterstore.benchmark;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import io.airlift.log.Logger;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
 import io.meterstore.archiver.maintenance.CompactionSettings;
@@ -32,6 +33,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import static com.google.common.base.Preconditions.checkState;
@@ -52,6 +54,20 @@ final class YearsBenchmark
             (SELECT *, row_number() OVER (PARTITION BY malo_id, obis_code, "from", version_scope ORDER BY version DESC, recorded_at DESC) AS winner
              FROM %s WHERE %s)""";
     private static final String COLUMNS = "malo_id, melo_id, obis_code, sparte, \"from\", \"to\", value, unit, quality, resolution, source_kind, source_detail, provenance, version, version_scope, recorded_at, balancing_day";
+
+    /** Why a target may be missed and what would close it, as far as it is known; the report shows it beside a miss. */
+    static final Map<String, String> NOTES = ImmutableMap.of(
+            "Y2s", "Both sides do the same work: they read the same two columns of month files of the same shape with Trino's own Parquet reader, "
+                    + "and the partial aggregation is most of either's time. EXPLAIN ANALYZE on this dataset (2026-12-02, a probe, heap 8g): the source stage took 2.37 s of CPU "
+                    + "for MeterStore's 70,080,000 winners (25 splits: the compacted months' winners files, their superseded files skipped) against 2.33 s for the copy's "
+                    + "71,654,095 rows (25 splits); of that the aggregation 1.42 s against 1.59 s, the scan and projection 0.94 s against 0.75 s. "
+                    + "The scan's difference is bytes: MeterStore read 188.9 MB where the copy read 80.7 MB, though the two columns take 3.5 MB a month in both. "
+                    + "A compacted month has row groups of 256 Ki rows (12 a month, which Y1's one-meter read prunes by), and Trino's reader merges a row group's two "
+                    + "column chunks and the 0.43 MB of other columns between them into one read (ranges less than its 1 MB merge distance apart); the copy has one row "
+                    + "group a month. Read with a 64 kB merge distance instead, the ratio stayed within the rounds' spread (two probes of four rounds a side at each "
+                    + "distance, medians from 1.03 to 1.31 at both). So resolution costs nothing here (compaction wrote the winners apart) and MeterStore's one saving, "
+                    + "2 % fewer rows, is smaller than the rounds' spread: the ratio is 1.0 within the noise by construction. What would put it below: reading less than "
+                    + "every row, e.g. totals kept per compacted month (invalidated by a late correction until the month is compacted again); not attempted.");
 
     private YearsBenchmark() {}
 
@@ -288,6 +304,8 @@ final class YearsBenchmark
                 // its checks are its target: a sweep that passed them met it
                 retention.map(result -> result.verdict() == Verdict.REPORTED ? "met" : BenchmarkReport.verdict(result)).orElse("")));
 
+        String missed = BenchmarkReport.missed("## Targets missed", queries, NOTES);
+        out.append(missed.isEmpty() ? "" : "\n" + missed.stripTrailing() + "\n");
         out.append("\n## What each row ran\n\n");
         out.append("### Y3: planning stays flat\n\n");
         out.append("```sql\n%s\n```\n\nthrough Trino's JDBC driver, against the dataset and against `%s`, its twin made the same way but stopped after the %sth archival commit, alternately on one warm engine when the dataset was made (ten warm-up runs each, then %s rounds, each after the tables' maintenance). The twin: %s; the dataset: %s. Rounds (s): after %s commits %s; after all %s.\n\n"

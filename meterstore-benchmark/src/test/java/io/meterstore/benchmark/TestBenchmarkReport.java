@@ -145,6 +145,15 @@ final class TestBenchmarkReport
     }
 
     @Test
+    void testYearsReportExplainsItsMissesUnderItsOwnHeading()
+    {
+        assertThat(BenchmarkReport.missed("## Targets missed", List.of(result("Y1", 0.3, 1.0, Comparison.SAME_RESULT), result("Y2s", 1.06, 1.0, Comparison.NOT_COMPARABLE)), YearsBenchmark.NOTES))
+                .startsWith("## Targets missed\n\n- **Y2s** (**missed**): Both sides do the same work")
+                .doesNotContain("**Y1**");
+        assertThat(BenchmarkReport.missed("## Targets missed", List.of(result("Y2s", 0.98, 1.0, Comparison.NOT_COMPARABLE)), YearsBenchmark.NOTES)).isEmpty();
+    }
+
+    @Test
     void testEachDatasetSizeKeepsItsSection()
     {
         // a file written before runs were kept by size: its dataset line names the size
