@@ -21,9 +21,10 @@ import static com.google.inject.multibindings.OptionalBinder.newOptionalBinder;
 /**
  * On the coordinator, the cold tier's files of at most {@code fs.memory-cache.max-content-length} (8 MB) stay in memory
  * once read (at most {@code fs.memory-cache.max-size}, 2 % of the heap, each for {@code fs.memory-cache.ttl}, 1 h), as
- * Trino's Iceberg connector keeps them with {@code iceberg.metadata-cache.enabled}: the tables' metadata files and
- * manifest lists, and, on a coordinator that also runs splits, small data and delete files, which on object storage
- * would otherwise cost a request each for every query. Only reads through {@link ForColdReads} use it; planning's footer
+ * Trino's Iceberg connector keeps them with {@code iceberg.metadata-cache.enabled}: the tables' metadata files,
+ * manifest lists and manifests (Iceberg's manifest cache is then off), and, on a coordinator that also runs splits,
+ * small data and delete files, which on object storage would otherwise cost a request each for every query. Only reads
+ * through {@link ForColdReads} use it; planning's footer
  * reads (whose parsed footers {@code RowGroupKeys} keeps) and every write go to the storage. Workers read the storage.
  * {@code meterstore.coordinator-file-cache.enabled=false} turns it off. Its hit and request counts are exported over JMX as
  * Trino's Iceberg connector exports its own: {@code io.trino.filesystem.memory:type=MemoryFileSystemCache,name=<catalog>}.

@@ -8,6 +8,8 @@ import io.meterstore.trino.base.MeterstoreConfig;
 import io.meterstore.trino.base.MeterstoreTables;
 import io.meterstore.trino.base.PostgresConnectionPool;
 import io.trino.filesystem.local.LocalFileSystem;
+import io.trino.filesystem.memory.MemoryFileSystemCache;
+import io.trino.filesystem.memory.MemoryFileSystemCacheConfig;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
@@ -16,6 +18,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static io.meterstore.trino.TestingMeterstoreTables.TABLE;
@@ -37,7 +40,11 @@ final class TestMeterstoreTables
                 .setIcebergCatalogName(warehouse.catalogName())
                 .setIcebergWarehouse(warehouse.location());
         try (PostgresConnectionPool postgres = new PostgresConnectionPool(config, new MeterstoreConfig())) {
-            testPlanningReusesTheLoadedTable(warehouse, new MeterstoreTables(config, postgres, identity -> new LocalFileSystem(Path.of("/"))));
+            testPlanningReusesTheLoadedTable(warehouse, new MeterstoreTables(config, postgres, identity -> new LocalFileSystem(Path.of("/")), Optional.empty()));
+
+            // a coordinator's file cache keeps the manifests it reads: Iceberg does not keep a second copy of them
+            MeterstoreTables cached = new MeterstoreTables(config, postgres, identity -> new LocalFileSystem(Path.of("/")), Optional.of(new MemoryFileSystemCache(new MemoryFileSystemCacheConfig())));
+            assertThat(((HasTableOperations) cached.pinIcebergTable(TABLE)).operations().io().properties()).doesNotContainKey(CatalogProperties.IO_MANIFEST_CACHE_ENABLED);
         }
     }
 
@@ -50,7 +57,7 @@ final class TestMeterstoreTables
         assertThat(pinned.currentSnapshot().snapshotId()).isEqualTo(first);
         // the next query finds the catalogue's pointer where it was: the same table, its metadata file not read again
         assertThat(tables.pinIcebergTable(TABLE)).isSameAs(pinned);
-        // and Iceberg keeps the manifests planning reads in memory: they never change once written
+        // and, without a file cache, Iceberg keeps the manifests planning reads in memory: they never change once written
         assertThat(((HasTableOperations) pinned).operations().io().properties()).containsEntry(CatalogProperties.IO_MANIFEST_CACHE_ENABLED, "true");
         // statistics and splits of that query plan with the table it pinned from, without reading the catalogue again
         assertThat(tables.icebergTableListing(TABLE, first)).isSameAs(pinned);

@@ -15,6 +15,7 @@ import io.meterstore.storage.ForwardingFileIo;
 import io.trino.filesystem.Location;
 import io.trino.filesystem.TrinoFileSystem;
 import io.trino.filesystem.TrinoFileSystemFactory;
+import io.trino.filesystem.cache.TrinoFileSystemCache;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.security.ConnectorIdentity;
@@ -62,20 +63,27 @@ public final class MeterstoreTables
     private final Map<String, TableOperations> catalogOperations = new ConcurrentHashMap<>();
     private final Optional<ErasureKey> erasureKey;
 
+    /**
+     * @param fileSystemCache the memory {@code fileSystemFactory} keeps files in, if it keeps them (the coordinator's): it
+     * holds the manifests too, so Iceberg does not keep a second copy
+     */
     @Inject
-    public MeterstoreTables(TiersConfig config, PostgresConnectionPool postgres, @ForColdReads TrinoFileSystemFactory fileSystemFactory)
+    public MeterstoreTables(TiersConfig config, PostgresConnectionPool postgres, @ForColdReads TrinoFileSystemFactory fileSystemFactory, Optional<TrinoFileSystemCache> fileSystemCache)
     {
         this.config = requireNonNull(config, "config is null");
         this.postgres = requireNonNull(postgres, "postgres is null");
         requireNonNull(fileSystemFactory, "fileSystemFactory is null");
+        requireNonNull(fileSystemCache, "fileSystemCache is null");
         this.erasureKey = config.erasureKey();
+        // manifests never change once written: where no file cache keeps them, Iceberg keeps the ones planning reads in
+        // memory instead of reading them for every query
+        Map<String, String> fileIoProperties = fileSystemCache.isPresent() ? ImmutableMap.of() : MANIFEST_CACHE;
         // created on first use, so that a catalogue that is down fails the query that needs it, not the server start
         this.catalog = memoize(() -> {
             TrinoFileSystem fileSystem = fileSystemFactory.create(ConnectorIdentity.ofUser("meterstore"));
             checkWarehouseReadable(fileSystem);
             try {
-                // manifests never change once written: Iceberg keeps the ones planning reads in memory instead of reading them for every query
-                return config.openCatalog(properties -> new ForwardingFileIo(fileSystem, MANIFEST_CACHE));
+                return config.openCatalog(properties -> new ForwardingFileIo(fileSystem, fileIoProperties));
             }
             catch (RuntimeException e) {
                 throw new TrinoException(METERSTORE_CATALOG_UNAVAILABLE, "Cannot open the Iceberg catalogue '%s' at '%s': %s; check meterstore.iceberg.* and that the %s is reachable"
