@@ -8,6 +8,7 @@ import io.meterstore.archiver.ArchiverModule;
 import io.meterstore.archiver.tables.ArchiverTables;
 import io.meterstore.archiver.tables.Failures;
 import io.meterstore.archiver.cycle.ArchivalException;
+import io.meterstore.archiver.cycle.Failpoints;
 import io.meterstore.archiver.service.ShutdownAction;
 import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.ErasureLog;
@@ -131,6 +132,13 @@ public final class ArchiverCli
         if (command.isEmpty()) {
             err.println("Unknown command '%s'".formatted(args[0]));
             err.println(USAGE);
+            return EXIT_USAGE;
+        }
+        try {
+            Failpoints.checkArmed();
+        }
+        catch (IllegalArgumentException e) {
+            err.println(e.getMessage());
             return EXIT_USAGE;
         }
         CliConfiguration configuration;

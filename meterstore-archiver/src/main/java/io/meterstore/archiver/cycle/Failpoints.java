@@ -15,7 +15,8 @@ public final class Failpoints
 {
     public static final String PROPERTY = "meterstore.failpoint";
 
-    private static final Optional<Failpoint> ARMED = Failpoint.parse(System.getProperty(PROPERTY));
+    private static final String ARMED_NAME = System.getProperty(PROPERTY, "");
+    private static final Optional<Failpoint> ARMED = Failpoint.find(ARMED_NAME);
 
     private Failpoints() {}
 
@@ -66,22 +67,28 @@ public final class Failpoints
             return pointName;
         }
 
-        static Optional<Failpoint> parse(String name)
+        static Optional<Failpoint> find(String name)
         {
-            if (name == null || name.isEmpty()) {
-                return Optional.empty();
-            }
-            return Optional.of(Arrays.stream(values())
-                    .filter(failpoint -> failpoint.pointName.equals(name))
-                    .findFirst()
-                    .orElseThrow(() -> new IllegalArgumentException("Unknown failpoint '%s' in -D%s: use one of %s"
-                            .formatted(name, PROPERTY, Arrays.stream(values()).map(Failpoint::pointName).toList()))));
+            return Arrays.stream(values()).filter(failpoint -> failpoint.pointName.equals(name)).findFirst();
+        }
+    }
+
+    /**
+     * Refuses a {@value #PROPERTY} that names no point, which would otherwise never stop the process: the archiver checks
+     * it before any command runs.
+     */
+    public static void checkArmed()
+    {
+        if (!ARMED_NAME.isEmpty() && ARMED.isEmpty()) {
+            throw new IllegalArgumentException("Unknown failpoint '%s' in -D%s: use one of %s"
+                    .formatted(ARMED_NAME, PROPERTY, Arrays.stream(Failpoint.values()).map(Failpoint::pointName).toList()));
         }
     }
 
     /** Blocks forever if {@code failpoint} is the armed one; returns at once otherwise. */
     public static void hit(Failpoint failpoint)
     {
+        checkArmed();
         if (ARMED.isEmpty() || ARMED.get() != failpoint) {
             return;
         }

@@ -1,6 +1,7 @@
 package io.meterstore.archiver.cli;
 
 import com.google.common.collect.ImmutableMap;
+import io.meterstore.archiver.cycle.Failpoints;
 import io.meterstore.archiver.cycle.TestingClock;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.core.ErasureLog;
@@ -71,6 +72,27 @@ final class TestArchiverCli
         run = run(new String[] {"archive-twice", "--config", "archiver.properties"});
         assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
         assertThat(run.err()).startsWith("Unknown command 'archive-twice'");
+    }
+
+    @Test
+    void testUnknownFailpointIsRefusedBeforeAnyCommand()
+            throws IOException, InterruptedException
+    {
+        // the test hook armed with a name no point has would never stop the process: refused before the configuration is read
+        Process process = new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-D%s=after-detatch".formatted(Failpoints.PROPERTY),
+                "-cp",
+                System.getProperty("java.class.path"),
+                ArchiverCli.class.getName(),
+                "check",
+                "--config",
+                directory.resolve("missing.properties").toString())
+                .redirectErrorStream(true)
+                .start();
+        String output = new String(process.getInputStream().readAllBytes(), UTF_8);
+        assertThat(process.waitFor()).as(output).isEqualTo(ArchiverCli.EXIT_USAGE);
+        assertThat(output).startsWith("Unknown failpoint 'after-detatch' in -Dmeterstore.failpoint: use one of [after-detach, mid-stream,");
     }
 
     @Test
