@@ -1,5 +1,6 @@
 package io.meterstore.trino;
 
+import com.google.common.collect.Iterables;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.testing.TestingPostgresServer;
@@ -7,15 +8,21 @@ import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.base.MeterstoreConfig;
 import io.meterstore.trino.base.MeterstoreTables;
 import io.meterstore.trino.base.PostgresConnectionPool;
+import io.opentelemetry.api.OpenTelemetry;
+import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.filesystem.local.LocalFileSystem;
 import io.trino.filesystem.memory.MemoryFileSystemCache;
 import io.trino.filesystem.memory.MemoryFileSystemCacheConfig;
 import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -42,9 +49,41 @@ final class TestMeterstoreTables
         try (PostgresConnectionPool postgres = new PostgresConnectionPool(config, new MeterstoreConfig())) {
             testPlanningReusesTheLoadedTable(warehouse, new MeterstoreTables(config, postgres, identity -> new LocalFileSystem(Path.of("/")), Optional.empty()));
 
-            // a coordinator's file cache keeps the manifests it reads: Iceberg does not keep a second copy of them
-            MeterstoreTables cached = new MeterstoreTables(config, postgres, identity -> new LocalFileSystem(Path.of("/")), Optional.of(new MemoryFileSystemCache(new MemoryFileSystemCacheConfig())));
-            assertThat(((HasTableOperations) cached.pinIcebergTable(TABLE)).operations().io().properties()).doesNotContainKey(CatalogProperties.IO_MANIFEST_CACHE_ENABLED);
+            testCoordinatorFileCacheKeepsTheManifests(warehouse, config, postgres);
+        }
+    }
+
+    /** A coordinator's file cache keeps the manifests planning reads, and Iceberg keeps no second copy in front of it. */
+    private static void testCoordinatorFileCacheKeepsTheManifests(TestingWarehouse warehouse, TiersConfig config, PostgresConnectionPool postgres)
+            throws IOException
+    {
+        Table written = warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, TABLE));
+        // planning reads the manifests, never the data files: an entry is enough
+        written.newAppend().appendFile(DataFiles.builder(written.spec())
+                .withPath(warehouse.location() + "/data/from_month=2024-03/listed-only.parquet")
+                // month("from") as Iceberg stores it: months since 1970-01, here 2024-03
+                .withPartitionPath("from_month=650")
+                .withFileSizeInBytes(1024)
+                .withRecordCount(1)
+                .build()).commit();
+
+        MemoryFileSystemCache cache = new MemoryFileSystemCache(new MemoryFileSystemCacheConfig());
+        TrinoFileSystemFactory storage = identity -> new LocalFileSystem(Path.of("/"));
+        MeterstoreTables tables = new MeterstoreTables(config, postgres, CoordinatorFileCacheModule.coldReads(storage, Optional.of(cache), OpenTelemetry.noop().getTracer("test")), Optional.of(cache));
+        Table pinned = tables.pinIcebergTable(TABLE);
+        assertThat(((HasTableOperations) pinned).operations().io().properties()).doesNotContainKey(CatalogProperties.IO_MANIFEST_CACHE_ENABLED);
+        assertThat(plannedFiles(pinned)).isEqualTo(1);
+        long hits = cache.getHitCount();
+        // the next query's planning reads the manifest again, from the file cache: no cache of Iceberg's answers first
+        assertThat(plannedFiles(pinned)).isEqualTo(1);
+        assertThat(cache.getHitCount()).isGreaterThan(hits);
+    }
+
+    private static int plannedFiles(Table table)
+            throws IOException
+    {
+        try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+            return Iterables.size(tasks);
         }
     }
 
