@@ -221,12 +221,6 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
     }
 
     /**
-     * {@code docs/benchmarks.md} from its {@code existing} text and a run's {@code section}: the run replaces the section
-     * of its dataset size (a run of some rows, the section of the same rows), every other section is kept, the largest
-     * size first; a run of every row also replaces the sections of some rows of its size, which it ran again. A file
-     * written before runs were kept by size is taken as the section of the size its dataset line names.
-     */
-    /**
      * Under {@code heading}, each result that missed its target or failed, with its note (why, and what would close it)
      * or its failure; nothing when every target was met.
      */
@@ -249,6 +243,12 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
         return out.append('\n').toString();
     }
 
+    /**
+     * {@code docs/benchmarks.md} from its {@code existing} text and a run's {@code section}: the run replaces the section
+     * of its dataset size (a run of some rows, the section of the same rows), every other section is kept, the largest
+     * size first; a run of every row also replaces the sections of some rows of its size, which it ran again. A file
+     * written before runs were kept by size is taken as the section of the size its dataset line names.
+     */
     public static String document(String existing, String section)
     {
         Map<String, String> sections = new LinkedHashMap<>(sections(existing));

@@ -88,7 +88,13 @@ public record BenchmarkSettings(
                 storage,
                 Path.of(property("benchmark.dir", storage.defaultDirectory())).toAbsolutePath(),
                 Path.of(property("benchmark.output", "docs")).toAbsolutePath(),
-                Optional.of(property("benchmark.probe", "")).filter(file -> !file.isEmpty()).map(file -> Path.of(file).toAbsolutePath()));
+                probeFile());
+    }
+
+    /** {@code -Dbenchmark.probe=FILE}: statements of one's own to time instead of the benchmark, on either dataset. */
+    static Optional<Path> probeFile()
+    {
+        return Optional.of(property("benchmark.probe", "")).filter(file -> !file.isEmpty()).map(file -> Path.of(file).toAbsolutePath());
     }
 
     public boolean runs(String benchmark)

@@ -347,7 +347,7 @@ final class QueryBenchmark
                 case NOT_COMPARABLE -> "";
             };
             case MISMATCH -> "**MISMATCH**: the answers differ, so the timing compares nothing.";
-            case NOT_COMPARABLE -> "Different tables by design (winners against every version), so not the same answer; the pairs whose peer resolves versions (R2, Y1, Y2) and the tests check the winners.";
+            case NOT_COMPARABLE -> "Different tables by design (winners against every version), so not the same answer; the pairs whose peer resolves versions (R2, Y1, Y1b, Y2) and the tests check the winners.";
         });
         return details;
     }

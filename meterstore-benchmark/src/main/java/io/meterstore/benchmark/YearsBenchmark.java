@@ -17,6 +17,7 @@ import io.meterstore.benchmark.QueryBenchmark.Pair;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.TestingWarehouse;
 import io.trino.testing.DistributedQueryRunner;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -75,7 +76,7 @@ final class YearsBenchmark
     {
         try {
             Files.createDirectories(settings.directory());
-            try (YearsDataset dataset = YearsDataset.open(settings, warehouse -> MeterstoreBenchmark.queryRunner(warehouse, false, "%s,%s".formatted(YearsDataset.TABLE, YearsDataset.EARLY_TABLE)))) {
+            try (YearsDataset dataset = YearsDataset.open(settings, YearsBenchmark::bothTables)) {
                 log.info("Years dataset %s", dataset.reused() ? "reused" : "made");
                 if (settings.probe().isPresent()) {
                     probe(settings, dataset, console);
@@ -114,11 +115,18 @@ final class YearsBenchmark
         }
     }
 
-    /** Statements of one's own against the dataset as it is (nothing compacted or measured first): no report. */
+    /** An engine whose MeterStore catalog serves the dataset's table and its twin stopped after 60 commits. */
+    private static DistributedQueryRunner bothTables(TestingWarehouse warehouse)
+            throws Exception
+    {
+        return MeterstoreBenchmark.queryRunner(warehouse, false, "%s,%s".formatted(YearsDataset.TABLE, YearsDataset.EARLY_TABLE));
+    }
+
+    /** Statements of one's own against the kept dataset as it is (nothing compacted or measured first): no report. */
     private static void probe(YearsSettings settings, YearsDataset dataset, PrintStream console)
             throws Exception
     {
-        try (DistributedQueryRunner engine = MeterstoreBenchmark.queryRunner(dataset.warehouse(), false, "%s,%s".formatted(YearsDataset.TABLE, YearsDataset.EARLY_TABLE))) {
+        try (DistributedQueryRunner engine = bothTables(dataset.warehouse())) {
             ProbeQueries.run(settings.probe().orElseThrow(), engine, dataset.database(), settings.rounds(), console);
         }
     }
@@ -340,8 +348,8 @@ final class YearsBenchmark
                 of "from" up to November 2024 go and December 2024 (which ends an hour after the cut) and every later month stay;
                 it needs a dataset reaching December 2024 (`benchmark.years.days` at least 184). It removes months for good, so it
                 runs after every other row and names what it removed under `retention-swept` in `dataset.properties`: the next
-                run makes the dataset again. `-Dbenchmark.probe=FILE` times statements of one's own on the dataset as it is
-                (catalogs `meterstore` and `iceberg`, nothing compacted first), writing no report.
+                run makes the dataset again. `-Dbenchmark.probe=FILE` times statements of one's own on the kept dataset as it is
+                (made first if missing; catalogs `meterstore` and `iceberg`, nothing compacted first), writing no report.
                 """);
         return out.toString();
     }

@@ -86,7 +86,7 @@ public record YearsSettings(
                 benchmarks,
                 Path.of(property("benchmark.years.dir", "var/benchmark-years")).toAbsolutePath(),
                 Path.of(property("benchmark.output", "docs")).toAbsolutePath(),
-                Optional.of(property("benchmark.probe", "")).filter(file -> !file.isEmpty()).map(file -> Path.of(file).toAbsolutePath()));
+                BenchmarkSettings.probeFile());
     }
 
     public boolean runs(String benchmark)
