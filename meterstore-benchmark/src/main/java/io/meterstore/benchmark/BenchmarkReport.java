@@ -283,7 +283,8 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
                     bin/benchmark -Dbenchmark.meters=300 -Dbenchmark.days=20 -Dbenchmark.queries=Q1,Q3,A1
 
                 The dataset is kept in `var/benchmark/` and reused while its parameters match. Properties:
-                `benchmark.meters`, `benchmark.days`, `benchmark.hot-days` (10), `benchmark.rounds` (5 after one warm-up),
+                `benchmark.meters`, `benchmark.days`, `benchmark.hot-days` (10), `benchmark.warmups` (3: untimed runs of
+                each side of a pair first, so small queries are timed on a warm engine, as a server runs them), `benchmark.rounds` (5),
                 `benchmark.queries` (`all` or a list of ids), `benchmark.a1.meters` (11,000: one UTC day of at least 1 M rows),
                 `benchmark.a1.rounds` (3), `benchmark.archiver.heap` (256m), `benchmark.d1.seconds` (120: how long D1 runs
                 each number of clients), `benchmark.heap` (8g, the engine's JVM, of which a query may use 65 %), `benchmark.dir`, `benchmark.output` (where

@@ -22,6 +22,7 @@ public record BenchmarkSettings(
         int meters,
         int days,
         int hotDays,
+        int warmUps,
         int rounds,
         Set<String> benchmarks,
         int archivalMeters,
@@ -50,6 +51,7 @@ public record BenchmarkSettings(
     {
         checkArgument(meters >= 100, "benchmark.meters must be at least 100 (Q6 joins a list of 100 meters)");
         checkArgument(hotDays > 0 && days > hotDays + 1, "benchmark.days must exceed benchmark.hot-days by at least two, so both tiers hold whole days");
+        checkArgument(warmUps > 0, "benchmark.warmups must be positive: the first warm-up's answers are the ones compared");
         checkArgument(rounds > 0, "benchmark.rounds must be positive");
         checkArgument(archivalMeters > 0 && archivalRounds > 0, "benchmark.a1.meters and benchmark.a1.rounds must be positive");
         checkArgument(d1Seconds > 0, "benchmark.d1.seconds must be positive");
@@ -79,6 +81,7 @@ public record BenchmarkSettings(
                 integer("benchmark.meters", 10_000),
                 integer("benchmark.days", 60),
                 integer("benchmark.hot-days", 10),
+                integer("benchmark.warmups", 3),
                 integer("benchmark.rounds", 5),
                 benchmarks,
                 integer("benchmark.a1.meters", 11_000),

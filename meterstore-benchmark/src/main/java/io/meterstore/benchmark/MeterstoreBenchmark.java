@@ -174,7 +174,7 @@ public final class MeterstoreBenchmark
             try (Statement statement = trinoUnpushed.createStatement()) {
                 statement.execute("SET SESSION meterstore.aggregation_pushdown_enabled = false");
             }
-            QueryBenchmark queries = new QueryBenchmark(settings.rounds());
+            QueryBenchmark queries = new QueryBenchmark(settings.warmUps(), settings.rounds());
             for (QueryBenchmark.Pair pair : QueryBenchmark.pairs(trino, trinoUnpushed, postgres, dataset.watermark().instant(), dataset.generator().maloIds())) {
                 if (settings.runs(pair.id())) {
                     results.add(queries.run(pair));
@@ -362,8 +362,8 @@ public final class MeterstoreBenchmark
                     case S3 -> "The warehouse is bucket `%s` of an S3 server on the loopback (S3Proxy 2.6, a child process, filesystem blob store, path-style, signature V4): both connectors read it and the archiver writes it through S3's HTTP API, `fs.s3.enabled` and `s3.*` as in production."
                             .formatted(dataset.warehouse().location());
                 },
-                "Times are client side through the JDBC drivers, fetching every row; each query runs once to warm up, then %s rounds alternating MeterStore and peer (the order swapped each round); the tables show medians."
-                        .formatted(settings.rounds())));
+                "Times are client side through the JDBC drivers, fetching every row; each pair first runs %s untimed, alternately, to warm the engine up (its first answers are the ones compared), then %s rounds alternating MeterStore and peer (the order swapped each round); the tables show medians."
+                        .formatted(settings.warmUps() == 1 ? "once" : settings.warmUps() + " times", settings.rounds())));
         if (!dataset.erasedMeters().isEmpty()) {
             lines.add("E1 runs have erased %s of the dataset's meters for good, one a run, none of them read by another row: %s.".formatted(dataset.erasedMeters().size(), String.join(", ", dataset.erasedMeters())));
         }

@@ -182,7 +182,7 @@ final class YearsBenchmark
         try (DistributedQueryRunner engine = MeterstoreBenchmark.queryRunner(dataset.warehouse(), false);
                 Connection trino = MeterstoreBenchmark.trinoConnection(engine)) {
             optimizedCopy(trino, raw);
-            QueryBenchmark benchmark = new QueryBenchmark(settings.rounds());
+            QueryBenchmark benchmark = new QueryBenchmark(1, settings.rounds());
             String meter = ReadingsGenerator.maloId(Math.min(42, settings.meters() - 1));
             String oneMeter = "malo_id = '%s'".formatted(meter);
             List<Pair> pairs = new ArrayList<>();
