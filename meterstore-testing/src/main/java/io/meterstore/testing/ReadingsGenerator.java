@@ -30,6 +30,7 @@ import java.util.stream.Stream;
 import java.util.stream.StreamSupport;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -66,6 +67,7 @@ public final class ReadingsGenerator
     private final int days;
     private final double correctionsFraction;
     private final String operatorId;
+    private final Optional<Instant> knownAt;
 
     private ReadingsGenerator(Builder builder)
     {
@@ -75,6 +77,7 @@ public final class ReadingsGenerator
         this.days = builder.days;
         this.correctionsFraction = builder.correctionsFraction;
         this.operatorId = builder.operatorId;
+        this.knownAt = builder.knownAt;
     }
 
     public static Builder builder()
@@ -130,9 +133,16 @@ public final class ReadingsGenerator
         return MeteringCalendar.startOfLocalDay(startDay.plusDays(days));
     }
 
+    /** The instant the rows were delivered by, if any: rows recorded after it are left out. */
+    public Optional<Instant> knownAt()
+    {
+        return knownAt;
+    }
+
     /** How many first versions the generator produces: meters times the quarter-hours of its days (DST-aware). */
     public long originalCount()
     {
+        checkState(knownAt.isEmpty(), "A generator cut at %s produces only the rows recorded by then: count them", knownAt);
         long intervals = 0;
         for (LocalDate day : localDays()) {
             intervals += MeteringCalendar.expectedIntervals(day, STEP);
@@ -265,6 +275,8 @@ public final class ReadingsGenerator
         }
         // corrections arrive days after the originals they supersede
         originals.addAll(corrections);
+        // what has not arrived by knownAt is left out after the draws, so the rest equals the same rows of an uncut generator
+        knownAt.ifPresent(cut -> originals.removeIf(reading -> reading.recordedAt().isAfter(cut)));
         return originals;
     }
 
@@ -476,6 +488,7 @@ public final class ReadingsGenerator
         private int days = 1;
         private double correctionsFraction = 0.03;
         private String operatorId = DEFAULT_OPERATOR_ID;
+        private Optional<Instant> knownAt = Optional.empty();
 
         private Builder() {}
 
@@ -520,6 +533,16 @@ public final class ReadingsGenerator
             requireNonNull(operatorId, "operatorId is null");
             checkArgument(operatorId.matches("\\d{13}"), "operatorId '%s' must have 13 digits", operatorId);
             this.operatorId = operatorId;
+            return this;
+        }
+
+        /**
+         * Only the rows delivered by {@code knownAt}: a batch or correction recorded later has not arrived yet (a store
+         * refuses a version recorded in its future). For a workload that ends near now, as the demo's does.
+         */
+        public Builder knownAt(Instant knownAt)
+        {
+            this.knownAt = Optional.of(requireNonNull(knownAt, "knownAt is null"));
             return this;
         }
 

@@ -14,6 +14,7 @@ import java.math.BigInteger;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -101,6 +102,29 @@ final class TestReadingsGenerator
             rows++;
         }
         assertThat(rows).isGreaterThan(generator.originalCount());
+    }
+
+    @Test
+    void testCutAtKnownAtLeavesOutWhatArrivesLater()
+    {
+        // ten days; the cut falls after the eighth day's batch arrived, so later batches and some corrections are missing
+        Instant knownAt = LocalDate.of(2026, 8, 28).plusDays(1).atTime(12, 0).toInstant(ZoneOffset.UTC);
+        ReadingsGenerator.Builder builder = ReadingsGenerator.builder().seed(9).meters(20).startDay(LocalDate.of(2026, 8, 20)).days(10).correctionsFraction(0.1);
+        List<Reading> all = builder.build().stream().toList();
+        ReadingsGenerator cut = builder.knownAt(knownAt).build();
+
+        assertThat(cut.stream().toList()).isEqualTo(all.stream().filter(reading -> !reading.recordedAt().isAfter(knownAt)).toList());
+        assertThat(all).anySatisfy(reading -> assertThat(reading.recordedAt()).isAfter(knownAt));
+        // corrections of the early days that arrived by then are kept, later ones are not
+        long corrections = all.stream().filter(TestReadingsGenerator::isCorrection).count();
+        assertThat(cut.stream().filter(TestReadingsGenerator::isCorrection).count()).isPositive().isLessThan(corrections);
+        assertThat(cut.stream()).allSatisfy(reading -> assertThat(reading.recordedAt()).isBeforeOrEqualTo(knownAt));
+        assertThatThrownBy(cut::originalCount).hasMessageContaining("count them");
+    }
+
+    private static boolean isCorrection(Reading reading)
+    {
+        return reading.provenance().filter(provenance -> provenance.contains("\"corrected\"")).isPresent();
     }
 
     @Test

@@ -46,6 +46,7 @@ public final class MeterstoreDemo
     private static final Logger log = Logger.get(MeterstoreDemo.class);
     private static final int METERS = Integer.getInteger("meterstore.demo.meters", 1_000);
     private static final int DAYS = Integer.getInteger("meterstore.demo.days", 60);
+    private static final String DEMO_HMAC_KEY = "meterstore-demo-key-not-a-secret";
 
     private MeterstoreDemo() {}
 
@@ -81,6 +82,8 @@ public final class MeterstoreDemo
                         .startDay(LocalDate.now(ZoneOffset.UTC).minusDays(DAYS))
                         .days(DAYS)
                         .correctionsFraction(0.02)
+                        // what has arrived by now: yesterday's batch lands this morning, corrections days later
+                        .knownAt(Instant.now())
                         .build();
                 log.info("Loading %s meters x %s days into PostgreSQL", METERS, DAYS);
                 long rows = new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(database::connect, generator, 2);
@@ -109,6 +112,8 @@ public final class MeterstoreDemo
         }
         DistributedQueryRunner queryRunner = builder
                 .setCoordinatorProperties(Map.of("http-server.http.port", port))
+                // so that DELETE (erasure) can be tried: a deployment sets a secret key of its own, in the archiver's properties too
+                .withCatalogOverrides(Map.of("meterstore.erasure.hmac-key", DEMO_HMAC_KEY))
                 .build();
         // whatever the demo started it stops: the engine, then the catalogue, the S3 server and PostgreSQL
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -132,6 +137,7 @@ public final class MeterstoreDemo
                 Warehouse:    %s
                 %s
                 Watermark:    %s  (PostgreSQL holds "from" >= W, Iceberg "from" < W)
+                Erasure:      DELETE FROM readings_versions WHERE malo_id = '...' erases for good (demo HMAC key; set your own)
 
                 Try, e.g. with the Trino CLI or any JDBC client:
                   SELECT count(*), sum(value) FROM readings_versions;
