@@ -28,6 +28,8 @@ import java.time.InstantSource;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 import static java.util.Objects.requireNonNull;
 
@@ -56,6 +58,9 @@ public final class ArchiverCli
     public static final int EXIT_FAILED = 1;
     public static final int EXIT_USAGE = 2;
 
+    // held here: java.util.logging keeps only weak references to its loggers, and a collected one forgets its level
+    private static final Logger ROOT_LOGGER = Logger.getLogger("");
+    private static final Logger METERSTORE_LOGGER = Logger.getLogger("io.meterstore");
     private static final String USAGE = """
             Usage: archiver <command> --config <file.properties>
             Commands:
@@ -109,9 +114,17 @@ public final class ArchiverCli
 
     public static void main(String[] args)
     {
+        boolean service = args.length > 0 && Command.parse(args[0]).equals(Optional.of(Command.RUN));
+        if (!service) {
+            // a one-shot command prints its answer on the console, where java.util.logging's default handler would mix in
+            // the libraries' INFO lines (Iceberg's one per table load, the configuration's start); MeterStore's own
+            // progress stays. The service initializes logging with its own levels
+            ROOT_LOGGER.setLevel(Level.WARNING);
+            METERSTORE_LOGGER.setLevel(Level.INFO);
+        }
         int exitCode = new ArchiverCli(System.out, System.err, Clock.systemUTC()).run(args);
         // a started service keeps the JVM alive until a signal or PUT /v1/info/state ends it
-        boolean serving = exitCode == EXIT_OK && args.length > 0 && Command.parse(args[0]).equals(Optional.of(Command.RUN));
+        boolean serving = exitCode == EXIT_OK && service;
         if (!serving) {
             System.exit(exitCode);
         }

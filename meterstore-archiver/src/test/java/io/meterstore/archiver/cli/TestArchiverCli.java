@@ -79,21 +79,42 @@ final class TestArchiverCli
             throws IOException, InterruptedException
     {
         // the test hook armed with a name no point has would never stop the process: refused before the configuration is read
-        Process process = new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-D%s=after-detatch".formatted(Failpoints.PROPERTY),
-                "-cp",
-                System.getProperty("java.class.path"),
-                ArchiverCli.class.getName(),
-                "check",
-                "--config",
-                directory.resolve("missing.properties").toString())
+        ProcessRun run = runProcess(List.of("-D%s=after-detatch".formatted(Failpoints.PROPERTY)), "check", directory.resolve("missing.properties"));
+        assertThat(run.exitCode()).as(run.output()).isEqualTo(ArchiverCli.EXIT_USAGE);
+        assertThat(run.output()).startsWith("Unknown failpoint 'after-detatch' in -Dmeterstore.failpoint: use one of [after-detach, mid-stream,");
+    }
+
+    @Test
+    void testOneShotCommandPrintsItsAnswerWithoutLibraryLogLines()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_quiet")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Path config = write("quiet.properties", properties(database, warehouse));
+            assertThat(run(new String[] {"create", "--config", config.toString()}).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+
+            // as bin/archiver runs it: a JVM of its own, whose console shows both streams; Iceberg logs each table load at INFO
+            ProcessRun run = runProcess(List.of(), "status", config);
+            assertThat(run.output()).contains("metering.readings: ");
+            assertThat(run.output()).doesNotContain("INFO:").doesNotContain("org.apache.iceberg");
+        }
+    }
+
+    private static ProcessRun runProcess(List<String> jvmOptions, String command, Path config)
+            throws IOException, InterruptedException
+    {
+        List<String> arguments = new ArrayList<>();
+        arguments.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        arguments.addAll(jvmOptions);
+        arguments.addAll(List.of("-cp", System.getProperty("java.class.path"), ArchiverCli.class.getName(), command, "--config", config.toString()));
+        Process process = new ProcessBuilder(arguments)
                 .redirectErrorStream(true)
                 .start();
         String output = new String(process.getInputStream().readAllBytes(), UTF_8);
-        assertThat(process.waitFor()).as(output).isEqualTo(ArchiverCli.EXIT_USAGE);
-        assertThat(output).startsWith("Unknown failpoint 'after-detatch' in -Dmeterstore.failpoint: use one of [after-detach, mid-stream,");
+        return new ProcessRun(process.waitFor(), output);
     }
+
+    private record ProcessRun(int exitCode, String output) {}
 
     @Test
     void testInvalidConfiguration()
