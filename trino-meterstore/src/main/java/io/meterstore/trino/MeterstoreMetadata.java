@@ -450,11 +450,18 @@ public class MeterstoreMetadata
         return RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW;
     }
 
-    /** A DELETE whose WHERE clause Trino must still apply row by row: MeterStore never approximates an erasure. */
+    /**
+     * An UPDATE or MERGE that updates (a reading is corrected by a new version, never in place), or a DELETE whose WHERE
+     * clause Trino must still apply row by row: MeterStore never approximates an erasure.
+     */
     @Override
     public ConnectorMergeTableHandle beginMerge(ConnectorSession session, ConnectorTableHandle tableHandle, Map<Integer, Collection<ColumnHandle>> updateCaseColumns, RetryMode retryMode)
     {
         MeterstoreTableHandle table = (MeterstoreTableHandle) tableHandle;
+        if (!updateCaseColumns.isEmpty()) {
+            throw new TrinoException(NOT_SUPPORTED, "UPDATE of '%s' is not supported: a reading is corrected by INSERTing it again with a higher version, which keeps the old version for FOR ... AS OF and readings_versions"
+                    .formatted(table.schemaTableName()));
+        }
         throw new TrinoException(METERSTORE_DELETE_NOT_SUPPORTED, "DELETE from '%s' is refused because its WHERE clause has a condition MeterStore cannot apply exactly (a predicate on another column, OR across columns, a function or a subquery); UPDATE and MERGE are not supported: MeterStore erases exactly by %s"
                 .formatted(table.schemaTableName(), ErasureRequest.SUPPORTED));
     }

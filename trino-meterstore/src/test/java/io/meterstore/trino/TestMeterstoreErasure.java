@@ -50,6 +50,7 @@ import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_DELETE_NOT
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_ERASED;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_ERASURE_KEY_MISSING;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
+import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -396,6 +397,11 @@ class TestMeterstoreErasure
                 .failure()
                 .hasErrorCode(METERSTORE_DELETE_NOT_SUPPORTED)
                 .hasMessage("Table 'metering.readings' shows only the winning version of each reading and cannot be written: DELETE from 'readings_versions', which erases every version");
+        // an UPDATE is not an erasure that went wrong: it is told how a reading is corrected
+        assertThat(query("UPDATE readings_versions SET value = 1 WHERE malo_id = '%s'".formatted(malo)))
+                .failure()
+                .hasErrorCode(NOT_SUPPORTED)
+                .hasMessage("UPDATE of 'metering.readings_versions' is not supported: a reading is corrected by INSERTing it again with a higher version, which keeps the old version for FOR ... AS OF and readings_versions");
         assertThat(query("DELETE FROM no_key.metering.readings_versions WHERE malo_id = '%s'".formatted(malo)))
                 .failure()
                 .hasErrorCode(METERSTORE_ERASURE_KEY_MISSING)

@@ -320,7 +320,7 @@ class TestMeterstoreInsert
             assertThat(query(insert(fresh, changed, freshCold)))
                     .failure()
                     .hasErrorCode(METERSTORE_CONFLICTING_REDELIVERY)
-                    .hasMessageContaining("Version 1 of reading (malo_id '%s', obis_code '1-1:1.29.0', \"from\" %s, version 1)".formatted(changed.maloId(), TieringWatermark.formatInstant(changed.from())))
+                    .hasMessageContaining("Reading (malo_id '%s', obis_code '1-1:1.29.0', \"from\" %s, version 1)".formatted(changed.maloId(), TieringWatermark.formatInstant(changed.from())))
                     .hasMessageContaining("value 7.000000, now 8")
                     .hasMessageContaining("nothing of this statement was written");
         }

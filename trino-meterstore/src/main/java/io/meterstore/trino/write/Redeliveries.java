@@ -24,8 +24,8 @@ final class Redeliveries
         if (stored.samePayload(reading)) {
             return;
         }
-        throw new TrinoException(METERSTORE_CONFLICTING_REDELIVERY, "Version %s of reading %s was already written with different values (%s) and %s: a changed value needs a new version; nothing of this statement was written"
-                .formatted(reading.version(), RowDescription.describe(reading), String.join(", ", differences(stored, reading)), where));
+        throw new TrinoException(METERSTORE_CONFLICTING_REDELIVERY, "Reading %s was already written with different values (%s) and %s: a changed value needs a new version; nothing of this statement was written"
+                .formatted(RowDescription.describe(reading), String.join(", ", differences(stored, reading)), where));
     }
 
     private static List<String> differences(Reading stored, Reading reading)
