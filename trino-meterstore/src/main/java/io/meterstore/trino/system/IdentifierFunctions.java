@@ -42,7 +42,7 @@ public final class IdentifierFunctions
     }
 
     @ScalarFunction("obis_normalise")
-    @Description("The canonical spelling of an OBIS code, as it is stored: blanks and leading zeros removed, *255 dropped")
+    @Description("The canonical spelling of an OBIS code, as it is stored: surrounding blanks and leading zeros removed, *255 dropped")
     @SqlType(StandardTypes.VARCHAR)
     public static Slice obisNormalise(@SqlType(StandardTypes.VARCHAR) Slice code)
     {
