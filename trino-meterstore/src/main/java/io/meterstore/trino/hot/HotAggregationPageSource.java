@@ -159,7 +159,7 @@ public final class HotAggregationPageSource
             for (Map.Entry<MeterstoreColumnHandle, Domain> entry : constraint.getDomains().orElseThrow().entrySet()) {
                 if (HotSqlPredicate.isPushedAsEquality(entry.getKey(), entry.getValue())) {
                     sql.append(" AND ").append(Sql.quoteIdentifier(entry.getKey().name())).append(" = ANY(?)");
-                    parameters.add(connection.createArrayOf("text", entry.getValue().getValues().getDiscreteSet().stream().map(HotSqlPredicate::text).toArray()));
+                    parameters.add(connection.createArrayOf("text", HotSqlPredicate.texts(entry.getValue()).toArray()));
                 }
             }
         }

@@ -2,7 +2,6 @@ package io.meterstore.trino.hot;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
-import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.PgBinaryCopy;
@@ -27,8 +26,14 @@ import io.trino.spi.predicate.TupleDomain;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeFormatterBuilder;
+import java.time.format.SignStyle;
+import java.time.temporal.ChronoField;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -48,6 +53,13 @@ public final class HotPageSource
         implements ConnectorPageSource
 {
     private static final int MAX_PAGE_ROWS = 8_192;
+    // the year without the '+' that Instant.toString() puts before one after 9999, which PostgreSQL rejects: an
+    // inclusive upper bound of 9999-12-31 23:59:59.999999 is bound as the exclusive 10000-01-01
+    private static final DateTimeFormatter TIMESTAMP = new DateTimeFormatterBuilder()
+            .appendValue(ChronoField.YEAR, 4, 10, SignStyle.NORMAL)
+            .appendPattern("-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
+            .toFormatter(Locale.ROOT)
+            .withZone(ZoneOffset.UTC);
 
     private final HotSplit split;
     private final List<MeterstoreColumnHandle> columns;
@@ -126,9 +138,8 @@ public final class HotPageSource
                 if (!HotSqlPredicate.isPushedAsEquality(column, domain)) {
                     continue;
                 }
-                List<Object> values = domain.getValues().getDiscreteSet();
                 sql.append(" AND ").append(Sql.quoteIdentifier(column.name())).append(" = ANY(").append(PgBinaryCopy.parameter(parameters.size() + 1, "text[]")).append(")");
-                parameters.add(textArray(values.stream().map(value -> ((Slice) value).toStringUtf8()).toList()));
+                parameters.add(textArray(HotSqlPredicate.texts(domain)));
             }
         }
         if (resolution.knownAtEpochMicros().isPresent()) {
@@ -150,7 +161,7 @@ public final class HotPageSource
     private static String timestamp(long epochMicros)
     {
         // ISO 8601 in UTC, which timestamptz reads whatever the session's DateStyle and time zone
-        return MeterstoreTypes.fromEpochMicros(epochMicros).toString();
+        return TIMESTAMP.format(MeterstoreTypes.fromEpochMicros(epochMicros));
     }
 
     /** A PostgreSQL array literal: every element double-quoted, with quotes and backslashes escaped. */

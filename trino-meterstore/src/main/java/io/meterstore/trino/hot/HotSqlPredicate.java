@@ -6,6 +6,8 @@ import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.Range;
 
+import java.util.List;
+
 import static io.trino.spi.type.VarcharType.VARCHAR;
 
 /**
@@ -50,8 +52,15 @@ public final class HotSqlPredicate
         return isPushedAsEquality(column, domain) || isEnforcedFromRange(column, domain);
     }
 
-    public static String text(Object value)
+    /**
+     * The values of an equality {@link #isPushedAsEquality pushed} as {@code = ANY(?)}. A value with a NUL character
+     * is left out: PostgreSQL text cannot hold one, so no hot row equals it, and binding it would fail the statement.
+     */
+    public static List<String> texts(Domain domain)
     {
-        return ((Slice) value).toStringUtf8();
+        return domain.getValues().getDiscreteSet().stream()
+                .map(value -> ((Slice) value).toStringUtf8())
+                .filter(text -> text.indexOf('\0') < 0)
+                .toList();
     }
 }
