@@ -434,8 +434,10 @@ public class MeterstoreMetadata
     {
         MeterstoreTableHandle table = (MeterstoreTableHandle) tableHandle;
         if (tables.isResolvedTable(table.schemaTableName())) {
-            throw new TrinoException(METERSTORE_DELETE_NOT_SUPPORTED, "Table '%s' shows only the winning version of each reading and cannot be written: DELETE from '%s%s', which erases every version"
-                    .formatted(table.schemaTableName(), table.schemaTableName().getTableName(), MeterstoreTables.VERSIONS_SUFFIX));
+            // called for DELETE, UPDATE and MERGE alike, before Trino says which: the message answers each
+            String versions = table.schemaTableName().getTableName() + MeterstoreTables.VERSIONS_SUFFIX;
+            throw new TrinoException(METERSTORE_DELETE_NOT_SUPPORTED, "Table '%s' shows only the winning version of each reading and cannot be changed: a reading is corrected by INSERT into '%s' with a higher version, and erased by DELETE from '%s', which erases every version"
+                    .formatted(table.schemaTableName(), versions, versions));
         }
         if (table.historical() || table.knownAtEpochMicros().isPresent()) {
             throw new TrinoException(METERSTORE_DELETE_NOT_SUPPORTED, "DELETE from '%s' erases from the table as it is now: drop FOR ... AS OF".formatted(table.schemaTableName()));

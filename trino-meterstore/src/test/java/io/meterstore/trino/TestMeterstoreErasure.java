@@ -64,6 +64,8 @@ class TestMeterstoreErasure
 {
     static final String HMAC_KEY = "erasure-test-key-0123456789abcdef";
     private static final int ARCHIVED_WINDOWS = 3;
+    private static final String READINGS_CANNOT_BE_CHANGED = "Table 'metering.readings' shows only the winning version of each reading and cannot be changed: "
+            + "a reading is corrected by INSERT into 'readings_versions' with a higher version, and erased by DELETE from 'readings_versions', which erases every version";
 
     private TestingWarehouse warehouse;
     private Table table;
@@ -396,7 +398,16 @@ class TestMeterstoreErasure
         assertThat(query("DELETE FROM readings WHERE malo_id = '%s'".formatted(malo)))
                 .failure()
                 .hasErrorCode(METERSTORE_DELETE_NOT_SUPPORTED)
-                .hasMessage("Table 'metering.readings' shows only the winning version of each reading and cannot be written: DELETE from 'readings_versions', which erases every version");
+                .hasMessage(READINGS_CANNOT_BE_CHANGED);
+        // nor UPDATE or MERGE: each is told both ways, since Trino asks before it says which statement it plans
+        assertThat(query("UPDATE readings SET value = 1 WHERE malo_id = '%s'".formatted(malo)))
+                .failure()
+                .hasErrorCode(METERSTORE_DELETE_NOT_SUPPORTED)
+                .hasMessage(READINGS_CANNOT_BE_CHANGED);
+        assertThat(query("MERGE INTO readings t USING (VALUES '%s') s(malo) ON t.malo_id = s.malo WHEN MATCHED THEN UPDATE SET value = 1".formatted(malo)))
+                .failure()
+                .hasErrorCode(METERSTORE_DELETE_NOT_SUPPORTED)
+                .hasMessage(READINGS_CANNOT_BE_CHANGED);
         // an UPDATE is not an erasure that went wrong: it is told how a reading is corrected
         assertThat(query("UPDATE readings_versions SET value = 1 WHERE malo_id = '%s'".formatted(malo)))
                 .failure()
