@@ -1,6 +1,8 @@
 package io.meterstore.testing;
 
 import com.google.common.collect.ImmutableMap;
+import com.google.common.io.MoreFiles;
+import com.google.common.io.RecursiveDeleteOption;
 import io.meterstore.core.IcebergCatalogs;
 import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
 import io.meterstore.core.IcebergCatalogs.RestCatalogSpec;
@@ -109,13 +111,32 @@ public record TestingWarehouse(TestingDatabase database, Path directory, String 
                 .orElseGet(() -> IcebergCatalogs.jdbc(catalogSpec(), properties -> fileIo()));
     }
 
+    /**
+     * A fresh directory, deleted when the JVM exits, as its test database is dropped: kept too with
+     * {@code -Dmeterstore.keep-databases=true}, since the kept catalogue names its files.
+     */
     private static Path temporaryDirectory()
     {
+        Path directory;
         try {
-            return Files.createTempDirectory("meterstore-warehouse-");
+            directory = Files.createTempDirectory("meterstore-warehouse-");
         }
         catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+        if (!Boolean.getBoolean("meterstore.keep-databases")) {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteQuietly(directory)));
+        }
+        return directory;
+    }
+
+    private static void deleteQuietly(Path directory)
+    {
+        try {
+            MoreFiles.deleteRecursively(directory, RecursiveDeleteOption.ALLOW_INSECURE);
+        }
+        catch (IOException | RuntimeException ignored) {
+            // a temporary directory left behind
         }
     }
 }
