@@ -7,7 +7,6 @@ import io.airlift.log.Logger;
 import io.airlift.units.Duration;
 import io.meterstore.archiver.tables.ArchiverTables;
 import io.meterstore.archiver.tables.Failures;
-import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.archiver.maintenance.MaintenanceOutcome;
@@ -15,7 +14,6 @@ import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.InvariantCheck;
 import io.meterstore.core.InvariantLog;
 import io.meterstore.core.InvariantReport;
-import io.meterstore.core.MeterstoreException;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
 import org.apache.iceberg.Table;
@@ -135,11 +133,19 @@ public final class ArchiverScheduler
     private void runCycles(String table)
     {
         // a backlog (a first run, an outage) is worked off window by window without waiting for the schedule
-        while (!draining.get() && runCycle(table)) {
-            // next window
+        Optional<ArchiveOutcome.Kind> last = Optional.empty();
+        while (!draining.get()) {
+            last = runCycle(table);
+            if (!last.equals(Optional.of(ArchiveOutcome.Kind.ARCHIVED))) {
+                break;
+            }
         }
+        // writers need tomorrow's partitions whatever archival did
         ensureHeadroom(table);
-        maintain(table);
+        // maintenance only once no window is left: not beside a backlog, another replica's lease, a failing database
+        if (last.equals(Optional.of(ArchiveOutcome.Kind.IDLE))) {
+            maintain(table);
+        }
     }
 
     /** Creates the partitions ahead of now the next writes need; a failure is logged, and the next cycle tries again. */
@@ -190,41 +196,45 @@ public final class ArchiverScheduler
             catch (SQLException | IOException | RuntimeException e) {
                 String message = "%s: %s failed: %s".formatted(name, command.commandName(), Failures.describe(e));
                 stats.maintenanceFailed(table, command, message);
-                if (e instanceof SQLException || e instanceof IOException || e instanceof MeterstoreException || e instanceof ArchivalException) {
-                    log.error("%s", message);
-                }
-                else {
-                    log.error(e, "%s", message);
-                }
+                logFailure(e, message);
             }
         }
     }
 
-    /** Runs one cycle of {@code table} and checks its invariant; returns whether a window was archived. */
-    private boolean runCycle(String table)
+    /** Runs one cycle of {@code table} and checks its invariant; returns what the cycle did, empty if it failed. */
+    private Optional<ArchiveOutcome.Kind> runCycle(String table)
     {
         String name = tables.qualifiedName(table);
         Stopwatch stopwatch = Stopwatch.createStarted();
-        boolean archived = false;
+        Optional<ArchiveOutcome.Kind> kind = Optional.empty();
         try {
             ArchiveOutcome outcome = tables.cycle(table, clock).archiveOnce();
             stats.cycleFinished(table, outcome, stopwatch.elapsed());
             log.info("%s (%s)", outcome.describe(), Duration.succinctNanos(stopwatch.elapsed().toNanos()));
-            archived = outcome.kind() == ArchiveOutcome.Kind.ARCHIVED;
+            kind = Optional.of(outcome.kind());
         }
         catch (SQLException | IOException | RuntimeException e) {
             String message = "%s: failed: %s".formatted(name, Failures.describe(e));
             stats.cycleFailed(table, message, stopwatch.elapsed());
-            if (e instanceof SQLException || e instanceof MeterstoreException || e instanceof ArchivalException) {
-                // says what is wrong and what to do; a stack trace every interval while PostgreSQL is down helps nobody
-                log.error("%s", message);
-            }
-            else {
-                log.error(e, "%s", message);
-            }
+            logFailure(e, message);
         }
         checkInvariant(table);
-        return archived;
+        return kind;
+    }
+
+    /**
+     * A failure that says what is wrong in its message (the database or the storage unreachable, MeterStore's own
+     * errors) is one line: a stack trace every interval while PostgreSQL is down helps nobody. Anything else is a bug,
+     * logged with its trace.
+     */
+    private static void logFailure(Exception e, String message)
+    {
+        if (Failures.isOperational(e)) {
+            log.error("%s", message);
+        }
+        else {
+            log.error(e, "%s", message);
+        }
     }
 
     private void checkInvariant(String table)

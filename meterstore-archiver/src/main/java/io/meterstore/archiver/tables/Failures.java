@@ -4,6 +4,7 @@ import com.google.common.collect.ImmutableList;
 import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.core.MeterstoreException;
 
+import java.io.IOException;
 import java.sql.SQLException;
 
 /** One line for an operator out of an exception, for the command line and the service's log alike. */
@@ -15,6 +16,21 @@ public final class Failures
      * The message of an exception and its causes, without repeating one that only wraps another. MeterStore's own
      * exceptions already say what is wrong and what to do, so their causes are left out.
      */
+    /**
+     * Whether {@code throwable} is an operational failure whose message says what is wrong: MeterStore's own errors, or
+     * a database or storage failure anywhere in its causes (Iceberg wraps them, e.g. its JDBC catalogue's
+     * UncheckedSQLException over a refused connection), rather than a bug that needs its stack trace.
+     */
+    public static boolean isOperational(Throwable throwable)
+    {
+        for (Throwable cause = throwable; cause != null; cause = cause.getCause()) {
+            if (cause instanceof MeterstoreException || cause instanceof ArchivalException || cause instanceof SQLException || cause instanceof IOException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     public static String describe(Throwable throwable)
     {
         if (throwable instanceof MeterstoreException || throwable instanceof ArchivalException) {

@@ -21,6 +21,7 @@ import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import org.junit.jupiter.api.Test;
 
+import java.net.ServerSocket;
 import java.net.URI;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -183,6 +184,35 @@ final class TestArchiverServer
                 assertThat(stats.getCyclesArchived().getTotalCount()).isEqualTo(3);
                 assertThat(stats.getCyclesDeferred().getTotalCount()).isZero();
                 assertThat(WatermarkReader.current(table.table()).watermark()).isEqualTo(TieringWatermark.of(Instant.parse("2024-03-07T00:00:00Z")));
+            }
+            finally {
+                injector.getInstance(LifeCycleManager.class).stop();
+            }
+        }
+    }
+
+    @Test
+    void testNoMaintenanceBesideAFailingCycle()
+            throws Exception
+    {
+        try (TestingArchiverTable table = TestingArchiverTable.create("server_outage")) {
+            int closedPort;
+            try (ServerSocket socket = new ServerSocket(0)) {
+                closedPort = socket.getLocalPort();
+            }
+            CompletableFuture<Void> shutdown = new CompletableFuture<>();
+            // PostgreSQL unreachable: every cycle fails, and maintenance, which needs it too, does not run beside it
+            Injector injector = start(table, shutdown, ImmutableMap.of(
+                    "meterstore.postgresql.url", "jdbc:postgresql://127.0.0.1:%s/%s".formatted(closedPort, table.database().name()),
+                    "meterstore.schedule-interval", "1h"));
+            try {
+                TableArchiverStats stats = injector.getInstance(ArchiverStats.class).table("readings");
+                await(() -> stats.getCyclesFailed().getTotalCount() > 0);
+                // the run in flight finishes what it does after the failed cycle
+                assertThat(injector.getInstance(ArchiverScheduler.class).drain()).isTrue();
+                assertThat(stats.getCyclesFailed().getTotalCount()).isEqualTo(1);
+                assertThat(stats.getMaintenanceFailures().getTotalCount()).isZero();
+                assertThat(stats.info().maintenance()).allSatisfy(maintenance -> assertThat(maintenance.lastFinished()).isEmpty());
             }
             finally {
                 injector.getInstance(LifeCycleManager.class).stop();
