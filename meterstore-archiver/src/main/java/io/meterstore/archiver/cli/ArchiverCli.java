@@ -185,7 +185,7 @@ public final class ArchiverCli
         try (ColdStorage storage = ColdStorage.create(configuration.resolvedProperties());
                 ArchiverTables tables = new ArchiverTables(configuration.tiers(), configuration.archiver(), storage.fileSystemFactory())) {
             return switch (command.get()) {
-                case CREATE -> forEachTable(tables, this::create);
+                case CREATE -> createAll(tables);
                 case CHECK -> new ConfigurationCheck(configuration.archiver(), tables, out, err).run() ? EXIT_OK : EXIT_FAILED;
                 case STATUS -> new StatusReport(configuration.archiver(), tables, clock, out, err).run() ? EXIT_OK : EXIT_FAILED;
                 case ARCHIVE_ONCE -> forEachTable(tables, this::archiveOnce);
@@ -220,6 +220,19 @@ public final class ArchiverCli
             }
         }
         return failed ? EXIT_FAILED : EXIT_OK;
+    }
+
+    /** Creates every table, after checking that the warehouse can be written, so that a bad one creates nothing. */
+    private int createAll(ArchiverTables tables)
+    {
+        try {
+            tables.requireWritableWarehouse();
+        }
+        catch (ArchivalException e) {
+            err.println(e.getMessage());
+            return EXIT_FAILED;
+        }
+        return forEachTable(tables, this::create);
     }
 
     /** One cycle, then the partitions ahead of now, as each run of the service does. */
@@ -261,6 +274,19 @@ public final class ArchiverCli
 
     private int serve(CliConfiguration configuration)
     {
+        // a warehouse it cannot write would fail every cycle after detaching a partition: refused before the service starts
+        try (ColdStorage storage = ColdStorage.create(configuration.resolvedProperties());
+                ArchiverTables tables = new ArchiverTables(configuration.tiers(), configuration.archiver(), storage.fileSystemFactory())) {
+            tables.requireWritableWarehouse();
+        }
+        catch (ArchivalException e) {
+            err.println("Cannot start the archiver: " + e.getMessage());
+            return EXIT_FAILED;
+        }
+        catch (IOException e) {
+            err.println("Cannot close the Iceberg catalogue: " + Failures.describe(e));
+            return EXIT_FAILED;
+        }
         try {
             Injector injector = ArchiverMain.start(Optional.of(configuration.properties()), new ArchiverModule(clock, ShutdownAction.EXIT));
             out.println("Archiver serving on %s".formatted(injector.getInstance(HttpServerInfo.class).getHttpUri()));

@@ -1,5 +1,6 @@
 package io.meterstore.archiver.cli;
 
+import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
 import io.meterstore.archiver.tables.ArchiverConfig;
 import io.meterstore.archiver.tables.ArchiverTables;
@@ -107,20 +108,29 @@ final class ConfigurationCheck
         }
     }
 
-    /** Whether the warehouse can be listed: reaches the storage with the configured endpoint, bucket and credentials. */
+    /**
+     * Whether the warehouse can be listed and written: reaches the storage with the configured endpoint, bucket and
+     * credentials, and an empty file can be created there and deleted again.
+     */
     private boolean warehouse()
     {
         String warehouse = tables.tiers().getIcebergWarehouse();
-        Location location = Location.of(warehouse);
         try {
-            tables.fileSystem().listFiles(location).hasNext();
-            out.println("warehouse: ok, '%s' is readable".formatted(warehouse));
-            return true;
+            tables.fileSystem().listFiles(Location.of(warehouse)).hasNext();
         }
         catch (IOException | RuntimeException e) {
             err.println("warehouse: cannot list '%s': %s; check %s".formatted(warehouse, Failures.describe(e), ColdStorage.settingsToCheck(warehouse)));
             return false;
         }
+        try {
+            tables.requireWritableWarehouse();
+        }
+        catch (ArchivalException e) {
+            err.println("warehouse: " + e.getMessage());
+            return false;
+        }
+        out.println("warehouse: ok, '%s' is readable and writable".formatted(warehouse));
+        return true;
     }
 
     private boolean checkTable(Connection connection, Optional<Catalog> catalog, String table)

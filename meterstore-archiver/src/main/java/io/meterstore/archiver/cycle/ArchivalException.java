@@ -45,5 +45,7 @@ public class ArchivalException
         ERASURE_BLOCKED,
         /** A file of a month past the retention holds rows the retention keeps: it would have to be rewritten. */
         RETENTION_SPANS_CUT,
+        /** The configured warehouse does not exist or cannot be written. */
+        WAREHOUSE_NOT_WRITABLE,
     }
 }

@@ -4,6 +4,7 @@ import com.google.common.collect.ImmutableList;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import com.google.inject.Inject;
 import io.meterstore.archiver.cycle.ArchivalCycle;
+import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.archiver.cycle.PartitionHeadroom;
 import io.meterstore.archiver.maintenance.CompactionSettings;
@@ -15,6 +16,7 @@ import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.storage.ColdStorage;
+import io.trino.filesystem.Location;
 import io.trino.filesystem.TrinoFileSystem;
 import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.spi.security.ConnectorIdentity;
@@ -32,8 +34,10 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static io.meterstore.archiver.cycle.ArchivalException.Reason.WAREHOUSE_NOT_WRITABLE;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -170,6 +174,32 @@ public final class ArchiverTables
     public TrinoFileSystem fileSystem()
     {
         return fileSystemFactory.create(ConnectorIdentity.ofUser(USER));
+    }
+
+    /**
+     * Refuses a warehouse the archiver cannot write, before anything is created in either tier: a local directory that
+     * does not exist (a typo or an unmounted volume, not a place to start a warehouse), or storage where an empty file
+     * cannot be created and deleted again (read-only, wrong credentials, a missing bucket). The probe file is deleted.
+     */
+    public void requireWritableWarehouse()
+    {
+        String warehouse = tiers.getIcebergWarehouse();
+        Location location = Location.of(warehouse);
+        TrinoFileSystem fileSystem = fileSystem();
+        try {
+            if (fileSystem.directoryExists(location).equals(Optional.of(false))) {
+                throw new ArchivalException(WAREHOUSE_NOT_WRITABLE, "Warehouse '%s' does not exist: create the directory (or mount the volume) or fix meterstore.iceberg.warehouse".formatted(warehouse));
+            }
+            Location probe = location.appendPath(".meterstore-write-check-" + UUID.randomUUID());
+            fileSystem.newOutputFile(probe).createOrOverwrite(new byte[0]);
+            fileSystem.deleteFile(probe);
+        }
+        catch (IOException | RuntimeException e) {
+            if (e instanceof ArchivalException archivalException) {
+                throw archivalException;
+            }
+            throw new ArchivalException(WAREHOUSE_NOT_WRITABLE, "Cannot write to warehouse '%s': %s; check %s".formatted(warehouse, Failures.describe(e), ColdStorage.settingsToCheck(warehouse)), e);
+        }
     }
 
     public synchronized Catalog catalog()

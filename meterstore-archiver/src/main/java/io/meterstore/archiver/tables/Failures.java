@@ -13,10 +13,6 @@ public final class Failures
     private Failures() {}
 
     /**
-     * The message of an exception and its causes, without repeating one that only wraps another. MeterStore's own
-     * exceptions already say what is wrong and what to do, so their causes are left out.
-     */
-    /**
      * Whether {@code throwable} is an operational failure whose message says what is wrong: MeterStore's own errors, or
      * a database or storage failure anywhere in its causes (Iceberg wraps them, e.g. its JDBC catalogue's
      * UncheckedSQLException over a refused connection), rather than a bug that needs its stack trace.
@@ -31,10 +27,17 @@ public final class Failures
         return false;
     }
 
+    /**
+     * The message of an exception and its causes, without repeating one that only wraps another. MeterStore's own
+     * exceptions already say what is wrong and what to do, so their causes, and what wraps them, are left out.
+     */
     public static String describe(Throwable throwable)
     {
-        if (throwable instanceof MeterstoreException || throwable instanceof ArchivalException) {
-            return throwable.getMessage();
+        // wrapped or not (a service's start wraps what failed in Guice's own exceptions)
+        for (Throwable cause = throwable; cause != null; cause = cause.getCause()) {
+            if (cause instanceof MeterstoreException || cause instanceof ArchivalException) {
+                return cause.getMessage();
+            }
         }
         ImmutableList.Builder<String> messages = ImmutableList.builder();
         String previous = "";

@@ -225,6 +225,37 @@ final class TestArchiverCli
     }
 
     @Test
+    void testWarehouseThatDoesNotExistIsRefusedBeforeAnythingIsCreated()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_no_warehouse")) {
+            // a typo, or a volume that is not mounted: the archiver would have made a warehouse of its own there
+            String warehouse = directory.resolve("unmounted/warehouse").toUri().toString();
+            Path config = write("archiver.properties", """
+                    meterstore.postgresql.url=%s
+                    meterstore.postgresql.user=%s
+                    meterstore.iceberg.warehouse=%s
+                    http-server.http.port=0
+                    """.formatted(database.jdbcUrl(), database.user(), warehouse));
+            String refusal = "Warehouse '%s' does not exist: create the directory (or mount the volume) or fix meterstore.iceberg.warehouse".formatted(warehouse);
+
+            Run check = run(new String[] {"check", "--config", config.toString()}, new TestingClock(MARCH_5));
+            assertThat(check.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(check.err()).contains("warehouse: " + refusal + "\n");
+            Run create = run(new String[] {"create", "--config", config.toString()}, new TestingClock(MARCH_5));
+            assertThat(create.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(create.err()).isEqualTo(refusal + "\n");
+            Run serve = run(new String[] {"run", "--config", config.toString()}, new TestingClock(MARCH_5));
+            assertThat(serve.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(serve.err()).isEqualTo("Cannot start the archiver: " + refusal + "\n");
+
+            // nothing was created in either tier, nor the directory
+            assertThat(relations(database)).isEmpty();
+            assertThat(directory.resolve("unmounted")).doesNotExist();
+        }
+    }
+
+    @Test
     void testCreateThenArchiveOnce()
             throws Exception
     {
@@ -322,7 +353,7 @@ final class TestArchiverCli
                     "configuration: ok, tables [readings] in schema 'metering', archival step 1.00d, settlement lag 7.00d, reader grace 1.00h, retention off",
                     run.out().lines().toList().get(1),
                     "catalogue: ok, Iceberg JDBC catalogue 'meterstore' in '%s', warehouse '%s'".formatted(database.jdbcUrl(), warehouse.location()),
-                    "warehouse: ok, '%s' is readable".formatted(warehouse.location()),
+                    "warehouse: ok, '%s' is readable and writable".formatted(warehouse.location()),
                     "metering.readings: ok, PostgreSQL table \"metering\".\"readings\" with 1 partition, Iceberg table 'metering.readings' at watermark 1970-01-01T00:00:00Z");
             assertThat(relations(database)).isEqualTo(relations);
         }
