@@ -160,7 +160,7 @@ public final class ArchiverCli
         }
         catch (ApplicationConfigurationException e) {
             err.println("Invalid configuration in '%s':".formatted(args[2]));
-            e.getErrors().forEach(error -> err.println("  " + error.getMessage()));
+            CliConfiguration.describeErrors(e).forEach(error -> err.println("  " + error));
             return EXIT_USAGE;
         }
         catch (IOException | RuntimeException e) {

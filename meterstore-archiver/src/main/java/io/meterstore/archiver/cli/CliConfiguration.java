@@ -18,9 +18,12 @@ import io.meterstore.core.TiersConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static com.google.common.collect.ImmutableSet.toImmutableSet;
 import static java.util.Objects.requireNonNull;
@@ -40,6 +43,38 @@ record CliConfiguration(Path file, Map<String, String> properties, Map<String, S
         requireNonNull(tiers, "tiers is null");
         requireNonNull(archiver, "archiver is null");
         requireNonNull(scheduler, "scheduler is null");
+    }
+
+    private static final Pattern INVALID_VALUE = Pattern.compile("Invalid value '(.*)' for type ([\\w.$]+) \\(property '([^']+)'\\)(?: in order to call .*)?", Pattern.DOTALL);
+    private static final String UNUSED = "was not used";
+
+    /**
+     * What an operator reads of a refused configuration, one line per error. A property whose value cannot be read says
+     * how to write it, not which Java method it was for. An error in one property makes the configuration object that
+     * holds it fail as a whole, so Bootstrap then also reports that object's correct properties as "not used" (with
+     * wrong suggestions): a misspelt property is reported only when nothing else is wrong.
+     */
+    static List<String> describeErrors(ApplicationConfigurationException e)
+    {
+        List<String> messages = e.getErrors().stream().map(error -> readable(error.getMessage())).toList();
+        List<String> others = messages.stream().filter(message -> !message.contains(UNUSED)).toList();
+        return others.isEmpty() ? messages : others;
+    }
+
+    private static String readable(String message)
+    {
+        Matcher matcher = INVALID_VALUE.matcher(message);
+        if (!matcher.matches()) {
+            return message;
+        }
+        String form = switch (matcher.group(2)) {
+            case "io.airlift.units.Duration" -> "a duration such as 30s, 15m, 1h or 7d";
+            case "io.airlift.units.DataSize" -> "a size such as 512kB, 64MB or 1GB";
+            case "int", "java.lang.Integer", "long", "java.lang.Long" -> "a whole number";
+            case "boolean", "java.lang.Boolean" -> "true or false";
+            default -> "a value of type " + matcher.group(2).substring(matcher.group(2).lastIndexOf('.') + 1);
+        };
+        return "Invalid value '%s' for property '%s': write %s".formatted(matcher.group(1), matcher.group(3), form);
     }
 
     /**

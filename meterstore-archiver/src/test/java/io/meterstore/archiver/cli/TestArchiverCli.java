@@ -144,10 +144,14 @@ final class TestArchiverCli
         Path required = write("required.properties", """
                 meterstore.postgresql.user=archiver
                 meterstore.iceberg.warehouse=file:///tmp/warehouse
+                meterstore.archival-step=1d
+                meterstore.schedule-interval=1m
                 """);
         run = run(new String[] {"check", "--config", required.toString()});
         assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
         assertThat(run.err()).contains("meterstore.postgresql.url", "must not be null");
+        // the file's correct properties are not called unused because another one is missing
+        assertThat(run.err()).doesNotContain("was not used");
 
         // the service's own properties are accepted, and validated, by every command
         Path service = write("service.properties", """
@@ -185,6 +189,27 @@ final class TestArchiverCli
         List<String> commands = List.of("check", "create", "status", "archive-once", "run");
         assertRefused("meterstore.archival-step=7m\n", commands, "meterstore.archival-step must be whole minutes that divide a day (15m, 1h, 6h), or whole days");
         assertRefused("meterstore.tables=readings,Gas_Readings\n", commands, "meterstore.tables must name each table in lowercase letters, digits and underscores, at most 47 characters");
+    }
+
+    @Test
+    void testValueThatCannotBeReadSaysHowToWriteIt()
+            throws IOException
+    {
+        List<String> commands = List.of("check", "run");
+        assertRefused("meterstore.schedule-interval=1 hour\n", commands, "  Invalid value '1 hour' for property 'meterstore.schedule-interval': write a duration such as 30s, 15m, 1h or 7d\n");
+        assertRefused("meterstore.compaction-target-file-size=lots\n", commands, "  Invalid value 'lots' for property 'meterstore.compaction-target-file-size': write a size such as 512kB, 64MB or 1GB\n");
+        Path config = write("refused.properties", """
+                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
+                meterstore.postgresql.user=archiver
+                meterstore.iceberg.warehouse=file:///tmp/warehouse
+                meterstore.archival-step=1 day
+                """);
+        Run run = run(new String[] {"check", "--config", config.toString()});
+        // one line for the one error: no Java method, and the file's other properties not called unused
+        assertThat(run.err()).isEqualTo("""
+                Invalid configuration in '%s':
+                  Invalid value '1 day' for property 'meterstore.archival-step': write a duration such as 30s, 15m, 1h or 7d
+                """.formatted(config));
     }
 
     // a configuration of the required keys and {@code lines}, which each of {@code commands} refuses with a usage error naming what is wrong
