@@ -29,9 +29,11 @@ import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.nio.channels.FileChannel;
@@ -48,6 +50,7 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.stream.Collectors.joining;
@@ -100,18 +103,57 @@ final class TestArchiverCli
         }
     }
 
+    @Test
+    void testSignalShutsTheServiceDownAsTheHttpRequestDoes()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_signal")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Path config = write("signal.properties", properties(database, warehouse) + "http-server.http.port=0\n");
+            assertThat(run(new String[] {"create", "--config", config.toString()}).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+
+            // as docker stop or Kubernetes ends it: SIGTERM to the service's JVM
+            Process process = startProcess(List.of(), "run", config);
+            StringBuilder output = new StringBuilder();
+            try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), UTF_8))) {
+                String line;
+                while ((line = reader.readLine()) != null && !line.startsWith("Archiver serving on")) {
+                    output.append(line).append('\n');
+                }
+                assertThat(line).as(output.toString()).isNotNull();
+                // SIGTERM; Process.destroy() would also close the streams the rest of the output comes on
+                assertThat(process.toHandle().destroy()).isTrue();
+                reader.lines().forEach(rest -> output.append(rest).append('\n'));
+            }
+            finally {
+                process.destroyForcibly();
+            }
+            assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            // drained while still logging, then ended as a shutdown over HTTP ends it
+            assertThat(process.exitValue()).as(output.toString()).isEqualTo(0);
+            assertThat(output.toString()).contains("Shutdown requested", "Drained: no cycle is running");
+        }
+    }
+
     private static ProcessRun runProcess(List<String> jvmOptions, String command, Path config)
             throws IOException, InterruptedException
+    {
+        Process process = startProcess(jvmOptions, command, config);
+        String output = new String(process.getInputStream().readAllBytes(), UTF_8);
+        return new ProcessRun(process.waitFor(), output);
+    }
+
+    /** The archiver's command line in a JVM of its own, as bin/archiver starts it; its console shows both streams. */
+    private static Process startProcess(List<String> jvmOptions, String command, Path config)
+            throws IOException
     {
         List<String> arguments = new ArrayList<>();
         arguments.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         arguments.addAll(jvmOptions);
         arguments.addAll(List.of("-cp", System.getProperty("java.class.path"), ArchiverCli.class.getName(), command, "--config", config.toString()));
-        Process process = new ProcessBuilder(arguments)
+        return new ProcessBuilder(arguments)
                 .redirectErrorStream(true)
                 .start();
-        String output = new String(process.getInputStream().readAllBytes(), UTF_8);
-        return new ProcessRun(process.waitFor(), output);
     }
 
     private record ProcessRun(int exitCode, String output) {}
