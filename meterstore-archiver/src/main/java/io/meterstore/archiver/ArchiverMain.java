@@ -15,7 +15,9 @@ import io.airlift.node.NodeModule;
 import io.airlift.openmetrics.JmxOpenMetricsModule;
 import io.airlift.tracing.TracingModule;
 import io.meterstore.archiver.service.ArchiverVersion;
+import io.meterstore.archiver.service.ShutdownHandler;
 import org.weakref.jmx.guice.MBeanModule;
+import sun.misc.Signal;
 
 import java.util.List;
 import java.util.Map;
@@ -56,11 +58,27 @@ public final class ArchiverMain
         return start(properties, new ArchiverModule());
     }
 
+    /** Starts the service as a process of its own: {@link #shutDownOnSignal signals} shut it down gracefully. */
     public static Injector start(Optional<Map<String, String>> properties, ArchiverModule archiverModule)
     {
         Injector injector = bootstrap(properties, archiverModule).initialize();
+        shutDownOnSignal(injector.getInstance(ShutdownHandler.class));
         log.info("======== ARCHIVER %s STARTED ========", ArchiverVersion.CURRENT);
         return injector;
+    }
+
+    /**
+     * SIGTERM (docker stop, Kubernetes, systemd) and SIGINT (Ctrl-C) shut the service down as {@code PUT /v1/info/state}
+     * does: the cycles in flight finish their step while the service still logs and answers HTTP, then the process
+     * exits with 0. The JVM's own handling would run the shutdown hooks at once, which stop the HTTP server and
+     * java.util.logging while the cycles still run, and exit with 143. A repeated signal changes nothing; SIGKILL ends
+     * the process at once, which is safe (the next run finishes the window).
+     */
+    private static void shutDownOnSignal(ShutdownHandler shutdown)
+    {
+        for (String name : List.of("TERM", "INT")) {
+            Signal.handle(new Signal(name), _ -> shutdown.requestShutdown());
+        }
     }
 
     /**

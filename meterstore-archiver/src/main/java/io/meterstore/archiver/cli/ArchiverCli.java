@@ -10,14 +10,12 @@ import io.meterstore.archiver.tables.Failures;
 import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.cycle.Failpoints;
 import io.meterstore.archiver.service.ShutdownAction;
-import io.meterstore.archiver.service.ShutdownHandler;
 import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.ErasureLog;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.storage.ColdStorage;
 import org.apache.iceberg.Table;
-import sun.misc.Signal;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -274,23 +272,9 @@ public final class ArchiverCli
         out.println("%s: created (PostgreSQL table %s, Iceberg table '%s')".formatted(tables.qualifiedName(table), hotTier.qualifiedParent(), tables.identifier(table)));
     }
 
-    /**
-     * SIGTERM (docker stop, Kubernetes, systemd) and SIGINT (Ctrl-C) shut the service down as {@code PUT /v1/info/state}
-     * does: the cycles in flight finish their step while the service still logs and answers HTTP, then the process
-     * exits with 0. The JVM's own handling would run the shutdown hooks at once, which stop the HTTP server and
-     * java.util.logging while the cycles still run, and exit with 143. A repeated signal changes nothing; SIGKILL ends
-     * the process at once, which is safe (the next run finishes the window).
-     */
-    private static void shutDownOnSignal(ShutdownHandler shutdown)
-    {
-        for (String name : List.of("TERM", "INT")) {
-            Signal.handle(new Signal(name), _ -> shutdown.requestShutdown());
-        }
-    }
-
     private int serve(CliConfiguration configuration)
     {
-        // a warehouse it cannot write would fail every cycle after detaching a partition: refused before the service starts
+        // as the service's start refuses it too, but before its injector exists, so the refusal is one line
         try (ColdStorage storage = ColdStorage.create(configuration.resolvedProperties());
                 ArchiverTables tables = new ArchiverTables(configuration.tiers(), configuration.archiver(), storage.fileSystemFactory())) {
             tables.requireWritableWarehouse();
@@ -305,7 +289,6 @@ public final class ArchiverCli
         }
         try {
             Injector injector = ArchiverMain.start(Optional.of(configuration.properties()), new ArchiverModule(clock, ShutdownAction.EXIT));
-            shutDownOnSignal(injector.getInstance(ShutdownHandler.class));
             out.println("Archiver serving on %s".formatted(injector.getInstance(HttpServerInfo.class).getHttpUri()));
             return EXIT_OK;
         }

@@ -78,6 +78,8 @@ public final class ArchiverScheduler
         if (started || draining.get()) {
             return;
         }
+        // a warehouse it cannot write would fail every cycle after detaching a partition: refused before the first
+        tables.requireWritableWarehouse();
         started = true;
         for (String table : tables.tables()) {
             // fixed delay: a long cycle never overlaps the next one of the same table
@@ -93,14 +95,17 @@ public final class ArchiverScheduler
     @PreDestroy
     public boolean drain()
     {
-        if (draining.compareAndSet(false, true)) {
+        boolean first = draining.compareAndSet(false, true);
+        if (first) {
             log.info("Draining: no new cycle starts; waiting up to %s for the cycles in flight", shutdownTimeout);
             // cancels the periodic runs that have not started; a running one finishes
             executor.shutdown();
         }
         try {
             if (executor.awaitTermination(shutdownTimeout.toMillis(), MILLISECONDS)) {
-                log.info("Drained: no cycle is running");
+                if (first) {
+                    log.info("Drained: no cycle is running");
+                }
                 return true;
             }
             log.warn("Cycles still running after %s: interrupting them; the next run of the archiver finishes their windows", shutdownTimeout);
