@@ -8,6 +8,7 @@ import io.meterstore.archiver.ArchiverModule;
 import io.meterstore.archiver.tables.ArchiverTables;
 import io.meterstore.archiver.tables.Failures;
 import io.meterstore.archiver.cycle.ArchivalException;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.cycle.Failpoints;
 import io.meterstore.archiver.service.ShutdownAction;
 import io.meterstore.core.ArchivalHistory;
@@ -59,6 +60,8 @@ public final class ArchiverCli
     public static final int EXIT_USAGE = 2;
 
     // held here: java.util.logging keeps only weak references to its loggers, and a collected one forgets its level
+    private static final String CONNECTION_SETTINGS = "check meterstore.postgresql.url, meterstore.postgresql.user and meterstore.postgresql.password "
+            + "(and meterstore.iceberg.jdbc-url if the catalogue has a database of its own); the 'check' command tests each";
     private static final Logger ROOT_LOGGER = Logger.getLogger("");
     private static final Logger METERSTORE_LOGGER = Logger.getLogger("io.meterstore");
     private static final String USAGE = """
@@ -216,7 +219,8 @@ public final class ArchiverCli
             }
             catch (SQLException | IOException | RuntimeException e) {
                 failed = true;
-                err.println("%s: failed: %s".formatted(tables.qualifiedName(table), Failures.describe(e)));
+                String hint = Failures.isConnectionFailure(e) ? "; " + CONNECTION_SETTINGS : "";
+                err.println("%s: failed: %s%s".formatted(tables.qualifiedName(table), Failures.describe(e), hint));
             }
         }
         return failed ? EXIT_FAILED : EXIT_OK;
@@ -239,7 +243,12 @@ public final class ArchiverCli
     private void archiveOnce(ArchiverTables tables, String table)
             throws SQLException, IOException
     {
-        out.println(tables.cycle(table, clock).archiveOnce().describe());
+        ArchiveOutcome outcome = tables.cycle(table, clock).archiveOnce();
+        out.println(outcome.describe());
+        if (outcome.kind() == ArchiveOutcome.Kind.LEASE_CONTENDED) {
+            // it changed nothing, as it says: the archiver holding the lease creates them
+            return;
+        }
         List<String> created = tables.ensureHeadroom(table, clock);
         if (!created.isEmpty()) {
             out.println("%s: created %s ahead of now: %s".formatted(tables.qualifiedName(table), created.size() == 1 ? "1 partition" : created.size() + " partitions", String.join(", ", created)));

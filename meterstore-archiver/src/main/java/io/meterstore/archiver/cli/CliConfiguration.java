@@ -94,8 +94,13 @@ record CliConfiguration(Path file, Map<String, String> properties, Map<String, S
                 .getResolvedConfiguration(properties);
         Set<String> loggingProperties;
         try (ConfigurationFactory factory = new ConfigurationFactory(resolved)) {
-            factory.build(LoggingConfiguration.class);
+            LoggingConfiguration logging = factory.build(LoggingConfiguration.class);
             loggingProperties = factory.getUsedProperties().stream().map(ConfigPropertyMetadata::name).collect(toImmutableSet());
+            // the service reads it when it starts and would refuse to start
+            String levelsFile = logging.getLevelsFile();
+            if (levelsFile != null && !Files.isRegularFile(Path.of(levelsFile))) {
+                throw new IOException("log.levels-file names '%s', which does not exist".formatted(levelsFile));
+            }
         }
         // the command line logs to the console: the log.* properties are the service's, validated above and left out
         // here, where a Bootstrap that does not initialize logging would report them unused

@@ -196,6 +196,10 @@ final class ConfigurationCheck
 
     static String cannotLogIn(TiersConfig tiers, String url, SQLException e)
     {
+        // a server that cannot be reached is not a login that was refused
+        if (e.getSQLState() != null && e.getSQLState().startsWith("08")) {
+            return "cannot connect to '%s': %s".formatted(url, Failures.describe(e));
+        }
         return "cannot log in to '%s' as '%s': %s".formatted(url, tiers.getPostgresqlUser(), Failures.describe(e));
     }
 }

@@ -28,6 +28,23 @@ public final class Failures
     }
 
     /**
+     * Whether {@code throwable} failed to reach PostgreSQL at all: a connection or login failure, or a database that
+     * does not exist (SQLSTATE classes 08 and 28, and 3D000), anywhere in its causes.
+     */
+    public static boolean isConnectionFailure(Throwable throwable)
+    {
+        for (Throwable cause = throwable; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLException sqlException && sqlException.getSQLState() != null) {
+                String state = sqlException.getSQLState();
+                if (state.startsWith("08") || state.startsWith("28") || state.equals("3D000")) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
      * The message of an exception and its causes, without repeating one that only wraps another. MeterStore's own
      * exceptions already say what is wrong and what to do, so their causes, and what wraps them, are left out.
      */
@@ -42,6 +59,10 @@ public final class Failures
         ImmutableList.Builder<String> messages = ImmutableList.builder();
         String previous = "";
         for (Throwable cause = throwable; cause != null; cause = cause.getCause()) {
+            if (cause.getClass().getName().startsWith("com.google.inject.") && cause.getCause() != null) {
+                // Guice's message lists its whole injector for one failure: the cause says what failed
+                continue;
+            }
             String message = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
             if (cause instanceof SQLException sqlException && sqlException.getSQLState() != null) {
                 message += " (SQLSTATE %s)".formatted(sqlException.getSQLState());

@@ -3,6 +3,7 @@ package io.meterstore.archiver.cli;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.cycle.Failpoints;
 import io.meterstore.archiver.cycle.TestingClock;
+import io.meterstore.archiver.lease.ArchiverLease;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.core.ErasureLog;
 import io.meterstore.core.HotPartition;
@@ -203,13 +204,24 @@ final class TestArchiverCli
                 meterstore.schedule-interval=10ms
                 http-server.http.port=8081
                 node.environment=production
-                log.levels-file=etc/log.properties
-                """);
+                log.levels-file=%s
+                """.formatted(write("log.properties", "io.meterstore=DEBUG\n")));
         run = run(new String[] {"check", "--config", service.toString()});
         assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
         assertThat(run.err()).startsWith("Invalid configuration in '%s':%n".formatted(service));
         assertThat(run.err()).contains("meterstore.schedule-interval", "must be greater than or equal to 1s");
         assertThat(run.err().lines()).hasSize(2);
+
+        // the service would refuse to start without its levels file: so does every command
+        Path levels = write("levels.properties", """
+                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
+                meterstore.postgresql.user=archiver
+                meterstore.iceberg.warehouse=file:///tmp/warehouse
+                log.levels-file=/nonexistent/levels.properties
+                """);
+        run = run(new String[] {"check", "--config", levels.toString()});
+        assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
+        assertThat(run.err()).isEqualTo("Invalid configuration in '%s': log.levels-file names '/nonexistent/levels.properties', which does not exist%n".formatted(levels));
     }
 
     @Test
@@ -365,6 +377,13 @@ final class TestArchiverCli
 
             // an hour later the headroom reaches into a third day
             clock.advance(Duration.ofHours(1));
+            // but while another archiver holds the lease, archive-once changes nothing, as it says: that archiver creates it
+            try (Connection holder = database.connect();
+                    ArchiverLease lease = ArchiverLease.tryAcquire(holder, "metering", "readings", Duration.ZERO).orElseThrow()) {
+                run = run(new String[] {"archive-once", "--config", config.toString()}, clock);
+                assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+                assertThat(run.out()).startsWith("metering.readings: lease contended").doesNotContain("created");
+            }
             run = run(new String[] {"archive-once", "--config", config.toString()}, clock);
             assertThat(run.out()).isEqualTo("""
                     metering.readings: idle, nothing closed to archive, watermark 2024-03-06T00:00:00Z, dropped readings_2024_03_05_0000
@@ -523,8 +542,18 @@ final class TestArchiverCli
         for (String command : List.of("check", "status")) {
             Run run = run(new String[] {command, "--config", config.toString()});
             assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_FAILED);
-            assertThat(run.err()).as(command).startsWith("postgresql: cannot log in to '%s' as 'archiver': Connection to localhost:%s refused".formatted(url, port));
+            assertThat(run.err()).as(command).startsWith("postgresql: cannot connect to '%s': Connection to localhost:%s refused".formatted(url, port));
             assertThat(run.err()).as(command).contains("(SQLSTATE 08001)");
+        }
+        // the commands that act say which properties to check too
+        for (String command : List.of("archive-once", "compact", "expire", "erasures")) {
+            Run run = run(new String[] {command, "--config", config.toString()});
+            assertThat(run.exitCode()).as(command).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.err()).as(command)
+                    .startsWith("metering.readings: failed: ")
+                    .contains("Connection to localhost:%s refused".formatted(port))
+                    .endsWith("; check meterstore.postgresql.url, meterstore.postgresql.user and meterstore.postgresql.password "
+                            + "(and meterstore.iceberg.jdbc-url if the catalogue has a database of its own); the 'check' command tests each\n");
         }
     }
 
