@@ -1,11 +1,18 @@
 package io.meterstore.archiver.tables;
 
 import com.google.common.collect.ImmutableList;
+import com.google.inject.CreationException;
+import com.google.inject.ProvisionException;
+import com.google.inject.spi.Message;
 import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.core.MeterstoreException;
 
 import java.io.IOException;
 import java.sql.SQLException;
+import java.util.Collection;
+import java.util.List;
+
+import static java.util.stream.Collectors.joining;
 
 /** One line for an operator out of an exception, for the command line and the service's log alike. */
 public final class Failures
@@ -56,13 +63,21 @@ public final class Failures
                 return cause.getMessage();
             }
         }
+        // Guice lists its whole injector with stack traces for a failed start: what failed is each error's cause
+        Collection<Message> errors = switch (throwable) {
+            case CreationException creation -> creation.getErrorMessages();
+            case ProvisionException provision -> provision.getErrorMessages();
+            default -> List.of();
+        };
+        if (!errors.isEmpty()) {
+            return errors.stream()
+                    .map(error -> error.getCause() == null ? error.getMessage() : describe(error.getCause()))
+                    .distinct()
+                    .collect(joining("; "));
+        }
         ImmutableList.Builder<String> messages = ImmutableList.builder();
         String previous = "";
         for (Throwable cause = throwable; cause != null; cause = cause.getCause()) {
-            if (cause.getClass().getName().startsWith("com.google.inject.") && cause.getCause() != null) {
-                // Guice's message lists its whole injector for one failure: the cause says what failed
-                continue;
-            }
             String message = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
             if (cause instanceof SQLException sqlException && sqlException.getSQLState() != null) {
                 message += " (SQLSTATE %s)".formatted(sqlException.getSQLState());
