@@ -259,7 +259,9 @@ public final class ArchiverCli
             throws SQLException
     {
         HotTier hotTier = tables.hotTier(table);
+        boolean existed;
         try (Connection connection = tables.connect()) {
+            existed = hotTier.parentExists(connection) && tables.catalog().tableExists(tables.identifier(table));
             hotTier.createParent(connection);
             // the audit trail of erasures and the suppression list INSERT checks, one per schema
             ErasureLog.create(connection, hotTier.schema());
@@ -278,7 +280,7 @@ public final class ArchiverCli
                     "Table '%s' is archived with a step of %s seconds, but meterstore.archival-step is %s seconds: set meterstore.archival-step to %ss"
                             .formatted(tables.identifier(table), recorded.get().toSeconds(), step.toSeconds(), recorded.get().toSeconds()));
         }
-        out.println("%s: created (PostgreSQL table %s, Iceberg table '%s')".formatted(tables.qualifiedName(table), hotTier.qualifiedParent(), tables.identifier(table)));
+        out.println("%s: %s (PostgreSQL table %s, Iceberg table '%s')".formatted(tables.qualifiedName(table), existed ? "exists" : "created", hotTier.qualifiedParent(), tables.identifier(table)));
     }
 
     private int serve(CliConfiguration configuration)

@@ -1,13 +1,16 @@
 package io.meterstore.archiver.cli;
 
+import com.google.common.base.Throwables;
 import com.google.common.collect.ImmutableList;
 import io.airlift.units.Duration;
+import io.meterstore.archiver.tables.Failures;
 import io.meterstore.core.CompletenessPeriod;
 import io.meterstore.core.InvalidReadingException;
 import io.meterstore.core.MaloId;
 import io.meterstore.core.ObisCode;
 
 import java.io.PrintStream;
+import java.net.ConnectException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -203,11 +206,27 @@ final class CompletenessCommand
             }
         }
         catch (SQLException e) {
-            err.println("%s: cannot compute the report: %s".formatted(table, e.getMessage()));
+            if (Throwables.getCausalChain(e).stream().anyMatch(ConnectException.class::isInstance)) {
+                // the driver connects with the first statement, not when the connection is opened
+                err.println("trino: cannot connect to '%s': %s; start Trino with the MeterStore catalog, or pass --trino".formatted(connectionUrl(connection), Failures.describe(e)));
+            }
+            else {
+                err.println("%s: cannot compute the report: %s".formatted(table, e.getMessage()));
+            }
             return false;
         }
         out.println("%s: %s reading(s) and grid(s) over %s: %s incomplete, %s silent, %s interval(s) missing".formatted(table, rows, options.period(), incomplete, silent, missing));
         return true;
+    }
+
+    private static String connectionUrl(Connection connection)
+    {
+        try {
+            return connection.getMetaData().getURL();
+        }
+        catch (SQLException e) {
+            return DEFAULT_TRINO_URL;
+        }
     }
 
     static String sql(String table, Options options)

@@ -351,8 +351,10 @@ final class TestArchiverCli
             run = run(new String[] {"create", "--config", config.toString()}, clock);
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
             assertThat(run.out()).isEqualTo("metering.readings: created (PostgreSQL table \"metering\".\"readings\", Iceberg table 'metering.readings')%n".formatted());
-            // idempotent
-            assertThat(run(new String[] {"create", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            // idempotent, and says so
+            run = run(new String[] {"create", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run.out()).isEqualTo("metering.readings: exists (PostgreSQL table \"metering\".\"readings\", Iceberg table 'metering.readings')%n".formatted());
             // with the schema's erasure log, empty
             try (Connection connection = database.connect()) {
                 assertThat(ErasureLog.exists(connection, "metering")).isTrue();
@@ -555,6 +557,26 @@ final class TestArchiverCli
                     .endsWith("; check meterstore.postgresql.url, meterstore.postgresql.user and meterstore.postgresql.password "
                             + "(and meterstore.iceberg.jdbc-url if the catalogue has a database of its own); the 'check' command tests each\n");
         }
+    }
+
+    @Test
+    void testCompletenessWithoutTrinoSaysWhereItLooked()
+            throws Exception
+    {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort();
+        }
+        Path config = write("archiver.properties", """
+                meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
+                meterstore.postgresql.user=archiver
+                meterstore.iceberg.warehouse=file:///tmp/warehouse
+                """);
+        // the Trino driver connects with the first statement: that failure names the URL and the option too
+        String url = "jdbc:trino://localhost:%s/meterstore".formatted(port);
+        Run run = run(new String[] {"completeness", "--config", config.toString(), "--month", "2026-03", "--trino", url});
+        assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+        assertThat(run.err()).startsWith("trino: cannot connect to '%s': ".formatted(url)).endsWith("; start Trino with the MeterStore catalog, or pass --trino%n".formatted());
     }
 
     @Test
