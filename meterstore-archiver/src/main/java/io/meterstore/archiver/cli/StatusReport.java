@@ -1,5 +1,7 @@
 package io.meterstore.archiver.cli;
 
+import io.meterstore.archiver.lease.ArchiverLease;
+import io.meterstore.archiver.lease.ArchiverLease.LeaseHolder;
 import io.meterstore.archiver.tables.ArchiverConfig;
 import io.meterstore.archiver.tables.ArchiverTables;
 import io.meterstore.archiver.tables.Failures;
@@ -22,6 +24,7 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 import static io.airlift.units.Duration.succinctDuration;
 import static io.meterstore.core.TieringWatermark.formatInstant;
@@ -114,7 +117,14 @@ final class StatusReport
                         : ""));
         out.println("  awaiting drop  %s".formatted(names(report.partitionsAwaitingDrop(), "detached below the watermark, dropped once the reader grace has passed")));
         if (!report.partitionsAwaitingArchival().isEmpty()) {
-            out.println("  interrupted    %s".formatted(names(report.partitionsAwaitingArchival(), "detached at or above the watermark by an interrupted cycle; the next cycle archives them")));
+            // a cycle holding the table's lease right now is archiving them, not interrupted
+            Optional<LeaseHolder> holder = leaseHolder(connection, table);
+            if (holder.isPresent()) {
+                out.println("  archiving      %s".formatted(names(report.partitionsAwaitingArchival(), "detached at or above the watermark by the cycle in flight (PostgreSQL backend %s holds the table's lease)".formatted(holder.get().pid()))));
+            }
+            else {
+                out.println("  interrupted    %s".formatted(names(report.partitionsAwaitingArchival(), "detached at or above the watermark by an interrupted cycle; the next cycle archives them")));
+            }
         }
         if (!damagedFiles.isEmpty()) {
             out.println("  cold files     %s damaged: queries that read them fail; restore them from a backup".formatted(damagedFiles.size()));
@@ -198,5 +208,16 @@ final class StatusReport
     {
         // a watermark ahead of this machine's clock shows as no lag rather than failing the report
         return succinctDuration(Math.max(duration.toMillis(), 0), MILLISECONDS).toString();
+    }
+
+    /** The backend holding {@code table}'s lease now, if any; unknown counts as none. */
+    private Optional<LeaseHolder> leaseHolder(Connection connection, String table)
+    {
+        try {
+            return ArchiverLease.holder(connection, tables.schema(), table);
+        }
+        catch (SQLException | RuntimeException e) {
+            return Optional.empty();
+        }
     }
 }

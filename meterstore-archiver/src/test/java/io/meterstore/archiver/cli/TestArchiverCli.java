@@ -560,6 +560,32 @@ final class TestArchiverCli
     }
 
     @Test
+    void testStatusTellsACycleInFlightFromAnInterruptedOne()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_in_flight")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Path config = write("archiver.properties", properties(database, warehouse));
+            TestingClock clock = new TestingClock(MARCH_5.plus(Duration.ofDays(8)));
+            assertThat(run(new String[] {"create", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            try (Connection connection = database.connect(); Statement statement = connection.createStatement()) {
+                new ReadingsLoader(HOT_TIER).load(connection, utcDay(MARCH_5));
+                // what a cycle does before it streams the partition into Iceberg
+                statement.execute("ALTER TABLE metering.readings DETACH PARTITION metering.readings_2024_03_05_0000");
+            }
+            Run run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.out()).contains("  interrupted    ", "by an interrupted cycle", "readings_2024_03_05_0000");
+
+            // while an archiver holds the table's lease, the partition is its cycle's, in flight
+            try (Connection holder = database.connect();
+                    ArchiverLease lease = ArchiverLease.tryAcquire(holder, "metering", "readings", Duration.ZERO).orElseThrow()) {
+                run = run(new String[] {"status", "--config", config.toString()}, clock);
+                assertThat(run.out()).contains("  archiving      ", "by the cycle in flight", "readings_2024_03_05_0000").doesNotContain("interrupted");
+            }
+        }
+    }
+
+    @Test
     void testCompletenessWithoutTrinoSaysWhereItLooked()
             throws Exception
     {
