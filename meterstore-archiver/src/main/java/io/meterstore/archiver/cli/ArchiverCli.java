@@ -133,6 +133,30 @@ public final class ArchiverCli
         }
     }
 
+    /** What is wrong with the command line, in the words of its usage; only completeness takes options after the file. */
+    private static Optional<String> usageProblem(String[] args, Optional<Command> command)
+    {
+        if (args.length == 0) {
+            return Optional.of("No command given");
+        }
+        if (command.isEmpty()) {
+            return Optional.of("Unknown command '%s'".formatted(args[0]));
+        }
+        if (args.length < 2 || !args[1].equals("--config")) {
+            if (args.length >= 2 && args[1].startsWith("--config=")) {
+                return Optional.of("Write '--config %s', with a space".formatted(args[1].substring("--config=".length())));
+            }
+            return Optional.of("'%s' needs --config <file.properties>".formatted(args[0]));
+        }
+        if (args.length < 3) {
+            return Optional.of("--config needs the configuration file");
+        }
+        if (args.length > 3 && command.get() != Command.COMPLETENESS) {
+            return Optional.of("'%s' takes no options: remove %s".formatted(args[0], String.join(" ", Arrays.asList(args).subList(3, args.length))));
+        }
+        return Optional.empty();
+    }
+
     public int run(String[] args)
     {
         Optional<Command> command = args.length == 0 ? Optional.empty() : Command.parse(args[0]);
@@ -140,13 +164,9 @@ public final class ArchiverCli
             err.println(CompletenessCommand.USAGE);
             return EXIT_USAGE;
         }
-        // only completeness takes options after the configuration file
-        if ((args.length != 3 && !command.equals(Optional.of(Command.COMPLETENESS))) || args.length < 3 || !args[1].equals("--config")) {
-            err.println(USAGE);
-            return EXIT_USAGE;
-        }
-        if (command.isEmpty()) {
-            err.println("Unknown command '%s'".formatted(args[0]));
+        Optional<String> problem = usageProblem(args, command);
+        if (problem.isPresent()) {
+            err.println(problem.get());
             err.println(USAGE);
             return EXIT_USAGE;
         }

@@ -70,8 +70,16 @@ final class TestArchiverCli
     {
         Run run = run(new String[] {"archive-once"});
         assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
-        assertThat(run.err()).startsWith("Usage: archiver <command> --config <file.properties>");
+        assertThat(run.err()).startsWith("'archive-once' needs --config <file.properties>%nUsage: archiver <command> --config <file.properties>".formatted());
         assertThat(run.err()).contains("  check ", "  status ", "  run ");
+
+        // each usage error says what is wrong before the usage
+        assertThat(run(new String[] {}).err()).startsWith("No command given%n".formatted());
+        assertThat(run(new String[] {"status", "--config=archiver.properties"}).err()).startsWith("Write '--config archiver.properties', with a space%n".formatted());
+        assertThat(run(new String[] {"status", "--config"}).err()).startsWith("--config needs the configuration file%n".formatted());
+        run = run(new String[] {"expire", "--config", "archiver.properties", "--dry-run"});
+        assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
+        assertThat(run.err()).startsWith("'expire' takes no options: remove --dry-run%n".formatted());
 
         run = run(new String[] {"archive-twice", "--config", "archiver.properties"});
         assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_USAGE);
