@@ -179,7 +179,8 @@ public final class ArchivalCycle
             case CommitResult.Committed committed -> {
                 // a crash here leaves the window committed and its partition detached: dropped by a later cycle after the grace
                 Failpoints.hit(Failpoint.AFTER_COMMIT);
-                log.info("Archived window %s of table '%s': %s rows in %s files, watermark %s", window, tableName(), rows, files.size(), committed.watermark());
+                // the cycle's outcome says it, in the service's log and on the command line's console: this is for debugging
+                log.debug("Archived window %s of table '%s': %s rows in %s files, watermark %s", window, tableName(), rows, files.size(), committed.watermark());
                 yield new Archived(Kind.ARCHIVED, Optional.of(window), files, committed.watermark(), Optional.of(committed.snapshotId()));
             }
             case CommitResult.Superseded superseded -> {
@@ -288,7 +289,7 @@ public final class ArchivalCycle
                 Failpoints.hit(Failpoint.BEFORE_DROP);
                 hotTier.drop(connection, partition.name());
                 dropped.add(partition.name());
-                log.info("Dropped partition '%s' of table '%s', archived at %s", partition.name(), tableName(), archived.get().newestArchivedAt());
+                log.debug("Dropped partition '%s' of table '%s', archived at %s", partition.name(), tableName(), archived.get().newestArchivedAt());
             }
             catch (HotTier.LockTimeoutException e) {
                 log.info("Dropping partition '%s' of table '%s' timed out waiting for its lock; a later cycle drops it", partition.name(), tableName());
