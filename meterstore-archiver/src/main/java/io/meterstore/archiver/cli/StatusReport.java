@@ -22,6 +22,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -184,7 +185,7 @@ final class StatusReport
                         .orElse("kept for ever (meterstore.retention unset)")));
         List<String> runs = Arrays.stream(MaintenanceCommand.values())
                 .map(command -> "%s %s".formatted(command.commandName(), command.lastRun(icebergTable)
-                        .map(last -> "%s (%s ago)".formatted(formatInstant(last), succinct(Duration.between(last, clock.instant()))))
+                        .map(last -> "%s (%s ago)".formatted(formatInstant(last.truncatedTo(ChronoUnit.SECONDS)), succinct(Duration.between(last, clock.instant()))))
                         .orElse("never ran")))
                 .toList();
         out.println("  maintenance    %s".formatted(String.join(", ", runs)));
