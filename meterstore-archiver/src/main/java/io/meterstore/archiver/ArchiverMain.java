@@ -77,7 +77,13 @@ public final class ArchiverMain
     private static void shutDownOnSignal(ShutdownHandler shutdown)
     {
         for (String name : List.of("TERM", "INT")) {
-            Signal.handle(new Signal(name), _ -> shutdown.requestShutdown());
+            try {
+                Signal.handle(new Signal(name), _ -> shutdown.requestShutdown());
+            }
+            catch (IllegalArgumentException e) {
+                // the JVM reserves it (-Xrs): its shutdown hooks stop the service instead
+                log.warn("Cannot handle SIG%s: %s; shut the service down with PUT /v1/info/state", name, e.getMessage());
+            }
         }
     }
 
