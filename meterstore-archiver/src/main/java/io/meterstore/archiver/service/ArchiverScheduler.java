@@ -8,6 +8,7 @@ import io.airlift.units.Duration;
 import io.meterstore.archiver.tables.ArchiverTables;
 import io.meterstore.archiver.tables.Failures;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.archiver.maintenance.ColdTierLayout;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.archiver.maintenance.MaintenanceOutcome;
 import io.meterstore.archiver.maintenance.TableMaintenance;
@@ -180,6 +181,15 @@ public final class ArchiverScheduler
     private void maintain(String table)
     {
         String name = tables.qualifiedName(table);
+        if (stats.table(table).layout().isEmpty()) {
+            // after a restart, maintenance may not be due for a day: the cold tier's gauges read the layout now
+            try {
+                stats.table(table).layoutRead(ColdTierLayout.of(tables.catalog().loadTable(tables.identifier(table))));
+            }
+            catch (RuntimeException e) {
+                log.warn("%s: cannot read the cold tier's layout: %s", name, Failures.describe(e));
+            }
+        }
         for (MaintenanceCommand command : MaintenanceCommand.values()) {
             if (draining.get()) {
                 return;

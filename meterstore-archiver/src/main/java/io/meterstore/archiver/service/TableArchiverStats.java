@@ -142,6 +142,14 @@ public final class TableArchiverStats
         lastMaintenance.put(command, new LastMaintenance(finishedAt, last == null ? "%s ran on %s".formatted(command.commandName(), finishedAt.get()) : last.description()));
     }
 
+    /** The layout read when the service found its maintenance not due, so that the gauges have values after a restart. */
+    public synchronized void layoutRead(ColdTierLayout read)
+    {
+        if (layout.isEmpty()) {
+            layout = Optional.of(read);
+        }
+    }
+
     public synchronized Optional<ColdTierLayout> layout()
     {
         return layout;

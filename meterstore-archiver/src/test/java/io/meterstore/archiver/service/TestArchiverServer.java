@@ -192,6 +192,40 @@ final class TestArchiverServer
     }
 
     @Test
+    void testRestartedServiceShowsTheColdTierBeforeItsMaintenanceIsDue()
+            throws Exception
+    {
+        try (TestingArchiverTable table = TestingArchiverTable.create("server_restart")) {
+            loadTwoDays(table);
+            table.clock().set(Instant.parse("2024-03-14T06:00:00Z"));
+            ImmutableMap<String, String> hourly = ImmutableMap.of("meterstore.schedule-interval", "1h");
+            Injector first = start(table, new CompletableFuture<>(), hourly);
+            try {
+                TableArchiverStats stats = first.getInstance(ArchiverStats.class).table("readings");
+                await(() -> stats.getCyclesIdle().getTotalCount() > 0 && !Double.isNaN(stats.getSecondsSinceCompact()));
+            }
+            finally {
+                first.getInstance(LifeCycleManager.class).stop();
+            }
+
+            // restarted within the maintenance interval: nothing is due, and the gauges still say what the cold tier holds
+            Injector second = start(table, new CompletableFuture<>(), hourly);
+            try {
+                TableArchiverStats stats = second.getInstance(ArchiverStats.class).table("readings");
+                await(() -> stats.getCyclesIdle().getTotalCount() > 0);
+                assertThat(second.getInstance(ArchiverScheduler.class).drain()).isTrue();
+                assertThat(stats.getExpiredSnapshots().getTotalCount()).isZero();
+                assertThat(stats.getSnapshots()).isEqualTo(4.0);
+                assertThat(stats.getDataFiles()).isEqualTo(5.0);
+                assertThat(stats.getManifests()).isEqualTo(1.0);
+            }
+            finally {
+                second.getInstance(LifeCycleManager.class).stop();
+            }
+        }
+    }
+
+    @Test
     void testNoMaintenanceBesideAFailingCycle()
             throws Exception
     {
