@@ -187,7 +187,7 @@ public final class ArchiverCli
             return EXIT_USAGE;
         }
         catch (IOException | RuntimeException e) {
-            err.println("Invalid configuration in '%s': %s".formatted(args[2], Failures.describe(e)));
+            err.println("Invalid configuration in '%s': %s".formatted(args[2], CliConfiguration.readable(Failures.describe(e))));
             return EXIT_USAGE;
         }
         if (command.get() == Command.RUN) {

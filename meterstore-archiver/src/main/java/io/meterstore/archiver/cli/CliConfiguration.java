@@ -46,6 +46,7 @@ record CliConfiguration(Path file, Map<String, String> properties, Map<String, S
     }
 
     private static final Pattern INVALID_VALUE = Pattern.compile("Invalid value '(.*)' for type ([\\w.$]+) \\(property '([^']+)'\\)(?: in order to call .*)?", Pattern.DOTALL);
+    private static final Pattern SET_TWICE = Pattern.compile("Key '([^']+)' is already present in the \\[.*\\] candidates.*", Pattern.DOTALL);
     private static final String UNUSED = "was not used";
 
     /**
@@ -61,8 +62,13 @@ record CliConfiguration(Path file, Map<String, String> properties, Map<String, S
         return others.isEmpty() ? messages : others;
     }
 
-    private static String readable(String message)
+    static String readable(String message)
     {
+        Matcher twice = SET_TWICE.matcher(message);
+        if (twice.matches()) {
+            // airlift's words for a property set under its name and under an older name of it
+            return "'%s' is set twice, under that name and under an older name of it: keep only '%s'".formatted(twice.group(1), twice.group(1));
+        }
         Matcher matcher = INVALID_VALUE.matcher(message);
         if (!matcher.matches()) {
             return message;

@@ -261,6 +261,9 @@ final class TestArchiverCli
         List<String> commands = List.of("check", "run");
         assertRefused("meterstore.schedule-interval=1 hour\n", commands, "  Invalid value '1 hour' for property 'meterstore.schedule-interval': write a duration such as 30s, 15m, 1h or 7d\n");
         assertRefused("meterstore.compaction-target-file-size=lots\n", commands, "  Invalid value 'lots' for property 'meterstore.compaction-target-file-size': write a size such as 512kB, 64MB or 1GB\n");
+        // the lock timeout under its name and its older one
+        assertRefused("meterstore.lock-timeout=5s\nmeterstore.postgresql.lock-timeout=10s\n", commands,
+                "'meterstore.postgresql.lock-timeout' is set twice, under that name and under an older name of it: keep only 'meterstore.postgresql.lock-timeout'\n");
         Path config = write("refused.properties", """
                 meterstore.postgresql.url=jdbc:postgresql://localhost:5432/metering
                 meterstore.postgresql.user=archiver
