@@ -12,7 +12,6 @@ import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
-import io.meterstore.trino.handle.MeterstoreTableHandle;
 import io.trino.Session;
 import io.trino.execution.QueryInfo;
 import io.trino.operator.OperatorStats;
@@ -20,8 +19,6 @@ import io.trino.plugin.base.metrics.LongCount;
 import io.trino.server.DynamicFilterService.DynamicFiltersStats;
 import io.trino.spi.metrics.Metric;
 import io.trino.spi.metrics.Metrics;
-import io.trino.sql.planner.optimizations.PlanNodeSearcher;
-import io.trino.sql.planner.plan.TableScanNode;
 import io.trino.testing.AbstractTestQueryFramework;
 import io.trino.testing.MaterializedResult;
 import io.trino.testing.MaterializedRow;
@@ -31,8 +28,6 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.junit.jupiter.api.Test;
 
-import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
@@ -50,8 +45,10 @@ import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.CATALOG;
+import static io.meterstore.trino.TestingInserts.lateCorrection;
 import static io.meterstore.trino.TestingInserts.literal;
 import static io.meterstore.trino.TestingInserts.timestamp;
+import static io.meterstore.trino.TestingPlans.scannedTables;
 import static io.meterstore.trino.base.MeterstoreMetrics.COLD_ROW_GROUPS;
 import static io.meterstore.trino.base.MeterstoreMetrics.COLD_ROW_GROUPS_READ;
 import static io.meterstore.trino.base.MeterstoreMetrics.HOT_ROWS_READ;
@@ -136,7 +133,7 @@ final class TestMeterstoreJoins
         for (LocalDate day : List.of(LocalDate.of(2026, 11, 3), LocalDate.of(2026, 11, 4), LocalDate.of(2026, 11, 5))) {
             List<Reading> readings = generator.readings(5, day);
             for (int index = 0; index < 96; index += 7) {
-                late.add(lateCorrection(readings.get(index)));
+                late.add(lateCorrection(readings.get(index), LATE, "{\"ticket\":\"late\"}"));
             }
         }
         queryRunner.execute(TestingInserts.insertAsRecorded(late));
@@ -601,16 +598,6 @@ final class TestMeterstoreJoins
         return counts.buildOrThrow();
     }
 
-    /** The handles the query read, as the connector left them after pushdown. */
-    private static List<MeterstoreTableHandle> scannedTables(MaterializedResultWithPlan result)
-    {
-        return PlanNodeSearcher.searchFrom(result.queryPlan().orElseThrow().getRoot())
-                .whereIsInstanceOfAny(TableScanNode.class)
-                .findAll().stream()
-                .map(scan -> (MeterstoreTableHandle) ((TableScanNode) scan).getTable().connectorHandle())
-                .toList();
-    }
-
     // ------------------------------------------------------------------ build sides
 
     /** Rows of one column {@code id}, as relation {@code v}, that the planner cannot see through. */
@@ -676,18 +663,6 @@ final class TestMeterstoreJoins
             }
         }
         return variants;
-    }
-
-    private static Reading lateCorrection(Reading winner)
-    {
-        return new Reading(winner.maloId(), winner.meloId(), winner.obisCode(), winner.sparte(), winner.from(), winner.to(),
-                winner.value().add(new BigDecimal("0.125")), winner.unit(), Quality.CORRECTED, winner.resolution(), "MANUAL_ENTRY",
-                Optional.of("{\"ticket\":\"late\"}"), winner.provenance(), epochMicros(LATE), winner.versionScope(), LATE, winner.balancingDay());
-    }
-
-    private static BigInteger epochMicros(Instant instant)
-    {
-        return BigInteger.valueOf(instant.getEpochSecond()).multiply(BigInteger.valueOf(1_000_000));
     }
 
     /** A query compared with and without dynamic filtering; some must find no rows, the others some. */

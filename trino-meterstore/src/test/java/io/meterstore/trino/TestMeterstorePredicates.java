@@ -13,8 +13,6 @@ import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.handle.MeterstoreTableHandle;
-import io.trino.sql.planner.optimizations.PlanNodeSearcher;
-import io.trino.sql.planner.plan.TableScanNode;
 import io.trino.testing.AbstractTestQueryFramework;
 import io.trino.testing.MaterializedRow;
 import io.trino.testing.QueryRunner;
@@ -25,7 +23,6 @@ import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
@@ -41,8 +38,11 @@ import java.util.concurrent.Future;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
+import static io.meterstore.trino.TestingInserts.epochMicros;
+import static io.meterstore.trino.TestingInserts.lateCorrection;
 import static io.meterstore.trino.TestingInserts.literal;
 import static io.meterstore.trino.TestingInserts.timestamp;
+import static io.meterstore.trino.TestingPlans.scannedTables;
 import static io.trino.testing.MaterializedResult.DEFAULT_PRECISION;
 import static java.util.stream.Collectors.joining;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -120,7 +120,7 @@ final class TestMeterstorePredicates
         for (LocalDate day : List.of(LocalDate.of(2026, 11, 3), LocalDate.of(2026, 11, 4), LocalDate.of(2026, 11, 5))) {
             List<Reading> readings = generator.readings(5, day);
             for (int index = 0; index < 96; index += 7) {
-                late.add(lateCorrection(readings.get(index)));
+                late.add(lateCorrection(readings.get(index), LATE, "{\"ticket\":\"\ud83d\ude00 \u00c4\u00d6\"}"));
             }
         }
         queryRunner.execute(TestingInserts.insertAsRecorded(late));
@@ -452,24 +452,9 @@ final class TestMeterstorePredicates
                 .build();
     }
 
-    /** The handles the query read, as the connector left them after pushdown; none where the planner removed a scan. */
-    private static List<MeterstoreTableHandle> scannedTables(MaterializedResultWithPlan result)
-    {
-        return PlanNodeSearcher.searchFrom(result.queryPlan().orElseThrow().getRoot())
-                .whereIsInstanceOfAny(TableScanNode.class)
-                .findAll().stream()
-                .map(scan -> (MeterstoreTableHandle) ((TableScanNode) scan).getTable().connectorHandle())
-                .toList();
-    }
-
     private static String meter(int meter)
     {
         return literal(ReadingsGenerator.maloId(meter));
-    }
-
-    private static String epochMicros(Instant instant)
-    {
-        return BigInteger.valueOf(instant.getEpochSecond()).multiply(BigInteger.valueOf(1_000_000)).toString();
     }
 
     /**
@@ -507,13 +492,6 @@ final class TestMeterstorePredicates
                     Quality.FAULTY, reading.resolution(), reading.sourceKind(), Optional.empty(), Optional.of(""), reading.version(), reading.versionScope(), reading.recordedAt(), reading.balancingDay());
             default -> throw new IllegalArgumentException("No variant " + kind);
         };
-    }
-
-    private static Reading lateCorrection(Reading winner)
-    {
-        return new Reading(winner.maloId(), winner.meloId(), winner.obisCode(), winner.sparte(), winner.from(), winner.to(),
-                winner.value().add(new BigDecimal("0.125")), winner.unit(), Quality.CORRECTED, winner.resolution(), "MANUAL_ENTRY",
-                Optional.of("{\"ticket\":\"\ud83d\ude00 \u00c4\u00d6\"}"), winner.provenance(), new BigInteger(epochMicros(LATE)), winner.versionScope(), LATE, winner.balancingDay());
     }
 
     private record Aggregate(String sql, boolean count) {}

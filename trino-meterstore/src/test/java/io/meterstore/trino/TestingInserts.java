@@ -96,6 +96,23 @@ final class TestingInserts
                 literal(reading.versionScope()));
     }
 
+    /**
+     * A correction of {@code winner} learned at {@code recordedAt}, as a late MSCONS correction arrives: another value,
+     * CORRECTED, entered by hand with {@code sourceDetail}, versioned by the instant it was recorded.
+     */
+    static Reading lateCorrection(Reading winner, Instant recordedAt, String sourceDetail)
+    {
+        return new Reading(winner.maloId(), winner.meloId(), winner.obisCode(), winner.sparte(), winner.from(), winner.to(),
+                winner.value().add(new BigDecimal("0.125")), winner.unit(), Quality.CORRECTED, winner.resolution(), "MANUAL_ENTRY",
+                Optional.of(sourceDetail), winner.provenance(), epochMicros(recordedAt), winner.versionScope(), recordedAt, winner.balancingDay());
+    }
+
+    /** A version number as the generator and the demo make them: the instant in microseconds since the epoch. */
+    static BigInteger epochMicros(Instant instant)
+    {
+        return BigInteger.valueOf(instant.getEpochSecond()).multiply(BigInteger.valueOf(1_000_000)).add(BigInteger.valueOf(instant.getNano() / 1_000));
+    }
+
     static String timestamp(Instant instant)
     {
         return "TIMESTAMP '%s UTC'".formatted(TIMESTAMP.format(instant));
