@@ -9,7 +9,6 @@ import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
-import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.trino.Session;
@@ -28,7 +27,6 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.junit.jupiter.api.Test;
 
-import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -112,13 +110,7 @@ final class TestMeterstoreJoins
                 .days(DAYS)
                 .correctionsFraction(0.05)
                 .build();
-        try (Connection connection = warehouse.database().connect()) {
-            ReadingsLoader loader = new ReadingsLoader(TestingMeterstoreTables.hotTier());
-            loader.load(connection, generator);
-            loader.load(connection, variants(generator));
-            connection.createStatement().execute("ANALYZE " + TestingMeterstoreTables.hotTier().qualifiedParent());
-        }
-        TestingArchival.archiveWindows(warehouse, ARCHIVED_WINDOWS);
+        TestingArchival.loadAndArchive(warehouse, generator, variants(generator), ARCHIVED_WINDOWS);
         table.refresh();
         assertThat(WatermarkReader.current(table).watermark().instant()).isEqualTo(WATERMARK);
         assertThat(TestingMeterstoreTables.hotTier().naming().isAligned(PARTITION_BOUNDARY)).isTrue();

@@ -9,7 +9,6 @@ import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
-import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.handle.MeterstoreTableHandle;
@@ -23,7 +22,6 @@ import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
-import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -105,13 +103,7 @@ final class TestMeterstorePredicates
                 .days(DAYS)
                 .correctionsFraction(0.05)
                 .build();
-        try (Connection connection = warehouse.database().connect()) {
-            ReadingsLoader loader = new ReadingsLoader(TestingMeterstoreTables.hotTier());
-            loader.load(connection, generator);
-            loader.load(connection, variants(generator));
-            connection.createStatement().execute("ANALYZE " + TestingMeterstoreTables.hotTier().qualifiedParent());
-        }
-        TestingArchival.archiveWindows(warehouse, ARCHIVED_WINDOWS);
+        TestingArchival.loadAndArchive(warehouse, generator, variants(generator), ARCHIVED_WINDOWS);
         table.refresh();
         assertThat(WatermarkReader.current(table).watermark().instant()).isEqualTo(WATERMARK);
         QueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse).withoutIceberg().build();

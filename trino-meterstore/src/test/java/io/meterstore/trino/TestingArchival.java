@@ -3,12 +3,18 @@ package io.meterstore.trino;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.core.Reading;
+import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingWarehouse;
 import org.apache.iceberg.catalog.TableIdentifier;
 
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.List;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -41,6 +47,22 @@ final class TestingArchival
             ArchiveOutcome outcome = cycle.archiveOnce();
             assertThat(outcome.kind()).as(outcome.describe()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);
         }
+    }
+
+    /**
+     * Loads {@code generator}'s readings and {@code extra} into the hot tier and analyses it, then archives the first
+     * {@code windows} windows, so that the rows lie on both sides of W.
+     */
+    static void loadAndArchive(TestingWarehouse warehouse, ReadingsGenerator generator, List<Reading> extra, int windows)
+            throws Exception
+    {
+        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement()) {
+            ReadingsLoader loader = new ReadingsLoader(TestingMeterstoreTables.hotTier());
+            loader.load(connection, generator);
+            loader.load(connection, extra);
+            statement.execute("ANALYZE " + TestingMeterstoreTables.hotTier().qualifiedParent());
+        }
+        archiveWindows(warehouse, windows);
     }
 
     static Instant alignedToUtcDay(Instant instant)
