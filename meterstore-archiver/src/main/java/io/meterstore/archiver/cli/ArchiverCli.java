@@ -305,7 +305,7 @@ public final class ArchiverCli
 
     private int serve(CliConfiguration configuration)
     {
-        // as the service's start refuses it too, but before its injector exists, so the refusal is one line
+        // the service's start refuses it too, but only after its HTTP server and MBeans are up; checked before any of it
         try (ColdStorage storage = ColdStorage.create(configuration.resolvedProperties());
                 ArchiverTables tables = new ArchiverTables(configuration.tiers(), configuration.archiver(), storage.fileSystemFactory())) {
             tables.requireWritableWarehouse();

@@ -169,9 +169,14 @@ final class CompletenessCommand
             return reportedAll;
         }
         catch (SQLException e) {
-            err.println("trino: cannot connect to '%s': %s; start Trino with the MeterStore catalog, or pass --trino".formatted(options.trinoUrl(), e.getMessage()));
+            cannotConnect(options, e);
             return false;
         }
+    }
+
+    private void cannotConnect(Options options, SQLException e)
+    {
+        err.println("trino: cannot connect to '%s': %s; start Trino with the MeterStore catalog, or pass --trino".formatted(options.trinoUrl(), Failures.describe(e)));
     }
 
     private boolean report(Connection connection, String table, Options options)
@@ -208,7 +213,7 @@ final class CompletenessCommand
         catch (SQLException e) {
             if (Throwables.getCausalChain(e).stream().anyMatch(ConnectException.class::isInstance)) {
                 // the driver connects with the first statement, not when the connection is opened
-                err.println("trino: cannot connect to '%s': %s; start Trino with the MeterStore catalog, or pass --trino".formatted(connectionUrl(connection), Failures.describe(e)));
+                cannotConnect(options, e);
             }
             else {
                 err.println("%s: cannot compute the report: %s".formatted(table, e.getMessage()));
@@ -217,16 +222,6 @@ final class CompletenessCommand
         }
         out.println("%s: %s reading(s) and grid(s) over %s: %s incomplete, %s silent, %s interval(s) missing".formatted(table, rows, options.period(), incomplete, silent, missing));
         return true;
-    }
-
-    private static String connectionUrl(Connection connection)
-    {
-        try {
-            return connection.getMetaData().getURL();
-        }
-        catch (SQLException e) {
-            return DEFAULT_TRINO_URL;
-        }
     }
 
     static String sql(String table, Options options)
