@@ -87,13 +87,14 @@ public class MeterstorePageSourceProvider
                     columns.stream().map(CompletenessColumnHandle.class::cast).toList(),
                     (read, readColumns) -> createPageSource(transaction, session, read, completeness.readings(), Optional.empty(), ImmutableList.copyOf(readColumns), DynamicFilter.EMPTY, MemoryContext.NO_LIMIT),
                     postgres,
+                    session.getQueryId(),
                     completenessExecutor,
                     Runtime.getRuntime().availableProcessors());
         }
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         if (split instanceof HotAggregationSplit aggregationSplit) {
             // the statement enforces the handle's constraint; a dynamic filter is only an optimisation and is not needed
-            return withConnection(connection -> new HotAggregationPageSource(connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint()));
+            return withConnection(session, connection -> new HotAggregationPageSource(connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint()));
         }
         List<MeterstoreColumnHandle> meterstoreColumns = columns.stream().map(MeterstoreColumnHandle.class::cast).toList();
         // a plain cold split of a resolving read holds one version per key (a resolved month's winners, or a file proven
@@ -109,7 +110,7 @@ public class MeterstorePageSourceProvider
         }
         if (split instanceof HotSplit hotSplit && !resolution.resolve()) {
             // the statement itself drops versions recorded after an AS OF instant, and carries a pushed LIMIT
-            return withConnection(connection -> new HotPageSource(postgres, connection, hotSplit, meterstoreColumns, predicate, resolution));
+            return withConnection(session, connection -> new HotPageSource(postgres, connection, hotSplit, meterstoreColumns, predicate, resolution));
         }
         if (resolution.isNone() && !handle.erased().isEmpty() && split instanceof ColdSplit coldSplit) {
             // an older snapshot's files still hold erased rows: the key columns are read to drop them, the query's passed on
@@ -130,7 +131,7 @@ public class MeterstorePageSourceProvider
                 ? resolution.layoutInVersionOrder(meterstoreColumns)
                 : resolution.layout(meterstoreColumns);
         ConnectorPageSource source = switch (split) {
-            case HotSplit hotSplit -> withConnection(connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution));
+            case HotSplit hotSplit -> withConnection(session, connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution));
             case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, layout.columns(), predicate);
             case ColdFileGroupSplit group -> resolutionGroup(session, group, layout, predicate);
             default -> throw new IllegalArgumentException("Unknown split " + split);
@@ -168,10 +169,13 @@ public class MeterstorePageSourceProvider
         return tables.erasureKey().orElseThrow(() -> new IllegalStateException("meterstore.erasure.hmac-key is not set on this node"));
     }
 
-    /** A hot page source, started once the pool hands out a connection; the driver's thread is free while it waits. */
-    private ConnectorPageSource withConnection(Function<Connection, ConnectorPageSource> start)
+    /**
+     * A hot page source, started once the pool hands out a connection at the query's turn; the driver's thread is free
+     * while it waits.
+     */
+    private ConnectorPageSource withConnection(ConnectorSession session, Function<Connection, ConnectorPageSource> start)
     {
-        return new ConnectionAwaitingPageSource(postgres.connectionAsync(), start);
+        return new ConnectionAwaitingPageSource(postgres.connectionAsync(session.getQueryId()), postgres.maxConnections(), start);
     }
 
     /** A pushed LIMIT: a split stops reading once it has that many rows; Trino still applies the limit. */

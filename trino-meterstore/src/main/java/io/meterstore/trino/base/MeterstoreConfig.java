@@ -4,6 +4,7 @@ import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
 import io.airlift.configuration.DefunctConfig;
 import io.airlift.units.Duration;
+import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 
@@ -22,6 +23,7 @@ public class MeterstoreConfig
 
     private Duration maxClockSkew = new Duration(1, MINUTES);
     private int postgresqlMaxConnections = 10;
+    private int postgresqlReservedConnections = 1;
     private boolean coordinatorFileCacheEnabled = true;
 
     @NotNull
@@ -50,6 +52,26 @@ public class MeterstoreConfig
     {
         this.postgresqlMaxConnections = postgresqlMaxConnections;
         return this;
+    }
+
+    @Min(0)
+    public int getPostgresqlReservedConnections()
+    {
+        return postgresqlReservedConnections;
+    }
+
+    @Config("meterstore.postgresql.reserved-connections")
+    @ConfigDescription("Of meterstore.postgresql.max-connections, how many hot splits never take: planning, statistics and the metadata tables do not wait behind splits")
+    public MeterstoreConfig setPostgresqlReservedConnections(int postgresqlReservedConnections)
+    {
+        this.postgresqlReservedConnections = postgresqlReservedConnections;
+        return this;
+    }
+
+    @AssertTrue(message = "meterstore.postgresql.reserved-connections must be less than meterstore.postgresql.max-connections: splits need at least one")
+    public boolean isReservedConnectionsBelowMaxConnections()
+    {
+        return postgresqlReservedConnections < postgresqlMaxConnections;
     }
 
     public boolean isCoordinatorFileCacheEnabled()

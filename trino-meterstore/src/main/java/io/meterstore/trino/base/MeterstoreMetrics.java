@@ -2,6 +2,7 @@ package io.meterstore.trino.base;
 
 import com.google.common.collect.ImmutableMap;
 import io.trino.plugin.base.metrics.LongCount;
+import io.trino.plugin.base.metrics.TDigestHistogram;
 import io.trino.spi.metrics.Metric;
 import io.trino.spi.metrics.Metrics;
 
@@ -10,8 +11,9 @@ import java.util.Map;
 /**
  * The connector metrics MeterStore reports, so that pruning is visible in a query's statistics (EXPLAIN ANALYZE,
  * the query's operator summaries): planning reports them through the split source, reading through each page
- * source. Every metric is a count that Trino sums over the splits of a table scan. An INSERT reports what it wrote
- * through the metadata, as the catalog's metadata metrics of the query.
+ * source. Every metric but the PostgreSQL connections' is a count that Trino sums over the splits of a table scan;
+ * those are distributions over the splits (count, percentiles, max). An INSERT reports what it wrote through the
+ * metadata, as the catalog's metadata metrics of the query.
  */
 public final class MeterstoreMetrics
 {
@@ -71,7 +73,21 @@ public final class MeterstoreMetrics
     /** Counts per reading, grid and day that PostgreSQL returned for a completeness report instead of its hot winners. */
     public static final String COMPLETENESS_HOT_COUNTS_READ = "completeness_hot_counts_read";
 
+    // distributions over the hot splits (and a completeness report's hot partitions): Trino merges them, it does not sum them
+    /** The size of the node's PostgreSQL pool a split took its connection from ({@code meterstore.postgresql.max-connections}). */
+    public static final String POSTGRESQL_CONNECTIONS = "postgresql_connections";
+    /** Milliseconds a split waited for a PostgreSQL connection: its query's turn, while other splits held the pool's. */
+    public static final String POSTGRESQL_CONNECTION_WAIT_MILLIS = "postgresql_connection_wait_millis";
+
     private MeterstoreMetrics() {}
+
+    /** A split's wait for a PostgreSQL connection, with the size of the pool it waited on. */
+    public static Metrics connectionWait(int poolConnections, long waitNanos)
+    {
+        return new Metrics(ImmutableMap.of(
+                POSTGRESQL_CONNECTIONS, TDigestHistogram.fromValue(poolConnections),
+                POSTGRESQL_CONNECTION_WAIT_MILLIS, TDigestHistogram.fromValue(waitNanos / 1_000_000.0)));
+    }
 
     public static Metrics counts(Map<String, Long> counts)
     {

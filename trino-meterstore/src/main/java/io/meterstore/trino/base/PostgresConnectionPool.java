@@ -11,8 +11,10 @@ import jakarta.annotation.PreDestroy;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicLong;
@@ -30,11 +32,17 @@ import static java.util.concurrent.TimeUnit.SECONDS;
  * coordinator's INSERT commit, at most {@code meterstore.postgresql.max-connections} at once. Opening a connection
  * costs about 14 ms; a pooled one is handed out in microseconds.
  * <p>
- * Page sources take theirs with {@link #connectionAsync}: a driver waiting for a connection yields its thread instead
- * of blocking it, because the splits that hold the pool's connections need those threads to finish and give them back.
- * A borrower waits as long as the pool keeps giving connections back (a busy node queues its splits, it does not fail
- * them), and fails once none came back for {@value #STALLED_SECONDS} seconds: then the holders wait for something
- * that waits for the pool, and waiting longer helps nobody.
+ * Splits take theirs with {@link #connectionAsync}, keyed by their query: they hold at most the pool's size less
+ * {@code meterstore.postgresql.reserved-connections}, and a connection one of them gives back goes to the waiting query
+ * that holds the fewest ({@link FairConnectionQueue}), so a dashboard's one split does not queue behind the dozens a
+ * month's aggregation started first. Planning, statistics and the metadata tables take theirs with {@link #connection}
+ * and {@link #read}, from the reserved ones too: they never wait behind splits.
+ * <p>
+ * A driver waiting for a connection yields its thread instead of blocking it, because the splits that hold the
+ * pool's connections need those threads to finish and give them back. A borrower waits as long as the pool keeps
+ * giving connections back (a busy node queues its splits, it does not fail them), and fails once none came back for
+ * {@value #STALLED_SECONDS} seconds: then the holders wait for something that waits for the pool, and waiting longer
+ * helps nobody.
  * Nothing that keeps a connection beyond its statement's end may use the pool: a session advisory lock (the archiver's
  * lease) would move to whoever borrows the connection next.
  */
@@ -51,7 +59,11 @@ public final class PostgresConnectionPool
 
     private final HikariDataSource dataSource;
     private final ThreadPoolExecutor waiters;
+    // lends the splits' connections: a turn's borrow finds one free, so it is never held up by the waiters' work
+    private final ThreadPoolExecutor lenders;
     private final int maxConnections;
+    private final int reservedConnections;
+    private final FairConnectionQueue splitTurns;
     private final long stalledNanos;
     // System.nanoTime() when a connection was last given back to the pool
     private final AtomicLong lastGivenBack = new AtomicLong(System.nanoTime());
@@ -68,6 +80,8 @@ public final class PostgresConnectionPool
         requireNonNull(config, "config is null");
         this.stalledNanos = stalledNanos;
         this.maxConnections = connectorConfig.getPostgresqlMaxConnections();
+        this.reservedConnections = connectorConfig.getPostgresqlReservedConnections();
+        this.splitTurns = new FairConnectionQueue(maxConnections - reservedConnections);
         HikariConfig hikari = new HikariConfig();
         hikari.setPoolName("meterstore-postgresql");
         hikari.setJdbcUrl(config.getPostgresqlUrl());
@@ -92,6 +106,8 @@ public final class PostgresConnectionPool
         this.dataSource = new HikariDataSource(hikari);
         this.waiters = new ThreadPoolExecutor(maxConnections, maxConnections, 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-%s"));
         waiters.allowCoreThreadTimeOut(true);
+        this.lenders = new ThreadPoolExecutor(splitConnections(), splitConnections(), 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-lender-%s"));
+        lenders.allowCoreThreadTimeOut(true);
     }
 
     public int maxConnections()
@@ -99,10 +115,17 @@ public final class PostgresConnectionPool
         return maxConnections;
     }
 
-    /** A connection of the pool, waiting for one to be free; closing it gives it back. */
+    /**
+     * A connection of the pool for planning, statistics, the metadata tables or a write's commit, waiting for one to
+     * be free (never for a split's); closing it gives it back.
+     */
     public Connection connection()
     {
-        long waitingSince = System.nanoTime();
+        return borrow(System.nanoTime());
+    }
+
+    private Connection borrow(long waitingSince)
+    {
         while (true) {
             try {
                 return dataSource.getConnection();
@@ -113,13 +136,23 @@ public final class PostgresConnectionPool
                     throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot connect to PostgreSQL at '%s' as '%s': %s; check meterstore.postgresql.* and that the server is reachable"
                             .formatted(dataSource.getJdbcUrl(), dataSource.getUsername(), e.getCause().getMessage()), e);
                 }
-                long progress = Math.max(waitingSince, lastGivenBack.get());
-                if (System.nanoTime() - progress >= stalledNanos) {
-                    throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "All %s PostgreSQL connections of this node stayed busy, none given back for %ss: raise meterstore.postgresql.max-connections, or run fewer queries at once"
-                            .formatted(maxConnections, NANOSECONDS.toSeconds(stalledNanos)), e);
+                if (remainingNanos(waitingSince) <= 0) {
+                    throw stalled(e);
                 }
             }
         }
+    }
+
+    // how long a borrower waiting since then may still wait: until no connection came back for the stall limit
+    private long remainingNanos(long waitingSince)
+    {
+        return Math.max(waitingSince, lastGivenBack.get()) + stalledNanos - System.nanoTime();
+    }
+
+    private TrinoException stalled(Exception cause)
+    {
+        return new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "All %s PostgreSQL connections of this node stayed busy, none given back for %ss: raise meterstore.postgresql.max-connections, or run fewer queries at once"
+                .formatted(maxConnections, NANOSECONDS.toSeconds(stalledNanos)), cause);
     }
 
     /**
@@ -151,15 +184,85 @@ public final class PostgresConnectionPool
         return state != null && (state.startsWith("08") || SERVER_CLOSED_STATES.contains(state));
     }
 
-    /** {@link #connection()} without blocking the caller: the future completes once the pool hands one out. */
-    public CompletableFuture<Connection> connectionAsync()
+    /**
+     * A connection for a split of {@code queryId}, without blocking the caller: the future completes once the query's
+     * turn comes. Closing the connection gives it back; cancelling the future before then leaves the queue.
+     */
+    public CompletableFuture<Connection> connectionAsync(String queryId)
     {
-        return CompletableFuture.supplyAsync(this::connection, waiters);
+        long waitingSince = System.nanoTime();
+        CompletableFuture<Connection> connection = new CompletableFuture<>();
+        splitTurns.take(queryId, connection, turn -> lenders.execute(() -> lend(turn, connection, waitingSince)));
+        if (!connection.isDone()) {
+            failWhenStalled(connection, waitingSince);
+        }
+        return connection;
+    }
+
+    /** {@link #connectionAsync} for a caller that can wait on its own thread (a completeness report's reader). */
+    public Connection connection(String queryId)
+    {
+        try {
+            return connectionAsync(queryId).join();
+        }
+        catch (CompletionException e) {
+            if (e.getCause() instanceof TrinoException trinoException) {
+                throw trinoException;
+            }
+            throw e;
+        }
+    }
+
+    /** The connections splits may hold at once: the pool's size less the reserved ones. */
+    public int splitConnections()
+    {
+        return maxConnections - reservedConnections;
+    }
+
+    @VisibleForTesting
+    int splitsWaiting()
+    {
+        return splitTurns.waiting();
+    }
+
+    private void lend(FairConnectionQueue.Turn turn, CompletableFuture<Connection> connection, long waitingSince)
+    {
+        Connection borrowed;
+        try {
+            // a turn is free, so the pool has a connection for it unless planning holds more than its reserve
+            borrowed = borrow(waitingSince);
+        }
+        catch (RuntimeException e) {
+            turn.giveBack();
+            connection.completeExceptionally(e);
+            return;
+        }
+        Connection lent = TurnConnection.lend(borrowed, turn::giveBack);
+        if (!connection.complete(lent)) {
+            // the split gave up meanwhile
+            closeQuietly(lent);
+        }
+    }
+
+    // a split waiting in the queue fails as a borrower of the pool does: once no connection came back for the stall limit
+    private void failWhenStalled(CompletableFuture<Connection> connection, long waitingSince)
+    {
+        long remaining = remainingNanos(waitingSince);
+        CompletableFuture.delayedExecutor(Math.max(remaining, 0), NANOSECONDS, lenders).execute(() -> {
+            if (connection.isDone()) {
+                return;
+            }
+            if (remainingNanos(waitingSince) > 0) {
+                failWhenStalled(connection, waitingSince);
+                return;
+            }
+            connection.completeExceptionally(stalled(null));
+        });
     }
 
     /**
      * Runs {@code work} with a connection of the pool on one of the pool's threads, and gives the connection back
-     * afterwards; the caller's thread does not wait.
+     * afterwards; the caller's thread does not wait. The connection is one {@link #connection} lends, not a split's.
      */
     public <T> CompletableFuture<T> withConnectionAsync(Function<Connection, T> work)
     {
@@ -180,8 +283,10 @@ public final class PostgresConnectionPool
      */
     public void discard(Connection connection)
     {
-        dataSource.evictConnection(connection);
+        Optional<TurnConnection> lent = TurnConnection.of(connection);
+        dataSource.evictConnection(lent.map(TurnConnection::connection).orElse(connection));
         lastGivenBack.set(System.nanoTime());
+        lent.ifPresent(TurnConnection::giveBack);
     }
 
     private static void closeQuietly(Connection connection)
@@ -206,6 +311,7 @@ public final class PostgresConnectionPool
     public void close()
     {
         waiters.shutdownNow();
+        lenders.shutdownNow();
         dataSource.close();
     }
 }

@@ -32,6 +32,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static com.google.common.collect.ImmutableSet.toImmutableSet;
 import static io.airlift.slice.Slices.utf8Slice;
@@ -65,6 +66,9 @@ public final class CompletenessPageSource
     private final CompletenessTally tally = new CompletenessTally();
     private final AtomicLong rowsCounted = new AtomicLong();
     private final AtomicLong hotCountsRead = new AtomicLong();
+    private final int poolConnections;
+    // each hot partition's wait for a PostgreSQL connection
+    private final AtomicReference<Metrics> connectionWaits = new AtomicReference<>(Metrics.EMPTY);
     private final List<ConnectorPageSource> open = new ArrayList<>();
     private volatile boolean closed;
     private CompletableFuture<Void> counted;
@@ -77,9 +81,10 @@ public final class CompletenessPageSource
     /**
      * @param reader opens the resolved read of one cold split
      * @param postgres the connections a hot partition's winners are counted with, in PostgreSQL
+     * @param queryId the report's query, whose turn at the pool's connections the hot partitions take
      * @param readers how many splits are read at once
      */
-    public CompletenessPageSource(CompletenessTableHandle table, CompletenessSplit split, List<CompletenessColumnHandle> columns, WinnersReader reader, PostgresConnectionPool postgres, ExecutorService executor, int readers)
+    public CompletenessPageSource(CompletenessTableHandle table, CompletenessSplit split, List<CompletenessColumnHandle> columns, WinnersReader reader, PostgresConnectionPool postgres, String queryId, ExecutorService executor, int readers)
     {
         requireNonNull(table, "table is null");
         requireNonNull(split, "split is null");
@@ -89,7 +94,8 @@ public final class CompletenessPageSource
         this.maloIds = listed(table, ReadingsColumn.MALO_ID);
         this.obisCodes = listed(table, ReadingsColumn.OBIS_CODE);
         this.reader = requireNonNull(reader, "reader is null");
-        this.hotCounts = new HotWinnerCounts(postgres, period, seenSince, maloIds, obisCodes);
+        this.hotCounts = new HotWinnerCounts(postgres, queryId, period, seenSince, maloIds, obisCodes);
+        this.poolConnections = postgres.maxConnections();
         this.executor = requireNonNull(executor, "executor is null");
         this.readers = Math.max(1, Math.min(readers, split.reads().size()));
         this.pending = new ConcurrentLinkedQueue<>(split.reads());
@@ -158,7 +164,8 @@ public final class CompletenessPageSource
         for (ConnectorSplit split = pending.poll(); split != null && !closed; split = pending.poll()) {
             if (split instanceof HotSplit hotSplit) {
                 // a hot partition is counted where it lies: PostgreSQL returns the counts per reading, grid and day
-                hotCounts.count(hotSplit, counter);
+                long waitNanos = hotCounts.count(hotSplit, counter);
+                connectionWaits.accumulateAndGet(MeterstoreMetrics.connectionWait(poolConnections, waitNanos), Metrics::mergeWith);
                 continue;
             }
             ConnectorPageSource source = reader.open(split, WinnerCounter.COLUMNS);
@@ -221,7 +228,8 @@ public final class CompletenessPageSource
         return MeterstoreMetrics.counts(ImmutableMap.of(
                 MeterstoreMetrics.COMPLETENESS_SPLITS_READ, (long) splits,
                 MeterstoreMetrics.COMPLETENESS_ROWS_COUNTED, rowsCounted.get(),
-                MeterstoreMetrics.COMPLETENESS_HOT_COUNTS_READ, hotCountsRead.get()));
+                MeterstoreMetrics.COMPLETENESS_HOT_COUNTS_READ, hotCountsRead.get()))
+                .mergeWith(connectionWaits.get());
     }
 
     @Override

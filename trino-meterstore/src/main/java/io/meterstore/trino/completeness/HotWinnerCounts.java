@@ -39,24 +39,35 @@ import static java.util.Objects.requireNonNull;
 final class HotWinnerCounts
 {
     private final PostgresConnectionPool pool;
+    private final String queryId;
     private final CompletenessPeriod period;
     private final Optional<Instant> seenSince;
     private final Optional<Set<Slice>> maloIds;
     private final Optional<Set<Slice>> obisCodes;
 
-    HotWinnerCounts(PostgresConnectionPool pool, CompletenessPeriod period, Optional<Instant> seenSince, Optional<Set<Slice>> maloIds, Optional<Set<Slice>> obisCodes)
+    /**
+     * @param queryId the report's query, whose turn at the pool's connections the partitions take
+     */
+    HotWinnerCounts(PostgresConnectionPool pool, String queryId, CompletenessPeriod period, Optional<Instant> seenSince, Optional<Set<Slice>> maloIds, Optional<Set<Slice>> obisCodes)
     {
         this.pool = requireNonNull(pool, "pool is null");
+        this.queryId = requireNonNull(queryId, "queryId is null");
         this.period = requireNonNull(period, "period is null");
         this.seenSince = requireNonNull(seenSince, "seenSince is null");
         this.maloIds = requireNonNull(maloIds, "maloIds is null");
         this.obisCodes = requireNonNull(obisCodes, "obisCodes is null");
     }
 
-    /** Adds the winners of the partition's rows at or above the split's watermark and inside its bounds to {@code counter}. */
-    void count(HotSplit split, WinnerCounter counter)
+    /**
+     * Adds the winners of the partition's rows at or above the split's watermark and inside its bounds to {@code counter}.
+     *
+     * @return how long the count waited for a connection, in nanoseconds
+     */
+    long count(HotSplit split, WinnerCounter counter)
     {
-        try (Connection connection = pool.connection()) {
+        long waitingSince = System.nanoTime();
+        try (Connection connection = pool.connection(queryId)) {
+            long waitNanos = System.nanoTime() - waitingSince;
             try {
                 // the settings live only as long as this transaction; the partition is read, never written
                 connection.setAutoCommit(false);
@@ -94,6 +105,7 @@ final class HotWinnerCounts
             finally {
                 connection.rollback();
             }
+            return waitNanos;
         }
         catch (SQLException e) {
             if (HotTier.isUndefinedTable(e)) {

@@ -1,5 +1,6 @@
 package io.meterstore.trino.hot;
 
+import io.meterstore.trino.base.MeterstoreMetrics;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
@@ -19,23 +20,31 @@ import static java.util.Objects.requireNonNull;
 /**
  * A hot page source that starts once the connection pool hands it a connection. Until then it reports itself blocked,
  * so the driver gives its thread back instead of holding it: the splits that hold the pool's connections need those
- * threads to finish and return them, and a thread blocked in the pool could otherwise wait for itself.
+ * threads to finish and return them, and a thread blocked in the pool could otherwise wait for itself. Its metrics
+ * add how long the split waited for the connection, and the pool's size, to the read's.
  */
 public final class ConnectionAwaitingPageSource
         implements ConnectorPageSource
 {
     private final CompletableFuture<Connection> connection;
     private final Function<Connection, ConnectorPageSource> start;
+    private final int poolConnections;
+    private final long createdNanos = System.nanoTime();
+    private volatile long waitNanos;
     private Optional<ConnectorPageSource> delegate = Optional.empty();
     private boolean closed;
 
     /**
+     * @param poolConnections the size of the pool the connection comes from, reported with the wait
      * @param start creates the page source that reads with the connection and owns it from then on
      */
-    public ConnectionAwaitingPageSource(CompletableFuture<Connection> connection, Function<Connection, ConnectorPageSource> start)
+    public ConnectionAwaitingPageSource(CompletableFuture<Connection> connection, int poolConnections, Function<Connection, ConnectorPageSource> start)
     {
         this.connection = requireNonNull(connection, "connection is null");
+        this.poolConnections = poolConnections;
         this.start = requireNonNull(start, "start is null");
+        // measured when the pool hands it out, not when the driver next looks
+        connection.whenComplete((_, _) -> waitNanos = System.nanoTime() - createdNanos);
     }
 
     @Override
@@ -105,7 +114,11 @@ public final class ConnectionAwaitingPageSource
     @Override
     public Metrics getMetrics()
     {
-        return delegate.map(ConnectorPageSource::getMetrics).orElse(Metrics.EMPTY);
+        Metrics read = delegate.map(ConnectorPageSource::getMetrics).orElse(Metrics.EMPTY);
+        if (!connection.isDone()) {
+            return read;
+        }
+        return read.mergeWith(MeterstoreMetrics.connectionWait(poolConnections, waitNanos));
     }
 
     @Override
@@ -120,8 +133,10 @@ public final class ConnectionAwaitingPageSource
             delegate.get().close();
             return;
         }
-        // never started: a connection handed out later goes straight back to the pool
-        connection.thenAccept(ConnectionAwaitingPageSource::closeQuietly);
+        // never started: leaves the pool's queue, or gives back a connection handed out meanwhile
+        if (!connection.cancel(false)) {
+            connection.thenAccept(ConnectionAwaitingPageSource::closeQuietly);
+        }
     }
 
     private static void closeQuietly(Connection connection)

@@ -2,6 +2,7 @@ package io.meterstore.trino.base;
 
 import com.google.common.collect.ImmutableMap;
 import io.airlift.units.Duration;
+import jakarta.validation.constraints.AssertTrue;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
@@ -9,6 +10,8 @@ import java.util.Map;
 import static io.airlift.configuration.testing.ConfigAssertions.assertFullMapping;
 import static io.airlift.configuration.testing.ConfigAssertions.assertRecordedDefaults;
 import static io.airlift.configuration.testing.ConfigAssertions.recordDefaults;
+import static io.airlift.testing.ValidationAssertions.assertFailsValidation;
+import static io.airlift.testing.ValidationAssertions.assertValidates;
 import static java.util.concurrent.TimeUnit.MINUTES;
 import static java.util.concurrent.TimeUnit.SECONDS;
 
@@ -20,6 +23,7 @@ final class TestMeterstoreConfig
         assertRecordedDefaults(recordDefaults(MeterstoreConfig.class)
                 .setMaxClockSkew(new Duration(1, MINUTES))
                 .setPostgresqlMaxConnections(10)
+                .setPostgresqlReservedConnections(1)
                 .setCoordinatorFileCacheEnabled(true));
     }
 
@@ -29,12 +33,26 @@ final class TestMeterstoreConfig
         Map<String, String> properties = ImmutableMap.<String, String>builder()
                 .put("meterstore.max-clock-skew", "10s")
                 .put("meterstore.postgresql.max-connections", "4")
+                .put("meterstore.postgresql.reserved-connections", "2")
                 .put("meterstore.coordinator-file-cache.enabled", "false")
                 .buildOrThrow();
         MeterstoreConfig expected = new MeterstoreConfig()
                 .setMaxClockSkew(new Duration(10, SECONDS))
                 .setPostgresqlMaxConnections(4)
+                .setPostgresqlReservedConnections(2)
                 .setCoordinatorFileCacheEnabled(false);
         assertFullMapping(properties, expected);
+    }
+
+    @Test
+    void testSplitsKeepAConnection()
+    {
+        assertValidates(new MeterstoreConfig().setPostgresqlMaxConnections(2).setPostgresqlReservedConnections(1));
+        assertValidates(new MeterstoreConfig().setPostgresqlMaxConnections(1).setPostgresqlReservedConnections(0));
+        assertFailsValidation(
+                new MeterstoreConfig().setPostgresqlMaxConnections(1),
+                "reservedConnectionsBelowMaxConnections",
+                "meterstore.postgresql.reserved-connections must be less than meterstore.postgresql.max-connections: splits need at least one",
+                AssertTrue.class);
     }
 }

@@ -7,11 +7,15 @@ import io.trino.spi.TrinoException;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.SECONDS;
@@ -20,34 +24,45 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A borrower of the pool waits as long as connections keep coming back, however long its turn takes, and fails with
- * the setting to raise once none came back for the stall limit (2 s here, 30 s in a server).
+ * the setting to raise once none came back for the stall limit (2 s here, 30 s in a server). Splits take turns by
+ * query: a connection given back goes to the waiting query holding the fewest, and planning never waits behind splits.
  */
 final class TestPostgresConnectionPool
 {
     private static final long STALLED_NANOS = SECONDS.toNanos(2);
     private static final int BORROWERS = 8;
     private static final long HOLD_MILLIS = 400;
+    // bounds a wait for something that happens at once with the feature, and never without it
+    private static final long AWAIT_SECONDS = 10;
 
     @Test
     void testBorrowersQueueBeyondTheStallLimitWhileConnectionsComeBack()
             throws Exception
     {
         // eight borrowers of one connection, each keeping it 0.4 s: the last waits about 2.8 s, beyond the stall limit
-        try (PostgresConnectionPool pool = pool("pool_queue", 1);
+        try (PostgresConnectionPool pool = pool("pool_queue", 1, 0);
                 ExecutorService borrowers = Executors.newFixedThreadPool(BORROWERS)) {
-            List<CompletableFuture<Void>> borrowed = new ArrayList<>();
+            AtomicInteger holding = new AtomicInteger();
+            AtomicInteger mostHeld = new AtomicInteger();
+            List<CompletableFuture<Integer>> borrowed = new ArrayList<>();
             for (int i = 0; i < BORROWERS; i++) {
-                borrowed.add(CompletableFuture.runAsync(() -> {
-                    try (Connection _ = pool.connection()) {
+                borrowed.add(CompletableFuture.supplyAsync(() -> {
+                    try (Connection connection = pool.connection()) {
+                        mostHeld.accumulateAndGet(holding.incrementAndGet(), Math::max);
                         MILLISECONDS.sleep(HOLD_MILLIS);
+                        holding.decrementAndGet();
+                        return backend(connection);
                     }
                     catch (Exception e) {
                         throw new RuntimeException(e);
                     }
                 }, borrowers));
             }
-            // every borrower was served: none failed, though the last one's turn came after the stall limit
-            CompletableFuture.allOf(borrowed.toArray(CompletableFuture[]::new)).get();
+            // every borrower was served, one at a time on the pool's one connection, though the last one's turn came
+            // after the stall limit
+            List<Integer> backends = borrowed.stream().map(CompletableFuture::join).toList();
+            assertThat(backends).hasSize(BORROWERS).containsOnly(backends.getFirst());
+            assertThat(mostHeld.get()).isEqualTo(1);
         }
     }
 
@@ -55,9 +70,13 @@ final class TestPostgresConnectionPool
     void testBorrowerFailsWhenNoConnectionComesBack()
             throws Exception
     {
-        try (PostgresConnectionPool pool = pool("pool_stalled", 1)) {
+        try (PostgresConnectionPool pool = pool("pool_stalled", 1, 0)) {
             try (Connection _ = pool.connection()) {
                 assertThatThrownBy(pool::connection)
+                        .isInstanceOf(TrinoException.class)
+                        .hasMessage("All 1 PostgreSQL connections of this node stayed busy, none given back for 2s: raise meterstore.postgresql.max-connections, or run fewer queries at once");
+                // a split waits in the queue, and fails the same way
+                assertThatThrownBy(() -> pool.connection("query_stalled"))
                         .isInstanceOf(TrinoException.class)
                         .hasMessage("All 1 PostgreSQL connections of this node stayed busy, none given back for 2s: raise meterstore.postgresql.max-connections, or run fewer queries at once");
             }
@@ -68,12 +87,109 @@ final class TestPostgresConnectionPool
         }
     }
 
-    private static PostgresConnectionPool pool(String name, int maxConnections)
+    @Test
+    void testSplitsTakeTurnsByQuery()
+            throws Exception
+    {
+        // three connections, one reserved: splits hold two
+        try (PostgresConnectionPool pool = pool("pool_turns", 3, 1)) {
+            assertThat(pool.splitConnections()).isEqualTo(2);
+            List<Connection> heavyHeld = new ArrayList<>(List.of(pool.connectionAsync("heavy").join(), pool.connectionAsync("heavy").join()));
+            List<CompletableFuture<Connection>> heavyWaiting = new ArrayList<>();
+            for (int split = 0; split < 10; split++) {
+                heavyWaiting.add(pool.connectionAsync("heavy"));
+            }
+            CompletableFuture<Connection> light = pool.connectionAsync("light");
+            assertThat(pool.splitsWaiting()).isEqualTo(11);
+            assertThat(light).isNotDone();
+
+            // planning takes the reserved connection, behind none of the eleven splits
+            try (Connection planning = pool.connection()) {
+                assertThat(planning.isValid(1)).isTrue();
+            }
+
+            // the heavy query gives one back: the light query's one split has it, not the heavy query's next ten
+            heavyHeld.removeFirst().close();
+            try (Connection connection = light.get(AWAIT_SECONDS, SECONDS)) {
+                assertThat(connection.isValid(1)).isTrue();
+                assertThat(heavyWaiting).noneMatch(CompletableFuture::isDone);
+            }
+            // the light query gave it back: the heavy query's first waiting split has it
+            Connection next = heavyWaiting.removeFirst().get(AWAIT_SECONDS, SECONDS);
+            assertThat(heavyWaiting).noneMatch(CompletableFuture::isDone);
+
+            // a split closed before its turn leaves the queue: the turn goes to the one behind it
+            heavyWaiting.removeFirst().cancel(false);
+            next.close();
+            heavyWaiting.removeFirst().get(AWAIT_SECONDS, SECONDS).close();
+            assertThat(pool.splitsWaiting()).isEqualTo(heavyWaiting.size() - 1);
+            for (CompletableFuture<Connection> waiting : heavyWaiting) {
+                waiting.get(AWAIT_SECONDS, SECONDS).close();
+            }
+            heavyHeld.getFirst().close();
+            assertThat(pool.splitsWaiting()).isZero();
+        }
+    }
+
+    @Test
+    void testQueriesWaitingAlternate()
+            throws Exception
+    {
+        try (PostgresConnectionPool pool = pool("pool_alternate", 2, 1)) {
+            Connection held = pool.connectionAsync("first").join();
+            // the first query queues four splits before the second queues its four
+            List<CompletableFuture<Connection>> first = new ArrayList<>();
+            List<CompletableFuture<Connection>> second = new ArrayList<>();
+            for (int split = 0; split < 4; split++) {
+                first.add(pool.connectionAsync("first"));
+            }
+            for (int split = 0; split < 4; split++) {
+                second.add(pool.connectionAsync("second"));
+            }
+            // each connection given back goes to the other query: second, first, second, ...
+            List<String> served = new ArrayList<>();
+            for (int turn = 0; turn < 8; turn++) {
+                held.close();
+                held = awaitServed(first, second, served);
+            }
+            held.close();
+            assertThat(served).containsExactly("second", "first", "second", "first", "second", "first", "second", "first");
+        }
+    }
+
+    private static Connection awaitServed(List<CompletableFuture<Connection>> first, List<CompletableFuture<Connection>> second, List<String> served)
+            throws Exception
+    {
+        List<CompletableFuture<Connection>> waiting = new ArrayList<>(first);
+        waiting.addAll(second);
+        Connection connection = (Connection) CompletableFuture.anyOf(waiting.toArray(CompletableFuture[]::new)).get(AWAIT_SECONDS, SECONDS);
+        if (first.removeIf(future -> future.isDone() && future.join() == connection)) {
+            served.add("first");
+        }
+        if (second.removeIf(future -> future.isDone() && future.join() == connection)) {
+            served.add("second");
+        }
+        return connection;
+    }
+
+    private static int backend(Connection connection)
+            throws SQLException
+    {
+        try (Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("SELECT pg_backend_pid()")) {
+            assertThat(result.next()).isTrue();
+            return result.getInt(1);
+        }
+    }
+
+    private static PostgresConnectionPool pool(String name, int maxConnections, int reservedConnections)
     {
         TestingDatabase database = TestingPostgresServer.shared().createDatabase(name);
         TiersConfig config = new TiersConfig()
                 .setPostgresqlUrl(database.jdbcUrl())
                 .setPostgresqlUser(database.user());
-        return new PostgresConnectionPool(config, new MeterstoreConfig().setPostgresqlMaxConnections(maxConnections), STALLED_NANOS);
+        MeterstoreConfig connectorConfig = new MeterstoreConfig()
+                .setPostgresqlMaxConnections(maxConnections)
+                .setPostgresqlReservedConnections(reservedConnections);
+        return new PostgresConnectionPool(config, connectorConfig, STALLED_NANOS);
     }
 }
