@@ -1,43 +1,66 @@
 package io.meterstore.trino;
 
+import io.meterstore.core.HotPartition;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.ReadingsOracle;
 import io.meterstore.testing.ReadingsOracle.View;
 import io.meterstore.testing.TestingDatabase;
+import io.meterstore.testing.TestingLockHolder;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.base.MeterstoreConfig;
+import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.base.PostgresConnectionPool;
+import io.trino.execution.QueryInfo;
+import io.trino.operator.OperatorStats;
+import io.trino.plugin.base.metrics.TDigestHistogram;
+import io.trino.server.BasicQueryInfo;
+import io.trino.spi.QueryId;
+import io.trino.spi.metrics.Metrics;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
 import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
 import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static com.google.common.collect.MoreCollectors.onlyElement;
+import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The hot tier's connections come from a bounded pool: a scan of 100 partitions never holds more than the pool's size,
- * and a read repeats on a fresh connection when PostgreSQL closed the pooled ones.
+ * a light query gets its turn while heavy ones hold every connection splits may take, and a read repeats on a fresh
+ * connection when PostgreSQL closed the pooled ones.
  */
 final class TestMeterstoreConnectionPool
 {
     private static final int MAX_CONNECTIONS = 2;
     private static final int PARTITIONS = 100;
+    // bounds a wait for what happens at once with turns by query, and never without them
+    private static final Duration AWAIT = Duration.ofSeconds(60);
 
     @Test
     void testScanOfManyPartitionsHoldsAtMostThePool()
@@ -99,6 +122,164 @@ final class TestMeterstoreConnectionPool
             assertThat(mostAtOnce.get()).isBetween(1, MAX_CONNECTIONS);
             // opened once and reused for planning and each of the 100 splits of both queries
             assertThat(backends).hasSizeBetween(1, MAX_CONNECTIONS);
+        }
+    }
+
+    @Test
+    void testLightQueryGetsItsTurnWhileHeavyQueriesHoldTheSplitConnections()
+            throws Exception
+    {
+        TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("pool_turns"));
+        TestingMeterstoreTables.createTables(warehouse);
+        ReadingsGenerator generator = ReadingsGenerator.builder().seed(12).meters(2).startDay(LocalDate.of(2026, 1, 1)).days(8).build();
+        List<HotPartition> partitions;
+        try (Connection connection = warehouse.database().connect()) {
+            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
+            partitions = TestingMeterstoreTables.hotTier().partitions(connection).stream()
+                    .sorted(Comparator.comparing(HotPartition::start))
+                    .toList();
+        }
+        ReadingsOracle oracle = ReadingsOracle.of(generator.iterator());
+        // the light query: one meter in the first day's partition, the only partition whose statements do not wait
+        HotPartition lightPartition = partitions.getFirst();
+        String meter = generator.iterator().next().maloId();
+        String light = "SELECT count(*) FROM readings_versions WHERE malo_id = '%s' AND \"from\" >= from_iso8601_timestamp('%s') AND \"from\" < from_iso8601_timestamp('%s')"
+                .formatted(meter, lightPartition.start(), lightPartition.end());
+        long lightCount = oracle.count(View.VERSIONS, ReadingsOracle.maloId(meter).and(ReadingsOracle.fromRange(lightPartition.start(), lightPartition.end())));
+        assertThat(lightCount).isPositive();
+        // a heavy query: every version, a split for each partition
+        String heavy = "SELECT malo_id, \"from\", value FROM readings_versions";
+        long heavyCount = oracle.count(View.VERSIONS, ReadingsOracle.all());
+
+        // three connections on the one node, one reserved for planning: splits hold two
+        Map<String, TestingLockHolder> locks = new HashMap<>();
+        try (DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)
+                .withoutIceberg()
+                .setWorkerCount(0)
+                .withCatalogOverrides(Map.of("meterstore.postgresql.max-connections", "3", "meterstore.postgresql.reserved-connections", "1"))
+                .build();
+                ExecutorService clients = Executors.newFixedThreadPool(3);
+                // before the clients are waited for: a heavy query finishes only once its partitions are let go
+                AutoCloseable _ = () -> locks.values().forEach(TestingLockHolder::close)) {
+            // every other partition's statements wait in PostgreSQL until the test lets them go
+            for (HotPartition partition : partitions.subList(1, partitions.size())) {
+                locks.put(partition.name(), TestingLockHolder.lockIndexesOf(warehouse.database(), MeterstoreQueryRunner.SCHEMA, partition.name()));
+            }
+            Future<Long> firstHeavy = clients.submit(() -> count(queryRunner, heavy));
+            Future<Long> secondHeavy = clients.submit(() -> count(queryRunner, heavy));
+            // both connections splits may hold are held by heavy splits waiting in PostgreSQL; the heavy queries' other
+            // splits wait for the pool
+            await(() -> partitionsWaitedFor(warehouse).size() == 2, "two heavy splits wait for a lock");
+
+            Future<Long> lightQuery = clients.submit(() -> count(queryRunner, light));
+            await(() -> blockedDrivers(queryRunner, light) > 0, "the light query's split waits for a connection");
+            // planned while the splits held both: planning took the reserved connection
+
+            // one heavy split ends and gives its connection back: the light query's split has it, before the heavy queries' next
+            locks.remove(partitionsWaitedFor(warehouse).getFirst()).close();
+            assertThat(lightQuery.get(AWAIT.toSeconds(), SECONDS)).isEqualTo(lightCount);
+            // the heavy queries are still running, their splits still waiting in PostgreSQL
+            assertThat(firstHeavy).isNotDone();
+            assertThat(secondHeavy).isNotDone();
+            assertThat(partitionsWaitedFor(warehouse)).isNotEmpty();
+
+            // the light query's split reports its wait and the pool's size
+            QueryInfo lightInfo = queryInfo(queryRunner, light);
+            Metrics metrics = lightInfo.getQueryStats().getOperatorSummaries().stream()
+                    .map(OperatorStats::getConnectorMetrics)
+                    .reduce(Metrics.EMPTY, Metrics::mergeWith);
+            TDigestHistogram poolSize = (TDigestHistogram) metrics.getMetrics().get(MeterstoreMetrics.POSTGRESQL_CONNECTIONS);
+            assertThat(poolSize.getTotal()).isEqualTo(1);
+            assertThat(poolSize.getMax()).isEqualTo(3);
+            TDigestHistogram wait = (TDigestHistogram) metrics.getMetrics().get(MeterstoreMetrics.POSTGRESQL_CONNECTION_WAIT_MILLIS);
+            assertThat(wait.getTotal()).isEqualTo(1);
+            assertThat(wait.getMax()).isPositive();
+
+            locks.values().forEach(TestingLockHolder::close);
+            locks.clear();
+            assertThat(firstHeavy.get(AWAIT.toSeconds(), SECONDS)).isEqualTo(heavyCount);
+            assertThat(secondHeavy.get(AWAIT.toSeconds(), SECONDS)).isEqualTo(heavyCount);
+
+            // and the statistics a user reads show them
+            assertThat((String) queryRunner.execute("EXPLAIN ANALYZE VERBOSE " + light).getOnlyValue())
+                    .contains(MeterstoreMetrics.POSTGRESQL_CONNECTIONS)
+                    .contains(MeterstoreMetrics.POSTGRESQL_CONNECTION_WAIT_MILLIS);
+        }
+    }
+
+    // rows the query returns, read through the Trino JDBC driver as a dashboard would
+    private static long count(DistributedQueryRunner queryRunner, String sql)
+            throws SQLException
+    {
+        try (Connection connection = DriverManager.getConnection("jdbc:trino://%s/%s/%s".formatted(queryRunner.getCoordinator().getAddress(), MeterstoreQueryRunner.CATALOG, MeterstoreQueryRunner.SCHEMA), "dashboard", null);
+                Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery(sql)) {
+            if (sql.startsWith("SELECT count(*)")) {
+                assertThat(result.next()).isTrue();
+                return result.getLong(1);
+            }
+            long rows = 0;
+            while (result.next()) {
+                rows++;
+            }
+            return rows;
+        }
+    }
+
+    // the hot partitions whose statements wait for a lock in PostgreSQL, each waited for by one of the pool's connections
+    private static List<String> partitionsWaitedFor(TestingWarehouse warehouse)
+            throws SQLException
+    {
+        try (Connection connection = warehouse.database().connect();
+                PreparedStatement statement = connection.prepareStatement("""
+                        SELECT DISTINCT c.relname FROM pg_locks l
+                        JOIN pg_stat_activity a ON a.pid = l.pid
+                        JOIN pg_index i ON i.indexrelid = l.relation
+                        JOIN pg_class c ON c.oid = i.indrelid
+                        WHERE NOT l.granted AND a.datname = current_database() AND a.application_name = ?""")) {
+            statement.setString(1, PostgresConnectionPool.APPLICATION_NAME);
+            List<String> partitions = new ArrayList<>();
+            try (ResultSet result = statement.executeQuery()) {
+                while (result.next()) {
+                    partitions.add(result.getString(1));
+                }
+            }
+            return partitions;
+        }
+    }
+
+    private static int blockedDrivers(DistributedQueryRunner queryRunner, String sql)
+    {
+        return queryRunner.getCoordinator().getQueryManager().getQueries().stream()
+                .filter(query -> query.getQuery().equals(sql) && !query.getState().isDone())
+                .mapToInt(query -> query.getQueryStats().getBlockedDrivers())
+                .sum();
+    }
+
+    private static QueryInfo queryInfo(DistributedQueryRunner queryRunner, String sql)
+    {
+        QueryId queryId = queryRunner.getCoordinator().getQueryManager().getQueries().stream()
+                .filter(query -> query.getQuery().equals(sql))
+                .map(BasicQueryInfo::getQueryId)
+                .collect(onlyElement());
+        return queryRunner.getCoordinator().getQueryManager().getFullQueryInfo(queryId);
+    }
+
+    private interface Condition
+    {
+        boolean holds()
+                throws Exception;
+    }
+
+    private static void await(Condition condition, String what)
+            throws Exception
+    {
+        Instant deadline = Instant.now().plus(AWAIT);
+        while (!condition.holds()) {
+            if (Instant.now().isAfter(deadline)) {
+                throw new AssertionError("Not within %s: %s".formatted(AWAIT, what));
+            }
+            Thread.sleep(20);
         }
     }
 
