@@ -2,27 +2,20 @@ package io.meterstore.archiver.service;
 
 import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
-import io.airlift.stats.CounterStat;
-import io.airlift.stats.TimeStat;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.archiver.maintenance.MaintenanceOutcome;
 import io.meterstore.core.InvariantReport;
+import org.weakref.jmx.Flatten;
 import org.weakref.jmx.Managed;
-import org.weakref.jmx.Nested;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.Map;
 import java.util.stream.DoubleStream;
 
 import static com.google.common.base.Preconditions.checkArgument;
-import static com.google.common.collect.ImmutableMap.toImmutableMap;
 import static java.util.Objects.requireNonNull;
-import static java.util.concurrent.TimeUnit.NANOSECONDS;
-import static java.util.concurrent.TimeUnit.SECONDS;
-import static java.util.function.Function.identity;
 
 /**
  * The archiver's statistics: totals over every table here, each table's own in a {@link TableArchiverStats} exported
@@ -32,17 +25,8 @@ public final class ArchiverStats
 {
     private final Map<String, TableArchiverStats> tables;
 
-    private final CounterStat archivedRows = new CounterStat();
-    private final CounterStat archivedBytes = new CounterStat();
-    private final Map<CycleResult, CounterStat> cycles = Arrays.stream(CycleResult.values())
-            .collect(toImmutableMap(identity(), _ -> new CounterStat()));
-    private final TimeStat cycleTime = new TimeStat(SECONDS);
-    private final CounterStat expiredSnapshots = new CounterStat();
-    private final CounterStat orphanFilesRemoved = new CounterStat();
-    private final CounterStat rewrittenBytes = new CounterStat();
-    private final CounterStat maintenanceFailures = new CounterStat();
-    private final CounterStat erasuresCompleted = new CounterStat();
-    private final CounterStat retainedMonths = new CounterStat();
+    // the totals over every table: each table's counters count into them too
+    private final ArchiverCounters totals = new ArchiverCounters();
 
     @Inject
     public ArchiverStats(Map<String, TableArchiverStats> tables)
@@ -61,36 +45,25 @@ public final class ArchiverStats
     public void cycleFinished(String table, ArchiveOutcome outcome, Duration elapsed)
     {
         table(table).cycleFinished(outcome, elapsed);
-        cycles.get(CycleResult.of(outcome.kind())).update(1);
-        cycleTime.add(elapsed.toNanos(), NANOSECONDS);
-        archivedRows.update(outcome.rows());
-        archivedBytes.update(outcome.bytes());
+        totals.cycleFinished(outcome, elapsed);
     }
 
     public void cycleFailed(String table, String message, Duration elapsed)
     {
         table(table).cycleFailed(message, elapsed);
-        cycles.get(CycleResult.FAILED).update(1);
-        cycleTime.add(elapsed.toNanos(), NANOSECONDS);
+        totals.cycleFailed(elapsed);
     }
 
     public void maintenanceFinished(String table, MaintenanceOutcome outcome, Instant finishedAt)
     {
         table(table).maintenanceFinished(outcome, finishedAt);
-        if (outcome.leaseContended()) {
-            return;
-        }
-        outcome.expired().ifPresent(expired -> expiredSnapshots.update(expired.snapshots()));
-        outcome.orphans().ifPresent(orphans -> orphanFilesRemoved.update(orphans.files()));
-        rewrittenBytes.update(outcome.rewrittenBytes());
-        outcome.erasures().ifPresent(erasures -> erasuresCompleted.update(erasures.erasures().size()));
-        outcome.swept().ifPresent(swept -> retainedMonths.update(swept.months().size()));
+        totals.maintenanceFinished(outcome);
     }
 
     public void maintenanceFailed(String table, MaintenanceCommand command, String message)
     {
         table(table).maintenanceFailed(command, message);
-        maintenanceFailures.update(1);
+        totals.maintenanceFailed();
     }
 
     public void invariantChecked(String table, InvariantReport report)
@@ -99,108 +72,10 @@ public final class ArchiverStats
     }
 
     @Managed
-    @Nested
-    public CounterStat getArchivedRows()
+    @Flatten
+    public ArchiverCounters getCounters()
     {
-        return archivedRows;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getArchivedBytes()
-    {
-        return archivedBytes;
-    }
-
-    @Managed
-    @Nested
-    public TimeStat getCycleTime()
-    {
-        return cycleTime;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCyclesArchived()
-    {
-        return cycles.get(CycleResult.ARCHIVED);
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCyclesIdle()
-    {
-        return cycles.get(CycleResult.IDLE);
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCyclesLeaseContended()
-    {
-        return cycles.get(CycleResult.LEASE_CONTENDED);
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCyclesDeferred()
-    {
-        return cycles.get(CycleResult.DEFERRED);
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCyclesSuperseded()
-    {
-        return cycles.get(CycleResult.SUPERSEDED);
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCyclesFailed()
-    {
-        return cycles.get(CycleResult.FAILED);
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getErasuresCompleted()
-    {
-        return erasuresCompleted;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getRetainedMonths()
-    {
-        return retainedMonths;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getExpiredSnapshots()
-    {
-        return expiredSnapshots;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getOrphanFilesRemoved()
-    {
-        return orphanFilesRemoved;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getRewrittenBytes()
-    {
-        return rewrittenBytes;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getMaintenanceFailures()
-    {
-        return maintenanceFailures;
+        return totals;
     }
 
     /** The one number to alert on for "maintenance is not running", whichever table and command it is. */

@@ -1,8 +1,6 @@
 package io.meterstore.archiver.service;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
-import io.airlift.stats.CounterStat;
-import io.airlift.stats.TimeStat;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
 import io.meterstore.archiver.maintenance.ErasureCompletion;
@@ -12,25 +10,20 @@ import io.meterstore.archiver.service.TableInfo.ColdTierInfo;
 import io.meterstore.archiver.service.TableInfo.MaintenanceInfo;
 import io.meterstore.core.InvariantReport;
 import io.meterstore.core.TieringWatermark;
+import org.weakref.jmx.Flatten;
 import org.weakref.jmx.Managed;
-import org.weakref.jmx.Nested;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
-import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-import static com.google.common.collect.ImmutableMap.toImmutableMap;
 import static io.airlift.units.Duration.succinctDuration;
 import static java.util.Objects.requireNonNull;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
-import static java.util.concurrent.TimeUnit.NANOSECONDS;
-import static java.util.concurrent.TimeUnit.SECONDS;
-import static java.util.function.Function.identity;
 
 /** The statistics of one table, exported with the table's name in its JMX name and so in every metric name on /metrics. */
 public final class TableArchiverStats
@@ -38,22 +31,7 @@ public final class TableArchiverStats
     private final String table;
     private final InstantSource clock;
 
-    private final CounterStat archivedRows = new CounterStat();
-    private final CounterStat archivedBytes = new CounterStat();
-    private final CounterStat archivedFiles = new CounterStat();
-    private final Map<CycleResult, CounterStat> cycles = Arrays.stream(CycleResult.values())
-            .collect(toImmutableMap(identity(), _ -> new CounterStat()));
-    private final TimeStat cycleTime = new TimeStat(SECONDS);
-    private final CounterStat expiredSnapshots = new CounterStat();
-    private final CounterStat expiredFiles = new CounterStat();
-    private final CounterStat orphanFilesRemoved = new CounterStat();
-    private final CounterStat orphanBytesRemoved = new CounterStat();
-    private final CounterStat rewrittenManifests = new CounterStat();
-    private final CounterStat rewrittenBytes = new CounterStat();
-    private final CounterStat compactedMonths = new CounterStat();
-    private final CounterStat maintenanceFailures = new CounterStat();
-    private final CounterStat erasuresCompleted = new CounterStat();
-    private final CounterStat retainedMonths = new CounterStat();
+    private final ArchiverCounters counters = new ArchiverCounters();
 
     @GuardedBy("this")
     private Optional<TieringWatermark> watermark = Optional.empty();
@@ -76,12 +54,8 @@ public final class TableArchiverStats
 
     public void cycleFinished(ArchiveOutcome outcome, Duration elapsed)
     {
+        counters.cycleFinished(outcome, elapsed);
         CycleResult result = CycleResult.of(outcome.kind());
-        cycles.get(result).update(1);
-        cycleTime.add(elapsed.toNanos(), NANOSECONDS);
-        archivedRows.update(outcome.rows());
-        archivedBytes.update(outcome.bytes());
-        archivedFiles.update(outcome.files());
         synchronized (this) {
             watermark = Optional.of(outcome.watermark());
             lastCycle = Optional.of(new LastCycle(result, outcome.describe(), clock.instant()));
@@ -90,8 +64,7 @@ public final class TableArchiverStats
 
     public void cycleFailed(String message, Duration elapsed)
     {
-        cycles.get(CycleResult.FAILED).update(1);
-        cycleTime.add(elapsed.toNanos(), NANOSECONDS);
+        counters.cycleFailed(elapsed);
         synchronized (this) {
             lastCycle = Optional.of(new LastCycle(CycleResult.FAILED, message, clock.instant()));
         }
@@ -103,19 +76,7 @@ public final class TableArchiverStats
         if (outcome.leaseContended()) {
             return;
         }
-        outcome.expired().ifPresent(expired -> {
-            expiredSnapshots.update(expired.snapshots());
-            expiredFiles.update(expired.deletedFiles());
-        });
-        outcome.orphans().ifPresent(orphans -> {
-            orphanFilesRemoved.update(orphans.files());
-            orphanBytesRemoved.update(orphans.bytes());
-        });
-        outcome.rewritten().ifPresent(rewritten -> rewrittenManifests.update(rewritten.replacedManifests()));
-        outcome.compaction().ifPresent(compaction -> compactedMonths.update(compaction.compacted().size()));
-        rewrittenBytes.update(outcome.rewrittenBytes());
-        outcome.erasures().ifPresent(erasures -> erasuresCompleted.update(erasures.erasures().size()));
-        outcome.swept().ifPresent(swept -> retainedMonths.update(swept.months().size()));
+        counters.maintenanceFinished(outcome);
         synchronized (this) {
             outcome.erasures().ifPresent(erasures -> erasuresAwaiting = Optional.of(erasures.awaiting()));
             layout = Optional.of(outcome.layout());
@@ -125,7 +86,7 @@ public final class TableArchiverStats
 
     public void maintenanceFailed(MaintenanceCommand command, String message)
     {
-        maintenanceFailures.update(1);
+        counters.maintenanceFailed();
         synchronized (this) {
             Optional<Instant> finished = Optional.ofNullable(lastMaintenance.get(command)).flatMap(LastMaintenance::finishedAt);
             lastMaintenance.put(command, new LastMaintenance(finished, message));
@@ -189,73 +150,10 @@ public final class TableArchiverStats
     }
 
     @Managed
-    @Nested
-    public CounterStat getArchivedRows()
+    @Flatten
+    public ArchiverCounters getCounters()
     {
-        return archivedRows;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getArchivedBytes()
-    {
-        return archivedBytes;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getArchivedFiles()
-    {
-        return archivedFiles;
-    }
-
-    @Managed
-    @Nested
-    public TimeStat getCycleTime()
-    {
-        return cycleTime;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCyclesArchived()
-    {
-        return cycles.get(CycleResult.ARCHIVED);
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCyclesIdle()
-    {
-        return cycles.get(CycleResult.IDLE);
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCyclesLeaseContended()
-    {
-        return cycles.get(CycleResult.LEASE_CONTENDED);
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCyclesDeferred()
-    {
-        return cycles.get(CycleResult.DEFERRED);
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCyclesSuperseded()
-    {
-        return cycles.get(CycleResult.SUPERSEDED);
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCyclesFailed()
-    {
-        return cycles.get(CycleResult.FAILED);
+        return counters;
     }
 
     /** NaN until the first cycle or check has read the watermark. */
@@ -281,76 +179,6 @@ public final class TableArchiverStats
     public synchronized int getPartitionsAwaitingDrop()
     {
         return lastInvariantReport.map(report -> report.partitionsAwaitingDrop().size()).orElse(0);
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getExpiredSnapshots()
-    {
-        return expiredSnapshots;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getExpiredFiles()
-    {
-        return expiredFiles;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getOrphanFilesRemoved()
-    {
-        return orphanFilesRemoved;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getOrphanBytesRemoved()
-    {
-        return orphanBytesRemoved;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getRewrittenManifests()
-    {
-        return rewrittenManifests;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getRewrittenBytes()
-    {
-        return rewrittenBytes;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getCompactedMonths()
-    {
-        return compactedMonths;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getMaintenanceFailures()
-    {
-        return maintenanceFailures;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getErasuresCompleted()
-    {
-        return erasuresCompleted;
-    }
-
-    @Managed
-    @Nested
-    public CounterStat getRetainedMonths()
-    {
-        return retainedMonths;
     }
 
     /** NaN until 'expire' has run. */

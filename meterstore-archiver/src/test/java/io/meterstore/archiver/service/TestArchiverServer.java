@@ -67,7 +67,7 @@ final class TestArchiverServer
                 URI server = injector.getInstance(HttpServerInfo.class).getHttpUri();
                 TableArchiverStats stats = injector.getInstance(ArchiverStats.class).table("readings");
                 // the backlog of three windows goes at once, then the table is idle and its maintenance runs
-                await(() -> stats.getCyclesIdle().getTotalCount() > 0 && !Double.isNaN(stats.getSecondsSinceCompact()));
+                await(() -> stats.getCounters().getCyclesIdle().getTotalCount() > 0 && !Double.isNaN(stats.getSecondsSinceCompact()));
 
                 ArchiverInfo info = INFO_CODEC.fromJson(get(client, server.resolve("/v1/info")).getBody());
                 assertThat(info.version()).isEqualTo("unknown");
@@ -119,6 +119,8 @@ final class TestArchiverServer
                                 TABLE_METRIC + "MaintenanceFailures 0",
                                 TOTAL_METRIC + "MaxSecondsSinceMaintenance 0.0",
                                 TOTAL_METRIC + "ArchivedRows " + rows,
+                                TOTAL_METRIC + "RewrittenManifests 3",
+                                TOTAL_METRIC + "CompactedMonths 0",
                                 TOTAL_METRIC + "MaxWatermarkLagSeconds 626400.0",
                                 TOTAL_METRIC + "InvariantViolations 0.0")
                         .anyMatch(line -> line.startsWith(TABLE_METRIC + "CycleTime_AllTime_count "));
@@ -154,8 +156,8 @@ final class TestArchiverServer
             try {
                 URI server = injector.getInstance(HttpServerInfo.class).getHttpUri();
                 TableArchiverStats stats = injector.getInstance(ArchiverStats.class).table("readings");
-                await(() -> stats.getCyclesIdle().getTotalCount() > 0);
-                assertThat(stats.getCyclesArchived().getTotalCount()).isEqualTo(2);
+                await(() -> stats.getCounters().getCyclesIdle().getTotalCount() > 0);
+                assertThat(stats.getCounters().getCyclesArchived().getTotalCount()).isEqualTo(2);
 
                 try (Connection locker = table.connect()) {
                     // a long query on the parent: the next DETACH waits for it
@@ -181,8 +183,8 @@ final class TestArchiverServer
                 shutdown.get(30, TimeUnit.SECONDS);
                 assertThat(injector.getInstance(ArchiverScheduler.class).isTerminated()).isTrue();
                 // the cycle in flight finished its step: the window is committed, not abandoned half-way
-                assertThat(stats.getCyclesArchived().getTotalCount()).isEqualTo(3);
-                assertThat(stats.getCyclesDeferred().getTotalCount()).isZero();
+                assertThat(stats.getCounters().getCyclesArchived().getTotalCount()).isEqualTo(3);
+                assertThat(stats.getCounters().getCyclesDeferred().getTotalCount()).isZero();
                 assertThat(WatermarkReader.current(table.table()).watermark()).isEqualTo(TieringWatermark.of(Instant.parse("2024-03-07T00:00:00Z")));
             }
             finally {
@@ -202,7 +204,7 @@ final class TestArchiverServer
             Injector first = start(table, new CompletableFuture<>(), hourly);
             try {
                 TableArchiverStats stats = first.getInstance(ArchiverStats.class).table("readings");
-                await(() -> stats.getCyclesIdle().getTotalCount() > 0 && !Double.isNaN(stats.getSecondsSinceCompact()));
+                await(() -> stats.getCounters().getCyclesIdle().getTotalCount() > 0 && !Double.isNaN(stats.getSecondsSinceCompact()));
             }
             finally {
                 first.getInstance(LifeCycleManager.class).stop();
@@ -212,9 +214,9 @@ final class TestArchiverServer
             Injector second = start(table, new CompletableFuture<>(), hourly);
             try {
                 TableArchiverStats stats = second.getInstance(ArchiverStats.class).table("readings");
-                await(() -> stats.getCyclesIdle().getTotalCount() > 0);
+                await(() -> stats.getCounters().getCyclesIdle().getTotalCount() > 0);
                 assertThat(second.getInstance(ArchiverScheduler.class).drain()).isTrue();
-                assertThat(stats.getExpiredSnapshots().getTotalCount()).isZero();
+                assertThat(stats.getCounters().getExpiredSnapshots().getTotalCount()).isZero();
                 assertThat(stats.getSnapshots()).isEqualTo(4.0);
                 assertThat(stats.getDataFiles()).isEqualTo(5.0);
                 assertThat(stats.getManifests()).isEqualTo(1.0);
@@ -241,11 +243,11 @@ final class TestArchiverServer
                     "meterstore.schedule-interval", "1h"));
             try {
                 TableArchiverStats stats = injector.getInstance(ArchiverStats.class).table("readings");
-                await(() -> stats.getCyclesFailed().getTotalCount() > 0);
+                await(() -> stats.getCounters().getCyclesFailed().getTotalCount() > 0);
                 // the run in flight finishes what it does after the failed cycle
                 assertThat(injector.getInstance(ArchiverScheduler.class).drain()).isTrue();
-                assertThat(stats.getCyclesFailed().getTotalCount()).isEqualTo(1);
-                assertThat(stats.getMaintenanceFailures().getTotalCount()).isZero();
+                assertThat(stats.getCounters().getCyclesFailed().getTotalCount()).isEqualTo(1);
+                assertThat(stats.getCounters().getMaintenanceFailures().getTotalCount()).isZero();
                 assertThat(stats.info().maintenance()).allSatisfy(maintenance -> assertThat(maintenance.lastFinished()).isEmpty());
             }
             finally {

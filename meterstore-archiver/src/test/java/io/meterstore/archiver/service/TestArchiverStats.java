@@ -49,22 +49,23 @@ final class TestArchiverStats
         stats.cycleFinished("gas_readings", archived("metering.gas_readings", 24, 1000), Duration.ofSeconds(1));
         stats.cycleFailed("gas_readings", "metering.gas_readings: failed: Connection refused", Duration.ofMillis(10));
 
-        assertThat(stats.getArchivedRows().getTotalCount()).isEqualTo(120);
-        assertThat(stats.getArchivedBytes().getTotalCount()).isEqualTo(5000);
-        assertThat(stats.getCyclesArchived().getTotalCount()).isEqualTo(2);
-        assertThat(stats.getCyclesIdle().getTotalCount()).isEqualTo(1);
-        assertThat(stats.getCyclesFailed().getTotalCount()).isEqualTo(1);
-        assertThat(stats.getCyclesDeferred().getTotalCount()).isZero();
-        assertThat(stats.getCyclesSuperseded().getTotalCount()).isZero();
-        assertThat(stats.getCyclesLeaseContended().getTotalCount()).isZero();
+        assertThat(stats.getCounters().getArchivedRows().getTotalCount()).isEqualTo(120);
+        assertThat(stats.getCounters().getArchivedBytes().getTotalCount()).isEqualTo(5000);
+        assertThat(stats.getCounters().getArchivedFiles().getTotalCount()).isEqualTo(2);
+        assertThat(stats.getCounters().getCyclesArchived().getTotalCount()).isEqualTo(2);
+        assertThat(stats.getCounters().getCyclesIdle().getTotalCount()).isEqualTo(1);
+        assertThat(stats.getCounters().getCyclesFailed().getTotalCount()).isEqualTo(1);
+        assertThat(stats.getCounters().getCyclesDeferred().getTotalCount()).isZero();
+        assertThat(stats.getCounters().getCyclesSuperseded().getTotalCount()).isZero();
+        assertThat(stats.getCounters().getCyclesLeaseContended().getTotalCount()).isZero();
 
         TableArchiverStats readings = stats.table("readings");
-        assertThat(readings.getArchivedRows().getTotalCount()).isEqualTo(96);
-        assertThat(readings.getArchivedFiles().getTotalCount()).isEqualTo(1);
-        assertThat(readings.getCyclesArchived().getTotalCount()).isEqualTo(1);
-        assertThat(readings.getCyclesIdle().getTotalCount()).isEqualTo(1);
-        assertThat(readings.getCyclesFailed().getTotalCount()).isZero();
-        assertThat(stats.table("gas_readings").getCyclesFailed().getTotalCount()).isEqualTo(1);
+        assertThat(readings.getCounters().getArchivedRows().getTotalCount()).isEqualTo(96);
+        assertThat(readings.getCounters().getArchivedFiles().getTotalCount()).isEqualTo(1);
+        assertThat(readings.getCounters().getCyclesArchived().getTotalCount()).isEqualTo(1);
+        assertThat(readings.getCounters().getCyclesIdle().getTotalCount()).isEqualTo(1);
+        assertThat(readings.getCounters().getCyclesFailed().getTotalCount()).isZero();
+        assertThat(stats.table("gas_readings").getCounters().getCyclesFailed().getTotalCount()).isEqualTo(1);
 
         TableInfo info = stats.table("gas_readings").info();
         assertThat(info.name()).isEqualTo("metering.gas_readings");
@@ -139,24 +140,27 @@ final class TestArchiverStats
                 Optional.of(new RetentionSweep.Swept(MARCH_6, List.of(YearMonth.of(2020, 1), YearMonth.of(2020, 2)), 5000, 0)),
                 Optional.of(new ErasureCompletion.Completed(List.of(7L, 8L), 4, 6, List.of(new ErasureCompletion.Awaiting(9, clock.instant().minus(Duration.ofHours(2)))))));
         stats.maintenanceFinished("readings", expire, clock.instant());
-        assertThat(readings.getErasuresCompleted().getTotalCount()).isEqualTo(2);
-        assertThat(readings.getRetainedMonths().getTotalCount()).isEqualTo(2);
+        assertThat(readings.getCounters().getErasuresCompleted().getTotalCount()).isEqualTo(2);
+        assertThat(readings.getCounters().getRetainedMonths().getTotalCount()).isEqualTo(2);
         assertThat(readings.getErasuresAwaiting()).isEqualTo(1);
         assertThat(readings.getErasureOverdueSeconds()).isEqualTo(7200);
-        assertThat(stats.getErasuresCompleted().getTotalCount()).isEqualTo(2);
-        assertThat(stats.getRetainedMonths().getTotalCount()).isEqualTo(2);
-        assertThat(readings.getExpiredSnapshots().getTotalCount()).isEqualTo(3);
-        assertThat(readings.getExpiredFiles().getTotalCount()).isEqualTo(5);
-        assertThat(readings.getOrphanFilesRemoved().getTotalCount()).isEqualTo(2);
-        assertThat(readings.getOrphanBytesRemoved().getTotalCount()).isEqualTo(100);
+        assertThat(stats.getCounters().getErasuresCompleted().getTotalCount()).isEqualTo(2);
+        assertThat(stats.getCounters().getRetainedMonths().getTotalCount()).isEqualTo(2);
+        assertThat(readings.getCounters().getExpiredSnapshots().getTotalCount()).isEqualTo(3);
+        assertThat(readings.getCounters().getExpiredFiles().getTotalCount()).isEqualTo(5);
+        assertThat(readings.getCounters().getOrphanFilesRemoved().getTotalCount()).isEqualTo(2);
+        assertThat(readings.getCounters().getOrphanBytesRemoved().getTotalCount()).isEqualTo(100);
         assertThat(readings.getSnapshots()).isEqualTo(21);
         assertThat(readings.getManifests()).isEqualTo(3);
         assertThat(readings.getDataFiles()).isEqualTo(62);
         assertThat(readings.getUnresolvedMonths()).isEqualTo(1);
         assertThat(readings.getSecondsSinceOldestMonthCompaction()).isEqualTo(Duration.ofDays(8).toSeconds());
         assertThat(readings.getMaxDataFilesPerMonth()).isEqualTo(31);
-        assertThat(stats.getExpiredSnapshots().getTotalCount()).isEqualTo(3);
-        assertThat(stats.getOrphanFilesRemoved().getTotalCount()).isEqualTo(2);
+        assertThat(stats.getCounters().getExpiredSnapshots().getTotalCount()).isEqualTo(3);
+        assertThat(stats.getCounters().getOrphanFilesRemoved().getTotalCount()).isEqualTo(2);
+        // the totals count what each table counts, every counter of it
+        assertThat(stats.getCounters().getExpiredFiles().getTotalCount()).isEqualTo(5);
+        assertThat(stats.getCounters().getOrphanBytesRemoved().getTotalCount()).isEqualTo(100);
 
         clock.advance(Duration.ofHours(1));
         assertThat(readings.getSecondsSinceExpire()).isEqualTo(3600);
@@ -168,24 +172,26 @@ final class TestArchiverStats
                 Optional.of(new MonthCompaction.Result(List.of(new Compacted(YearMonth.of(2024, 1), 31, 2, true, 1, 1, 2976, 80_000, 43, TieringWatermark.of(MARCH_6), 1)), List.of(), 0)),
                 layout, SnapshotRetention.DEFAULT, Duration.ofDays(3));
         stats.maintenanceFinished("readings", compact, clock.instant());
-        assertThat(readings.getRewrittenManifests().getTotalCount()).isEqualTo(3);
+        assertThat(readings.getCounters().getRewrittenManifests().getTotalCount()).isEqualTo(3);
         // the manifests' bytes and the compacted month's
-        assertThat(readings.getRewrittenBytes().getTotalCount()).isEqualTo(80_500);
-        assertThat(stats.getRewrittenBytes().getTotalCount()).isEqualTo(80_500);
-        assertThat(readings.getCompactedMonths().getTotalCount()).isEqualTo(1);
+        assertThat(readings.getCounters().getRewrittenBytes().getTotalCount()).isEqualTo(80_500);
+        assertThat(stats.getCounters().getRewrittenBytes().getTotalCount()).isEqualTo(80_500);
+        assertThat(readings.getCounters().getCompactedMonths().getTotalCount()).isEqualTo(1);
+        assertThat(stats.getCounters().getRewrittenManifests().getTotalCount()).isEqualTo(3);
+        assertThat(stats.getCounters().getCompactedMonths().getTotalCount()).isEqualTo(1);
         assertThat(readings.getSecondsSinceCompact()).isZero();
 
         // without the lease nothing ran: nothing counted, the last run stays
         stats.maintenanceFinished("readings", new MaintenanceOutcome("metering.readings", MaintenanceCommand.EXPIRE, true, Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
                 ColdTierLayout.EMPTY, SnapshotRetention.DEFAULT, Duration.ofDays(3)), clock.instant());
-        assertThat(readings.getExpiredSnapshots().getTotalCount()).isEqualTo(3);
+        assertThat(readings.getCounters().getExpiredSnapshots().getTotalCount()).isEqualTo(3);
         assertThat(readings.getSecondsSinceExpire()).isEqualTo(3600);
         assertThat(readings.getSnapshots()).isEqualTo(21);
 
         // a failure keeps when it last finished, and says what went wrong
         stats.maintenanceFailed("readings", MaintenanceCommand.EXPIRE, "metering.readings: expire failed: Connection refused");
-        assertThat(readings.getMaintenanceFailures().getTotalCount()).isEqualTo(1);
-        assertThat(stats.getMaintenanceFailures().getTotalCount()).isEqualTo(1);
+        assertThat(readings.getCounters().getMaintenanceFailures().getTotalCount()).isEqualTo(1);
+        assertThat(stats.getCounters().getMaintenanceFailures().getTotalCount()).isEqualTo(1);
         TableInfo info = readings.info();
         assertThat(info.maintenance()).containsExactly(
                 new MaintenanceInfo("expire", Optional.of(MARCH_6.plus(Duration.ofDays(7))), "metering.readings: expire failed: Connection refused"),
