@@ -16,6 +16,7 @@ import io.meterstore.core.ErasureLog;
 import io.meterstore.core.ErasureLog.Erasure;
 import io.meterstore.core.ErasureLog.Trigger;
 import io.meterstore.core.HotPartition;
+import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.TieringWatermark;
 import org.apache.iceberg.Snapshot;
@@ -39,9 +40,8 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 
 import static com.google.common.base.Preconditions.checkState;
-import static io.meterstore.archiver.maintenance.RetentionSweep.end;
-import static io.meterstore.archiver.maintenance.RetentionSweep.month;
-import static io.meterstore.archiver.maintenance.RetentionSweep.start;
+import static io.meterstore.core.PartitionMonths.end;
+import static io.meterstore.core.PartitionMonths.start;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -176,7 +176,7 @@ final class RetentionBenchmark
                 "one metadata-only commit per removed month, removing its %s data files and, less the records its position deletes hid, the %s rows the audit rows name: %s commits removed %s files and %s records, %s of them hidden",
                 expectedFiles, auditedColdRows, retentionCommits.size(), deletedFiles, deletedRecords, hiddenRecords);
         check(failures, commits.stream().allMatch(snapshot -> number(snapshot, SnapshotSummary.ADDED_FILES_PROP) == 0), "the sweep wrote no data file (nothing rewritten)");
-        check(failures, hotAfter.stream().noneMatch(partition -> expected.contains(month(partition.start()))), "no hot partition of a removed month is left: %s", hotAfter);
+        check(failures, hotAfter.stream().noneMatch(partition -> expected.contains(PartitionMonths.of(partition.start()))), "no hot partition of a removed month is left: %s", hotAfter);
 
         long removedBytes = retentionCommits.stream().mapToLong(snapshot -> number(snapshot, SnapshotSummary.REMOVED_FILE_SIZE_PROP)).sum();
         long deleteFiles = retentionCommits.stream().mapToLong(snapshot -> number(snapshot, SnapshotSummary.REMOVED_DELETE_FILES_PROP)).sum();
@@ -189,7 +189,7 @@ final class RetentionBenchmark
         details.add("Removed: %,d rows of `readings_versions` (%,d records, %,d of them hidden by position deletes) in %,d data files and %,d delete files (%,d bytes) by %s metadata-only commits (`%s`), nothing rewritten; %s new audit rows in `\"readings$erasures\"` (trigger `retention`) recording %,d rows. Hot partitions: %s before (%s in a removed month), %s after. The archiver's line: `%s`."
                 .formatted(removedRows, deletedRecords, hiddenRecords, deletedFiles, deleteFiles, removedBytes, retentionCommits.size(), RetentionSweep.MONTH_KEY, audit.size(),
                         audit.stream().mapToLong(erasure -> erasure.recorded().rowsRemovedCold() + erasure.recorded().rowsRemovedHot()).sum(),
-                        hotBefore.size(), hotBefore.stream().filter(partition -> expected.contains(month(partition.start()))).count(), hotAfter.size(), outcome.describe()));
+                        hotBefore.size(), hotBefore.stream().filter(partition -> expected.contains(PartitionMonths.of(partition.start()))).count(), hotAfter.size(), outcome.describe()));
         StringBuilder monthTable = new StringBuilder("| month | rows before | sum before | rows after | sum after | |\n|---|--:|--:|--:|--:|---|\n");
         for (Map.Entry<YearMonth, Month> month : before.entrySet()) {
             Optional<Month> left = Optional.ofNullable(after.get(month.getKey()));

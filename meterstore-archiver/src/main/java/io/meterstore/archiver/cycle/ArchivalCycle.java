@@ -12,6 +12,7 @@ import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.parquet.MonthFileWriter;
@@ -31,7 +32,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.time.YearMonth;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -215,8 +215,8 @@ public final class ArchivalCycle
         ArchivalProgress progress = ArchivalProgress.start(tableName(), window);
         try {
             while (monthStart.isBefore(to)) {
-                YearMonth month = YearMonth.from(monthStart.atOffset(ZoneOffset.UTC));
-                Instant monthEnd = min(to, month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC));
+                YearMonth month = PartitionMonths.of(monthStart);
+                Instant monthEnd = min(to, PartitionMonths.end(month));
                 Optional<Instant> readTo = monthEnd.isBefore(to) ? Optional.of(monthEnd) : Optional.empty();
                 ResolvedMonthWriter writer = new ResolvedMonthWriter(table, MonthFileWriter.monthPartition(table, month), namePrefix + "-" + month, targetFileSize);
                 try {

@@ -3,6 +3,7 @@ package io.meterstore.archiver.maintenance;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableSortedMap;
 import io.meterstore.core.ColdFileRole;
+import io.meterstore.core.PartitionMonths;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
@@ -168,8 +169,7 @@ public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, in
 
     public static YearMonth month(ContentFile<?> file)
     {
-        // month("from") is months since 1970-01, the only partition field IcebergTableSpec.verify accepts
-        int months = file.partition().get(0, Integer.class);
-        return YearMonth.of(1970, 1).plusMonths(months);
+        // month("from"), the only partition field IcebergTableSpec.verify accepts
+        return PartitionMonths.ofPartitionValue(file.partition().get(0, Integer.class));
     }
 }

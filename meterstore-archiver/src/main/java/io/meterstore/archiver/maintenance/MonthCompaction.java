@@ -9,7 +9,7 @@ import io.meterstore.archiver.lease.ArchiverLease;
 import io.meterstore.archiver.maintenance.ColdTierLayout.MonthFiles;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.CommitOutcome;
-import io.meterstore.core.Tier;
+import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkRepublished;
@@ -40,7 +40,6 @@ import java.io.UncheckedIOException;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.YearMonth;
-import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -194,7 +193,7 @@ public final class MonthCompaction
             if (!needsCompaction(entry.getValue(), settings.correctionFilesThreshold())) {
                 continue;
             }
-            Instant end = end(month);
+            Instant end = PartitionMonths.end(month);
             if (end.isAfter(watermark)) {
                 // a month W still runs through gains a day with every archival commit
                 continue;
@@ -346,11 +345,6 @@ public final class MonthCompaction
         return written;
     }
 
-    private static Instant end(YearMonth month)
-    {
-        return month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC);
-    }
-
     /** A month's new files, and the files of the base they replace. */
     private record Written(MonthInput input, ResolvedFiles files, long rows)
     {
@@ -375,7 +369,7 @@ public final class MonthCompaction
             Map<String, DeleteFile> deleteFiles = new LinkedHashMap<>();
             try (CloseableIterable<FileScanTask> tasks = table.newScan()
                     .useSnapshot(snapshot.snapshotId())
-                    .filter(Tier.icebergBetween(month.atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC), end(month)))
+                    .filter(PartitionMonths.iceberg(month))
                     .planFiles()) {
                 for (FileScanTask task : tasks) {
                     if (!ColdTierLayout.month(task.file()).equals(month)) {

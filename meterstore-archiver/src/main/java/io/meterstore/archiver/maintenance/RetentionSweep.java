@@ -11,7 +11,8 @@ import io.meterstore.core.ErasureLog.Trigger;
 import io.meterstore.core.ErasureScope;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
-import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.PartitionMonths;
+import io.meterstore.core.Tier;
 import io.meterstore.core.TierSplit;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
@@ -24,7 +25,6 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.io.CloseableIterable;
 
 import java.io.IOException;
@@ -33,7 +33,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.YearMonth;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -102,8 +101,9 @@ public final class RetentionSweep
         Map<YearMonth, ColdMonth> coldMonths = coldMonths(table, cut);
         Map<YearMonth, List<HotPartition>> hotMonths = new HashMap<>();
         for (HotPartition partition : hotTier.partitions(connection)) {
-            YearMonth month = month(partition.start());
-            if (!partition.end().isAfter(cut) && !end(month).isAfter(cut)) {
+            // a UTC month of "from", the table's partition and the unit the retention removes whole
+            YearMonth month = PartitionMonths.of(partition.start());
+            if (!partition.end().isAfter(cut) && !PartitionMonths.end(month).isAfter(cut)) {
                 hotMonths.computeIfAbsent(month, _ -> new ArrayList<>()).add(partition);
             }
         }
@@ -112,7 +112,7 @@ public final class RetentionSweep
         for (Erasure erasure : ErasureLog.erasures(connection, hotTier.schema(), tableName)) {
             erasure.recorded().snapshotId().ifPresent(recordedSnapshots::add);
             if (erasure.recorded().trigger() == Trigger.RETENTION) {
-                erasure.recorded().scope().from().lower().map(RetentionSweep::month).ifPresent(recorded::add);
+                erasure.recorded().scope().from().lower().map(PartitionMonths::of).ifPresent(recorded::add);
             }
         }
         // a commit of an interrupted sweep whose audit row is missing
@@ -164,9 +164,7 @@ public final class RetentionSweep
             TieringWatermark watermark = WatermarkReader.current(table).watermark();
             DeleteFiles delete = table.newDelete()
                     // whole files only: a file with a row outside the month fails the commit instead of being rewritten
-                    .deleteFromRowFilter(Expressions.and(
-                            Expressions.greaterThanOrEqual(ReadingsColumn.FROM.columnName(), micros(start(month))),
-                            Expressions.lessThan(ReadingsColumn.FROM.columnName(), micros(end(month)))))
+                    .deleteFromRowFilter(PartitionMonths.iceberg(month))
                     .set(WATERMARK_KEY, watermark.toProperty())
                     .set(ROW_COUNT_KEY, String.valueOf(-rows))
                     .set(MONTH_KEY, month.toString());
@@ -203,7 +201,7 @@ public final class RetentionSweep
         }
         // recorded before the drop: a rerun after a crash in between drops what is left without a second row
         ErasureLog.record(connection, hotTier.schema(), new NewErasure(hotTier.naming().table(), Trigger.RETENTION, USER, now, Optional.empty(),
-                new ErasureScope(Optional.empty(), Optional.empty(), new TierSplit.Range(Optional.of(start(month)), Optional.of(end(month)))),
+                new ErasureScope(Optional.empty(), Optional.empty(), new TierSplit.Range(Optional.of(PartitionMonths.start(month)), Optional.of(PartitionMonths.end(month)))),
                 hotRows, coldRows, snapshotId));
         return hotRows;
     }
@@ -242,12 +240,10 @@ public final class RetentionSweep
         if (table.currentSnapshot() == null) {
             return months;
         }
-        try (CloseableIterable<FileScanTask> tasks = table.newScan().filter(Expressions.lessThan(ReadingsColumn.FROM.columnName(), micros(cut))).planFiles()) {
+        try (CloseableIterable<FileScanTask> tasks = table.newScan().filter(Tier.COLD.iceberg(cut)).planFiles()) {
             for (FileScanTask task : tasks) {
-                // the partition value of month("from"): months since 1970-01
-                Integer ordinal = task.file().partition().get(0, Integer.class);
-                YearMonth month = YearMonth.of(1970, 1).plusMonths(ordinal);
-                if (!end(month).isAfter(cut)) {
+                YearMonth month = PartitionMonths.ofPartitionValue(task.file().partition().get(0, Integer.class));
+                if (!PartitionMonths.end(month).isAfter(cut)) {
                     ColdMonth cold = months.computeIfAbsent(month, _ -> new ColdMonth(new ArrayList<>(), new HashMap<>()));
                     cold.files().add(task.file());
                     task.deletes().stream()
@@ -262,26 +258,4 @@ public final class RetentionSweep
         return months;
     }
 
-    /** The month of "from" that {@code instant} lies in: a UTC month, the table's partition and the unit the retention removes whole. */
-    public static YearMonth month(Instant instant)
-    {
-        return YearMonth.from(instant.atOffset(ZoneOffset.UTC));
-    }
-
-    /** Where {@code month} of "from" starts. */
-    public static Instant start(YearMonth month)
-    {
-        return month.atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant();
-    }
-
-    /** Where {@code month} of "from" ends: the next one's start. */
-    public static Instant end(YearMonth month)
-    {
-        return start(month.plusMonths(1));
-    }
-
-    private static long micros(Instant instant)
-    {
-        return instant.getEpochSecond() * 1_000_000 + instant.getNano() / 1_000;
-    }
 }

@@ -1,5 +1,6 @@
 package io.meterstore.trino.cold;
 
+import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.Tier;
 import io.meterstore.core.TierSplit;
@@ -15,8 +16,6 @@ import org.apache.iceberg.types.Conversions;
 import org.apache.iceberg.types.Types;
 
 import java.time.Instant;
-import java.time.YearMonth;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
 
@@ -121,9 +120,8 @@ public record ColdRowEstimate(long rows, Optional<Instant> lowestFrom)
         return cut.isEmpty() ? months : cut;
     }
 
-    /** Iceberg's month transform counts months since January 1970. */
     private static Instant monthStart(int monthsSinceEpoch)
     {
-        return YearMonth.of(1970, 1).plusMonths(monthsSinceEpoch).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC);
+        return PartitionMonths.start(PartitionMonths.ofPartitionValue(monthsSinceEpoch));
     }
 }

@@ -13,6 +13,7 @@ import io.meterstore.core.ErasureLog.Trigger;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.Tier;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.core.WatermarkReader;
@@ -224,11 +225,12 @@ public final class ErasureWriter
     {
         StringBuilder conditions = new StringBuilder("malo_id = ANY (?)");
         request.obisCodes().ifPresent(_ -> conditions.append(" AND obis_code = ANY (?)"));
-        request.from().lower().ifPresent(_ -> conditions.append(" AND \"from\" >= ?"));
-        request.from().upper().ifPresent(_ -> conditions.append(" AND \"from\" < ?"));
+        // "from" in the request's [lower, upper), and the rows at or above W counted apart from those below, as Tier renders them
+        request.from().lower().ifPresent(_ -> conditions.append(" AND ").append(Tier.HOT.sql("?")));
+        request.from().upper().ifPresent(_ -> conditions.append(" AND ").append(Tier.COLD.sql("?")));
         String sql = """
                 WITH erased AS (DELETE FROM %s WHERE %s RETURNING "from")
-                SELECT count(*) FILTER (WHERE "from" >= ?), count(*) FILTER (WHERE "from" < ?) FROM erased""".formatted(hotTier.qualifiedPartition(partition.name()), conditions);
+                SELECT count(*) FILTER (WHERE %s), count(*) FILTER (WHERE %s) FROM erased""".formatted(hotTier.qualifiedPartition(partition.name()), conditions, Tier.HOT.sql("?"), Tier.COLD.sql("?"));
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             int index = 1;
             statement.setArray(index++, connection.createArrayOf("text", request.maloIds().toArray()));
