@@ -1,5 +1,8 @@
 package io.meterstore.core;
 
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileScanTask;
+
 import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
@@ -56,5 +59,26 @@ public enum ColdFileRole
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * Whether a month is resolved: every live file of it ({@code month}, the month's scan tasks) is one MeterStore wrote
+     * in the resolved layout, winners and superseded data files, and its own position deletes (each against a
+     * superseded winner whose copy it wrote). Any other file, or a delete another tool wrote, leaves the month to be
+     * resolved as it is read. The reader and a correction of a resolved month decide it alike.
+     */
+    public static boolean resolved(Iterable<FileScanTask> month)
+    {
+        for (FileScanTask task : month) {
+            if (of(task.file().location()).filter(role -> role != POSITION_DELETES).isEmpty()) {
+                return false;
+            }
+            for (DeleteFile delete : task.deletes()) {
+                if (!of(delete.location()).equals(Optional.of(POSITION_DELETES))) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 }

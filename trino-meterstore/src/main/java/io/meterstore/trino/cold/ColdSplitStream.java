@@ -253,7 +253,7 @@ public final class ColdSplitStream
 
     private void planMonth(List<FileScanTask> month)
     {
-        if (read == ColdRead.WINNERS && resolved(month)) {
+        if (read == ColdRead.WINNERS && ColdFileRole.resolved(month)) {
             // every key of the month has exactly one live row in its winners files: read them as they are
             monthsResolved++;
             for (FileScanTask task : month) {
@@ -271,26 +271,6 @@ public final class ColdSplitStream
         new ResolutionGroups(table, resolutionSplitRows, footers, this::wholeFile, this::addRowGroupSplits, this::emitResolution).plan(month);
         pending.ifPresent(this::emit);
         pending = Optional.empty();
-    }
-
-    /**
-     * Whether every live file of the month is one MeterStore wrote in the resolved layout: winners and superseded data
-     * files, and its own position deletes (each against a superseded winner whose copy it wrote). Any other file, or a
-     * delete another tool wrote, leaves the month to be resolved as it is read.
-     */
-    private static boolean resolved(List<FileScanTask> month)
-    {
-        for (FileScanTask task : month) {
-            if (ColdFileRole.of(task.file().location()).filter(role -> role != ColdFileRole.POSITION_DELETES).isEmpty()) {
-                return false;
-            }
-            for (DeleteFile delete : task.deletes()) {
-                if (!ColdFileRole.of(delete.location()).equals(Optional.of(ColdFileRole.POSITION_DELETES))) {
-                    return false;
-                }
-            }
-        }
-        return true;
     }
 
     private void addRowGroupSplits(FileScanTask task)

@@ -2,9 +2,9 @@ package io.meterstore.trino.write;
 
 import io.airlift.log.Logger;
 import io.meterstore.core.ColdFileRole;
+import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ResolutionRule;
-import io.meterstore.core.Tier;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import io.meterstore.parquet.MonthFileWriter;
 import io.meterstore.parquet.PositionDeleteFileWriter;
@@ -22,9 +22,7 @@ import org.apache.iceberg.io.CloseableIterable;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.time.Instant;
 import java.time.YearMonth;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -94,23 +92,11 @@ final class ResolvedMonthCorrection
         if (pinned.snapshotId().isEmpty()) {
             return true;
         }
-        Instant start = month.atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC);
-        Instant end = month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC);
         try (CloseableIterable<FileScanTask> tasks = table.newScan()
                 .useSnapshot(pinned.snapshotId().get())
-                .filter(Tier.icebergBetween(start, end))
+                .filter(PartitionMonths.iceberg(month))
                 .planFiles()) {
-            for (FileScanTask task : tasks) {
-                if (ColdFileRole.of(task.file().location()).filter(role -> role != ColdFileRole.POSITION_DELETES).isEmpty()) {
-                    return false;
-                }
-                for (DeleteFile delete : task.deletes()) {
-                    if (!ColdFileRole.of(delete.location()).equals(Optional.of(ColdFileRole.POSITION_DELETES))) {
-                        return false;
-                    }
-                }
-            }
-            return true;
+            return ColdFileRole.resolved(tasks);
         }
         catch (IOException e) {
             throw new UncheckedIOException("Failed to plan the files of Iceberg table '%s'".formatted(table.name()), e);
