@@ -16,6 +16,7 @@ import io.meterstore.trino.base.MeterstoreMetrics;
 import io.trino.execution.QueryInfo;
 import io.trino.operator.OperatorStats;
 import io.trino.plugin.base.metrics.LongCount;
+import io.trino.plugin.base.metrics.TDigestHistogram;
 import io.trino.spi.metrics.Metrics;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.QueryRunner.MaterializedResultWithPlan;
@@ -287,11 +288,19 @@ final class TestMeterstoreCompleteness
                 "SELECT * FROM TABLE(meterstore.system.meter_completeness(table_name => 'readings', settlement_month => '2026-03'))");
         QueryInfo query = queryRunner.getCoordinator().getQueryManager().getFullQueryInfo(result.queryId());
         Map<String, Long> metrics = new HashMap<>();
-        query.getQueryStats().getOperatorSummaries().stream()
+        Metrics connectorMetrics = query.getQueryStats().getOperatorSummaries().stream()
                 .map(OperatorStats::getConnectorMetrics)
-                .reduce(Metrics.EMPTY, Metrics::mergeWith)
-                .getMetrics()
-                .forEach((name, metric) -> metrics.put(name, ((LongCount) metric).getTotal()));
+                .reduce(Metrics.EMPTY, Metrics::mergeWith);
+        connectorMetrics.getMetrics().forEach((name, metric) -> {
+            if (metric instanceof LongCount count) {
+                metrics.put(name, count.getTotal());
+            }
+        });
+        // each hot partition counted in PostgreSQL waited its turn at the node's pool of 10
+        TDigestHistogram poolSize = (TDigestHistogram) connectorMetrics.getMetrics().get(MeterstoreMetrics.POSTGRESQL_CONNECTIONS);
+        assertThat(poolSize.getTotal()).isPositive();
+        assertThat(poolSize.getMax()).isEqualTo(10);
+        assertThat(((TDigestHistogram) connectorMetrics.getMetrics().get(MeterstoreMetrics.POSTGRESQL_CONNECTION_WAIT_MILLIS)).getTotal()).isEqualTo(poolSize.getTotal());
 
         // every winner of the month is counted once, from both tiers, each commodity on its own days
         Period month = Period.month(MONTH);
