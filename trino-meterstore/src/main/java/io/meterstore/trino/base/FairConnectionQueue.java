@@ -1,11 +1,15 @@
 package io.meterstore.trino.base;
 
+import com.google.common.annotations.VisibleForTesting;
+
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -17,14 +21,16 @@ import static java.util.Objects.requireNonNull;
 /**
  * Turns at the connections the pool lends to splits, shared among the queries waiting rather than first come, first
  * served: a turn given back goes to the waiting query that holds the fewest, and among those to the one served longest
- * ago. A dashboard's one split so waits for one connection to come back, not behind every split a month's aggregation
- * queued before it.
+ * ago. A dashboard's one split so waits for a connection to come back for each other query waiting that was served
+ * less, not behind every split a month's aggregation queued before it.
  */
 final class FairConnectionQueue
 {
+    private static final Comparator<QueryTurns> SERVED_FIRST = Comparator.<QueryTurns>comparingInt(query -> query.held).thenComparingLong(query -> query.lastGrant);
+
     private final int turns;
-    // the queries holding a turn or waiting for one
-    private final Map<String, QueryTurns> queries = new HashMap<>();
+    // the queries holding a turn or waiting for one, in the order they came: of two never served, the first comes first
+    private final Map<String, QueryTurns> queries = new LinkedHashMap<>();
     private int held;
     private long grants;
 
@@ -56,6 +62,13 @@ final class FairConnectionQueue
         start.accept(turn);
     }
 
+    /** The queries holding a turn or waiting for one. */
+    @VisibleForTesting
+    synchronized int queries()
+    {
+        return queries.size();
+    }
+
     /** The splits waiting for a turn. */
     synchronized int waiting()
     {
@@ -71,22 +84,39 @@ final class FairConnectionQueue
             held--;
             forget(query);
             while (held < turns) {
-                // the query holding the fewest turns, then the one served longest ago: each waiting query gets its turn
-                // however many splits another has queued
-                QueryTurns fewest = queries.values().stream()
-                        .filter(QueryTurns::waits)
-                        .min(Comparator.<QueryTurns>comparingInt(waiting -> waiting.held).thenComparingLong(waiting -> waiting.lastGrant))
-                        .orElse(null);
-                if (fewest == null) {
+                Optional<QueryTurns> fewest = nextServed();
+                if (fewest.isEmpty()) {
                     break;
                 }
-                Waiter waiter = fewest.waiting.poll();
-                Turn turn = grant(fewest);
+                Waiter waiter = fewest.get().waiting.poll();
+                Turn turn = grant(fewest.get());
                 next.add(() -> waiter.start().accept(turn));
             }
         }
         // outside the lock: the work may give its turn back at once
         next.forEach(Runnable::run);
+    }
+
+    /**
+     * The waiting query holding the fewest turns, then the one served longest ago: each waiting query gets its turn
+     * however many splits another has queued. Forgets the queries whose waiters all gave up before their turn.
+     */
+    private Optional<QueryTurns> nextServed()
+    {
+        Optional<QueryTurns> fewest = Optional.empty();
+        for (Iterator<QueryTurns> iterator = queries.values().iterator(); iterator.hasNext(); ) {
+            QueryTurns query = iterator.next();
+            if (!query.waits()) {
+                if (query.held == 0) {
+                    iterator.remove();
+                }
+                continue;
+            }
+            if (fewest.isEmpty() || SERVED_FIRST.compare(query, fewest.get()) < 0) {
+                fewest = Optional.of(query);
+            }
+        }
+        return fewest;
     }
 
     private Turn grant(QueryTurns query)
