@@ -7,6 +7,7 @@ import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.Reading;
+import io.meterstore.core.ReadingRules;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
@@ -33,6 +34,8 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -43,6 +46,7 @@ import java.util.Set;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static com.google.common.collect.ImmutableSet.toImmutableSet;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_INVALID_READING;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_UNSUPPORTED_TABLE_LAYOUT;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
 import static io.meterstore.trino.base.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
@@ -112,13 +116,51 @@ public final class ColdRedeliveryLookup
         }
         Map<Key, Reading> wanted = new LinkedHashMap<>();
         chunk.forEach(reading -> wanted.put(Key.of(reading), reading));
-        scan(session, table, pinned, chunk, ReadOptions.PLAIN, (stored, path, position) -> {
+        List<StoredRow> near = new ArrayList<>();
+        // from the longest span before the chunk: a stored span that meets a written one starts no earlier
+        Instant lower = chunk.stream().map(Reading::from).min(Instant::compareTo).orElseThrow().minus(ReadingRules.LONGEST_WRITTEN_SPAN);
+        Instant upper = chunk.stream().map(Reading::to).max(Instant::compareTo).orElseThrow();
+        scan(session, table, pinned, chunk, lower, upper, ReadOptions.PLAIN, (stored, path, position) -> {
             Reading reading = wanted.remove(Key.of(stored));
             if (reading != null) {
                 Redeliveries.requireSamePayload(stored, reading, "Iceberg data file '%s' holds it".formatted(path));
             }
+            near.add(new StoredRow(stored, path));
         });
+        requireCompatible(table, chunk, near);
         return ImmutableList.copyOf(wanted.values());
+    }
+
+    private record StoredRow(Reading reading, String path) {}
+
+    /**
+     * Fails the statement at the first row of {@code chunk} that breaks a rule of {@link ReadingRules} against a stored
+     * version of its channel; the chunk's rows against each other were checked before.
+     */
+    private static void requireCompatible(Table table, List<Reading> chunk, List<StoredRow> stored)
+    {
+        record Candidate(Reading reading, Optional<String> path) {}
+        List<Candidate> rows = new ArrayList<>(chunk.size() + stored.size());
+        chunk.forEach(reading -> rows.add(new Candidate(reading, Optional.empty())));
+        stored.forEach(row -> rows.add(new Candidate(row.reading(), Optional.of(row.path()))));
+        rows.sort(Comparator.comparing((Candidate candidate) -> candidate.reading().maloId())
+                .thenComparing(candidate -> candidate.reading().obisCode())
+                .thenComparing(candidate -> candidate.reading().from())
+                .thenComparing(candidate -> candidate.reading().version())
+                .thenComparing(candidate -> candidate.path().isEmpty()));
+        for (int index = 1; index < rows.size(); index++) {
+            Candidate earlier = rows.get(index - 1);
+            Candidate later = rows.get(index);
+            if (earlier.path().isPresent() && later.path().isPresent()) {
+                // two stored rows: not this statement's to answer for
+                continue;
+            }
+            Optional<ReadingRules.ViolationException> violation = ReadingRules.violation(earlier.reading(), later.reading());
+            if (violation.isPresent()) {
+                String where = earlier.path().or(later::path).map(path -> "the other stored in Iceberg data file '%s' of '%s'".formatted(path, table.name())).orElseThrow();
+                throw new TrinoException(METERSTORE_INVALID_READING, "%s (%s); nothing of this statement was written".formatted(violation.get().getMessage(), where), violation.get());
+            }
+        }
     }
 
     /** A merge key within its version scope: the versions that compete for one winner. */
@@ -161,7 +203,9 @@ public final class ColdRedeliveryLookup
         }
         Set<ScopedKey> wanted = rows.stream().map(ScopedKey::of).collect(toImmutableSet());
         Map<ScopedKey, StoredWinner> stored = new HashMap<>();
-        scan(session, table, pinned, rows, ReadOptions.ROW_POSITIONS, (reading, path, position) -> {
+        Instant minFrom = rows.stream().map(Reading::from).min(Instant::compareTo).orElseThrow();
+        Instant maxFrom = rows.stream().map(Reading::from).max(Instant::compareTo).orElseThrow();
+        scan(session, table, pinned, rows, minFrom, maxFrom.plusNanos(1000), ReadOptions.ROW_POSITIONS, (reading, path, position) -> {
             if (!ColdFileRole.of(path).equals(Optional.of(ColdFileRole.WINNERS))) {
                 return;
             }
@@ -184,17 +228,18 @@ public final class ColdRedeliveryLookup
         void accept(Reading stored, String path, OptionalLong position);
     }
 
-    /** Every stored row of the pinned snapshot that may share a key with {@code rows}: files and row groups pruned by their malo_ids and "from" range. */
-    private void scan(ConnectorSession session, Table table, PinnedWatermark pinned, List<Reading> rows, ReadOptions readOptions, StoredRowConsumer consumer)
+    /**
+     * Every stored row of the pinned snapshot of the malo_ids of {@code rows} whose "from" lies in [lower, upper): files
+     * and row groups pruned by both.
+     */
+    private void scan(ConnectorSession session, Table table, PinnedWatermark pinned, List<Reading> rows, Instant lower, Instant upper, ReadOptions readOptions, StoredRowConsumer consumer)
     {
         Set<Slice> maloIds = rows.stream().map(reading -> Slices.utf8Slice(reading.maloId())).collect(toImmutableSet());
-        Instant minFrom = rows.stream().map(Reading::from).min(Instant::compareTo).orElseThrow();
-        Instant maxFrom = rows.stream().map(Reading::from).max(Instant::compareTo).orElseThrow();
         TupleDomain<MeterstoreColumnHandle> constraint = TupleDomain.withColumnDomains(Map.of(
                 MeterstoreTypes.columnHandle(ReadingsColumn.MALO_ID), Domain.multipleValues(VARCHAR, List.copyOf(maloIds)),
                 MeterstoreTypes.columnHandle(ReadingsColumn.FROM), Domain.create(ValueSet.ofRanges(Range.range(TIMESTAMP_TZ_MICROS,
-                        MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(minFrom)), true,
-                        MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(maxFrom)), true)), false)));
+                        MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(lower)), true,
+                        MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(upper)), false)), false)));
         for (ColdSplit split : coldSplitPlanner.plan(table, pinned.snapshotId(), pinned.watermark(), constraint).splits()) {
             try (ConnectorPageSource source = coldPageSources.createPageSource(session, split, ALL_COLUMNS, constraint, readOptions)) {
                 while (!source.isFinished()) {

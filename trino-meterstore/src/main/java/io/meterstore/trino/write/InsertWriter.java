@@ -147,6 +147,11 @@ public final class InsertWriter
         table.refresh();
         PinnedWatermark pinned = WatermarkReader.current(table);
         TieringWatermark watermark = pinned.watermark();
+        // no instant counted twice: the statement's rows against each other, and those reaching the hot tier against its
+        // versions; the cold rows are checked against Iceberg's as they are looked up
+        ReadingRulesCheck rules = new ReadingRulesCheck(connection, handle.staging());
+        rules.requireStagedCompatible();
+        rules.requireHotCompatible(hotTier, watermark);
 
         ColdInsertCommit cold = new ColdInsertCommit(handle, session, table, pinned, coldLookup, committer);
         try {

@@ -1,0 +1,141 @@
+package io.meterstore.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The rules between the versions of one reading channel (malo_id, obis_code) that keep every instant counted once in
+ * {@code readings}, whatever the writer and the tier. Resolution picks one winner per merge key (malo_id, obis_code,
+ * "from"), so it is exact only while spans that overlap are the same span:
+ * <ul>
+ * <li>{@value #ONE_OPERATOR_PER_READING}: the versions of one reading (one merge key) carry one network operator, the
+ * first half of their version scope; another operator's version would be a second winner, in another scope;</li>
+ * <li>{@value #SPANS_DO_NOT_OVERLAP}: two spans of one version do not overlap, so one delivery counts no instant twice;</li>
+ * <li>{@value #ONE_GRID_PER_READING}: a version whose span overlaps another version's span has that same span, so a
+ * correction on another grid (a PT1H row over four PT15M rows) never leaves the lower version's other intervals
+ * winning beside it. A correction is sent on the grid that is stored.</li>
+ * </ul>
+ * A meter that moves to another network operator starts a new range of readings under the new operator's scope: the
+ * intervals from the change on, which hold no version of the old operator. Nothing about earlier months changes.
+ */
+public final class ReadingRules
+{
+    public static final String ONE_OPERATOR_PER_READING = "one_operator_per_reading";
+    public static final String SPANS_DO_NOT_OVERLAP = "spans_do_not_overlap";
+    public static final String ONE_GRID_PER_READING = "one_grid_per_reading";
+
+    /**
+     * The longest span {@link Reading#validate} lets a row have: a fixed step divides a day, and P1D lasts 24 hours. A
+     * span that overlaps a written row starts at most this long before it, which bounds every look-up of the rules.
+     */
+    public static final Duration LONGEST_WRITTEN_SPAN = Duration.ofDays(1);
+
+    private ReadingRules() {}
+
+    /** A reading that breaks one of the rules against another version of its channel. */
+    public static final class ViolationException
+            extends InvalidReadingException
+    {
+        private final String rule;
+
+        ViolationException(String rule, String message)
+        {
+            super(message);
+            this.rule = requireNonNull(rule, "rule is null");
+        }
+
+        public String rule()
+        {
+            return rule;
+        }
+    }
+
+    /**
+     * The rule {@code later} breaks against {@code earlier}, two versions of one channel with {@code earlier} sorting
+     * first by ("from", version), if any. Spans that do not meet break nothing.
+     */
+    public static Optional<ViolationException> violation(Reading earlier, Reading later)
+    {
+        requireNonNull(earlier, "earlier is null");
+        requireNonNull(later, "later is null");
+        if (!earlier.maloId().equals(later.maloId()) || !earlier.obisCode().equals(later.obisCode())) {
+            return Optional.empty();
+        }
+        boolean sameSpan = earlier.from().equals(later.from()) && earlier.to().equals(later.to());
+        if (sameSpan) {
+            String earlierOperator = operator(earlier);
+            String laterOperator = operator(later);
+            if (earlierOperator.equals(laterOperator)) {
+                return Optional.empty();
+            }
+            return Optional.of(new ViolationException(ONE_OPERATOR_PER_READING,
+                    "Reading (malo_id '%s', obis_code '%s', \"from\" %s) belongs to network operator %s (version %s, scope '%s'); version %s under operator %s (scope '%s') is refused by rule %s: a reading has one network operator. A meter that moved to another operator starts a new range of readings: write the intervals from the change on under the new operator"
+                            .formatted(later.maloId(), later.obisCode(), TieringWatermark.formatInstant(later.from()),
+                                    earlierOperator, earlier.version(), earlier.versionScope(),
+                                    later.version(), laterOperator, later.versionScope(), ONE_OPERATOR_PER_READING)));
+        }
+        if (!overlap(earlier, later)) {
+            return Optional.empty();
+        }
+        if (earlier.version().equals(later.version())) {
+            return Optional.of(new ViolationException(SPANS_DO_NOT_OVERLAP,
+                    "Version %s of reading (malo_id '%s', obis_code '%s') has two spans that overlap, %s (%s) and %s (%s), and would count the time they share twice (rule %s): send each interval of a version once"
+                            .formatted(later.version(), later.maloId(), later.obisCode(), span(earlier), earlier.resolution(), span(later), later.resolution(), SPANS_DO_NOT_OVERLAP)));
+        }
+        Reading stored = earlier.version().compareTo(later.version()) < 0 ? earlier : later;
+        Reading other = stored == earlier ? later : earlier;
+        return Optional.of(new ViolationException(ONE_GRID_PER_READING,
+                "Version %s of reading (malo_id '%s', obis_code '%s') spans %s (%s), which overlaps %s (%s) of version %s on another grid, so both would count (rule %s): send version %s on the grid of version %s, as intervals of %s, or as the same spans"
+                        .formatted(other.version(), other.maloId(), other.obisCode(), span(other), other.resolution(), span(stored), stored.resolution(), stored.version(),
+                                ONE_GRID_PER_READING, other.version(), stored.version(), stored.resolution())));
+    }
+
+    /** Throws the rule {@code later} breaks against {@code earlier}, if any. */
+    public static void requireCompatible(Reading earlier, Reading later)
+    {
+        Optional<ViolationException> violation = violation(earlier, later);
+        if (violation.isPresent()) {
+            throw violation.get();
+        }
+    }
+
+    /**
+     * Checks a stream of readings in (malo_id, obis_code, "from", version) order against each other. Spans that pass
+     * are disjoint or the same, so the last span of a channel is the only one a following reading can meet.
+     */
+    public static final class Checker
+    {
+        private Optional<Reading> last = Optional.empty();
+
+        /** Throws {@link ViolationException} when {@code reading} breaks a rule against the readings before it. */
+        public void accept(Reading reading)
+        {
+            requireNonNull(reading, "reading is null");
+            if (last.isPresent()) {
+                requireCompatible(last.get(), reading);
+            }
+            last = Optional.of(reading);
+        }
+    }
+
+    /** The network operator of a reading: the first half of its version scope. */
+    public static String operator(Reading reading)
+    {
+        int colon = reading.versionScope().indexOf(':');
+        return colon < 0 ? reading.versionScope() : reading.versionScope().substring(0, colon);
+    }
+
+    private static boolean overlap(Reading left, Reading right)
+    {
+        return left.from().isBefore(right.to()) && right.from().isBefore(left.to());
+    }
+
+    private static String span(Reading reading)
+    {
+        Instant from = reading.from();
+        return "[%s, %s)".formatted(TieringWatermark.formatInstant(from), TieringWatermark.formatInstant(reading.to()));
+    }
+}
