@@ -335,6 +335,37 @@ public final class HotTier
         });
     }
 
+    /**
+     * Attaches a detached partition again with the bounds it was detached with, undoing {@link #detach}: what an archival
+     * that refused its window leaves, as it found it. A partition already attached is left alone.
+     */
+    public void reattach(Connection connection, String partition)
+            throws SQLException
+    {
+        inTransaction(connection, () -> {
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(lockTimeout.toMillis()));
+                if (!isAttached(connection, partition)) {
+                    HotPartition bounds = partitions(connection).stream()
+                            .filter(candidate -> candidate.name().equals(partition))
+                            .findFirst()
+                            .orElseThrow(() -> new MeterstoreException(MeterstoreException.Reason.PARTITION_MISSING,
+                                    "Partition '%s' of table '%s' does not exist".formatted(partition, qualifiedParent())));
+                    // the bound kept at the detach is NOT VALID; validated (a scan that blocks no reader and not the
+                    // parent), it lets ATTACH skip its own scan under the parent's lock
+                    statement.execute("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s".formatted(qualifiedPartition(partition), quoteIdentifier(BOUND_CONSTRAINT)));
+                    statement.execute("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s) NOT VALID"
+                            .formatted(qualifiedPartition(partition), quoteIdentifier(BOUND_CONSTRAINT), boundCondition(bounds.start(), bounds.end())));
+                    statement.execute("ALTER TABLE %s VALIDATE CONSTRAINT %s".formatted(qualifiedPartition(partition), quoteIdentifier(BOUND_CONSTRAINT)));
+                    statement.execute("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s)"
+                            .formatted(qualifiedParent(), qualifiedPartition(partition), literal(bounds.start()), literal(bounds.end())));
+                    statement.execute("ALTER TABLE %s DROP CONSTRAINT %s".formatted(qualifiedPartition(partition), quoteIdentifier(BOUND_CONSTRAINT)));
+                }
+            }
+            return null;
+        });
+    }
+
     /** Drops a detached partition: O(1), no dead tuples, unlike DELETE. */
     public void drop(Connection connection, String partition)
             throws SQLException

@@ -27,6 +27,8 @@ import static io.meterstore.core.TieringWatermark.formatInstant;
  * below W (its rows there are read by neither tier), no data file of the snapshot carrying W has an upper bound of
  * "from" at or above W (its rows would be read twice), every detached partition reaching above W will be archived
  * (none overlaps another partition), and every detached partition below W holds no row its archival commits lack.
+ * A window the archiver refused to archive (a row the write path's validation refuses, see {@link InvariantLog.Refusal})
+ * is reported too until W passes it: the watermark stays at its start, and only repairing the row moves it.
  * <p>
  * The cold side scans no row: it plans the snapshot's files with the filter {@code "from" >= W}, so manifests and files
  * whose statistics put them below W are pruned by Iceberg itself and only suspects are looked at. A file without an
@@ -59,6 +61,10 @@ public final class InvariantCheck
             }
         }
         violations.addAll(detachedViolations(table, hotTier, connection, name, watermark, partitions));
+        // a refusal W has passed was repaired and archived since
+        InvariantLog.lastRefusal(connection, hotTier)
+                .filter(refusal -> refusal.windowEnd().isAfter(watermark.instant()))
+                .ifPresent(refusal -> violations.add("%s (refused by the archival cycle at %s)".formatted(refusal.message(), formatInstant(refusal.refusedAt()))));
         if (pinned.snapshotId().isPresent()) {
             violations.addAll(filesAtOrAboveWatermark(table, name, pinned.snapshotId().get(), watermark));
         }

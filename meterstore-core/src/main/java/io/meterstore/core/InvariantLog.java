@@ -21,11 +21,14 @@ import static java.util.Objects.requireNonNull;
 /**
  * The last invariant check of each table, kept in PostgreSQL beside the table ({@code meterstore_invariant_checks}):
  * the archiver service records the check it makes after each cycle, so that the connector's
- * {@code "<table>$invariant"} shows what the archiver last found without the archiver's HTTP endpoint.
+ * {@code "<table>$invariant"} shows what the archiver last found without the archiver's HTTP endpoint. Beside it, the
+ * window an archival cycle last refused ({@code meterstore_archival_refusals}), which {@link InvariantCheck} reports
+ * until the watermark passes it.
  */
 public final class InvariantLog
 {
     public static final String TABLE = "meterstore_invariant_checks";
+    public static final String REFUSALS_TABLE = "meterstore_archival_refusals";
     private static final String UNDEFINED_TABLE = "42P01";
 
     private InvariantLog() {}
@@ -39,6 +42,78 @@ public final class InvariantLog
             requireNonNull(watermark, "watermark is null");
             requireNonNull(snapshotId, "snapshotId is null");
             violations = ImmutableList.copyOf(violations);
+        }
+    }
+
+    /**
+     * A window an archival cycle refused to archive, and why: a row the write path's validation refuses, named with
+     * what to do. It holds the watermark at the window's start until the row is repaired and a cycle archives it.
+     */
+    public record Refusal(Instant refusedAt, Instant windowStart, Instant windowEnd, String message)
+    {
+        public Refusal
+        {
+            requireNonNull(refusedAt, "refusedAt is null");
+            requireNonNull(windowStart, "windowStart is null");
+            requireNonNull(windowEnd, "windowEnd is null");
+            requireNonNull(message, "message is null");
+        }
+    }
+
+    /** Records {@code refusal} as the table's last refused window; creates the table on first use. */
+    public static void recordRefusal(Connection connection, HotTier hotTier, Refusal refusal)
+            throws SQLException
+    {
+        String refusals = qualified(hotTier.schema(), REFUSALS_TABLE);
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("""
+                    CREATE TABLE IF NOT EXISTS %s (
+                        "table" text PRIMARY KEY,
+                        refused_at timestamptz NOT NULL,
+                        window_start timestamptz NOT NULL,
+                        window_end timestamptz NOT NULL,
+                        message text NOT NULL)""".formatted(refusals));
+        }
+        try (PreparedStatement statement = connection.prepareStatement("""
+                INSERT INTO %s ("table", refused_at, window_start, window_end, message) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT ("table") DO UPDATE SET refused_at = excluded.refused_at, window_start = excluded.window_start,
+                    window_end = excluded.window_end, message = excluded.message""".formatted(refusals))) {
+            statement.setString(1, hotTier.naming().table());
+            statement.setObject(2, OffsetDateTime.ofInstant(refusal.refusedAt(), ZoneOffset.UTC));
+            statement.setObject(3, OffsetDateTime.ofInstant(refusal.windowStart(), ZoneOffset.UTC));
+            statement.setObject(4, OffsetDateTime.ofInstant(refusal.windowEnd(), ZoneOffset.UTC));
+            statement.setString(5, refusal.message());
+            statement.executeUpdate();
+        }
+    }
+
+    /** The table's last refused window; empty when none was refused, or the table does not exist yet. */
+    public static Optional<Refusal> lastRefusal(Connection connection, HotTier hotTier)
+            throws SQLException
+    {
+        String refusals = qualified(hotTier.schema(), REFUSALS_TABLE);
+        // looked up, not tried: the invariant check may run inside a transaction, which a failed statement would abort
+        try (PreparedStatement statement = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+            statement.setString(1, refusals);
+            try (ResultSet result = statement.executeQuery()) {
+                result.next();
+                if (!result.getBoolean(1)) {
+                    return Optional.empty();
+                }
+            }
+        }
+        try (PreparedStatement statement = connection.prepareStatement("SELECT refused_at, window_start, window_end, message FROM %s WHERE \"table\" = ?".formatted(refusals))) {
+            statement.setString(1, hotTier.naming().table());
+            try (ResultSet result = statement.executeQuery()) {
+                if (!result.next()) {
+                    return Optional.empty();
+                }
+                return Optional.of(new Refusal(
+                        result.getObject(1, OffsetDateTime.class).toInstant(),
+                        result.getObject(2, OffsetDateTime.class).toInstant(),
+                        result.getObject(3, OffsetDateTime.class).toInstant(),
+                        result.getString(4)));
+            }
         }
     }
 

@@ -5,14 +5,18 @@ import io.airlift.log.Logger;
 import io.meterstore.archiver.cycle.ArchivalCommitter.CommitResult;
 import io.meterstore.archiver.cycle.ArchiveOutcome.Kind;
 import io.meterstore.archiver.cycle.Failpoints.Failpoint;
+import io.meterstore.archiver.cycle.HotPartitionReader.RefusedRowException;
+import io.meterstore.archiver.cycle.HotPartitionReader.RowKey;
 import io.meterstore.archiver.lease.ArchiverLease;
 import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.ArchivalHistory.ArchivalCommit;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.InvariantLog;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionMonths;
+import io.meterstore.core.ReadingRules;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.parquet.MonthFileWriter;
@@ -38,6 +42,7 @@ import java.util.Optional;
 import java.util.UUID;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static io.meterstore.archiver.cycle.ArchivalException.Reason.READING_REFUSED;
 import static io.meterstore.archiver.cycle.ArchivalException.Reason.STEP_MISMATCH;
 import static io.meterstore.core.MeterstoreException.Reason.TABLE_MISSING;
 import static java.util.Objects.requireNonNull;
@@ -46,6 +51,11 @@ import static java.util.Objects.requireNonNull;
  * One archival cycle of one table: read W, choose the closed window starting at W, DETACH its partition, stream it
  * into Parquet files (one or more per month of "from"), commit them with the new W, leave the partition detached, and
  * DROP the detached partitions whose commit is older than the reader grace.
+ * <p>
+ * Every row streamed is checked with the write path's own validation ({@link io.meterstore.core.Reading#validate} and
+ * {@link ReadingRules}): a window holding a row it refuses is not archived. The stream stops at the row, the files
+ * written so far are deleted, the partition is attached again and the refusal is recorded for the invariant check
+ * ({@link InvariantLog.Refusal}): W stays, nothing is dropped, and the cycle fails naming the row and what to do.
  * <p>
  * Every step can be interrupted: a detached partition at or above W is simply the next target, and a partition below
  * W is only ever dropped after the commit that moved W, so an interrupted run leaves what a successful one leaves.
@@ -150,7 +160,13 @@ public final class ArchivalCycle
             // a crash from here to the commit leaves the partition detached at or above W: still read by name, archived next
             Failpoints.hit(Failpoint.AFTER_DETACH);
         }
-        List<DataFile> files = write(connection, table, window);
+        List<DataFile> files;
+        try {
+            files = write(connection, table, window);
+        }
+        catch (RefusedRowException e) {
+            throw refuse(window, e);
+        }
         long rows = files.stream().mapToLong(DataFile::recordCount).sum();
         // a crash here leaves complete files no snapshot references: orphans, never data, since W has not moved
         Failpoints.hit(Failpoint.AFTER_WRITE);
@@ -192,6 +208,33 @@ public final class ArchivalCycle
     }
 
     /**
+     * Undoes what the cycle did to a window holding a row the write path refuses: attaches its partition again, which
+     * the stream found as the cycle detached it and left unchanged, and records the refusal, which the invariant check
+     * reports until the watermark passes the window. The written files are deleted by then.
+     */
+    private ArchivalException refuse(ArchivalWindow window, RefusedRowException refused)
+    {
+        String partition = window.partition().orElseThrow().name();
+        RowKey row = refused.key();
+        String message = "Window %s of table '%s' is not archived: partition '%s' holds the reading (malo_id '%s', obis_code '%s', \"from\" %s, version %s), which the write path refuses: %s. Repair or delete that row in PostgreSQL partition %s; the next cycle archives the window"
+                .formatted(window, tableName(), partition, row.maloId(), row.obisCode(), TieringWatermark.formatInstant(row.from()), row.version(), refused.getMessage(),
+                        hotTier.qualifiedPartition(partition));
+        ArchivalException refusal = new ArchivalException(READING_REFUSED, message, refused);
+        // the stream's connection ended with the stream
+        try (Connection connection = connections.open()) {
+            InvariantLog.recordRefusal(connection, hotTier, new InvariantLog.Refusal(clock.instant(), window.start(), window.end(), message));
+            // the window stays hot as it was, read through the parent and written by INSERT, until the row is repaired
+            hotTier.reattach(connection, partition);
+        }
+        catch (SQLException | RuntimeException e) {
+            // left detached at or above W, the partition is still read by name, and the next cycle refuses it again
+            log.warn("Cannot record the refusal of window %s of table '%s' or attach partition '%s' again: %s", window, tableName(), partition, e.getMessage());
+            refusal.addSuppressed(e);
+        }
+        return refusal;
+    }
+
+    /**
      * Streams the window's partition into data files, one query per month of "from": its rows from W (or its start) to
      * its catalogue end, which is the window's end, the winning versions into winners files and the versions they
      * supersede into superseded files (the resolved layout, {@link ResolvedMonthWriter}). The last query reads to the
@@ -213,6 +256,9 @@ public final class ArchivalCycle
         List<DataFile> files = new ArrayList<>();
         Instant monthStart = max(window.start(), partition.start());
         ArchivalProgress progress = ArchivalProgress.start(tableName(), window);
+        // the write path's validation of every row, and of each row against the version before it in the sort order
+        ReadingRules.Checker rules = new ReadingRules.Checker();
+        HotPartitionReader.ReadingCheck check = reading -> rules.accept(reading.validate());
         try {
             while (monthStart.isBefore(to)) {
                 YearMonth month = PartitionMonths.of(monthStart);
@@ -220,7 +266,7 @@ public final class ArchivalCycle
                 Optional<Instant> readTo = monthEnd.isBefore(to) ? Optional.of(monthEnd) : Optional.empty();
                 ResolvedMonthWriter writer = new ResolvedMonthWriter(table, MonthFileWriter.monthPartition(table, month), namePrefix + "-" + month, targetFileSize);
                 try {
-                    reader.read(connection, partition.name(), monthStart, readTo, to, page -> {
+                    reader.read(connection, partition.name(), monthStart, readTo, to, check, page -> {
                         writer.write(page);
                         progress.rowsWritten(page.getPositionCount());
                         // a crash mid-stream leaves an incomplete file nobody references, and the partition detached at or above W

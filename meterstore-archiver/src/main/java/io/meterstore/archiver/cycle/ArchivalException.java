@@ -47,5 +47,7 @@ public class ArchivalException
         RETENTION_SPANS_CUT,
         /** The configured warehouse does not exist or cannot be written. */
         WAREHOUSE_NOT_WRITABLE,
+        /** A row of the window that the write path's validation refuses: nothing of the window is archived until it is repaired. */
+        READING_REFUSED,
     }
 }

@@ -2,9 +2,14 @@ package io.meterstore.archiver.cycle;
 
 import io.airlift.slice.Slices;
 import io.meterstore.core.HotTier;
+import io.meterstore.core.InvalidReadingException;
 import io.meterstore.core.PgBinaryCopy;
 import io.meterstore.core.PgBinaryCopyReader;
+import io.meterstore.core.Quality;
+import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.Sparte;
+import io.meterstore.core.Sparte.MeasurementUnit;
 import io.meterstore.core.Tier;
 import io.meterstore.parquet.ReadingsParquetSchema;
 import io.trino.spi.Page;
@@ -14,9 +19,12 @@ import io.trino.spi.type.LongTimestampWithTimeZone;
 import io.trino.spi.type.Type;
 
 import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -36,11 +44,29 @@ import static java.util.Objects.requireNonNull;
 /**
  * Streams one hot partition, read by its name (never through the parent), as Trino pages in the sort order of the cold
  * files, as binary COPY decoded straight into pages of at most {@code pageRows} rows: nothing is materialised, so peak
- * memory is a page, whatever the partition holds.
+ * memory is a page, whatever the partition holds. Each row is also decoded as a {@link Reading} and handed to a
+ * {@link ReadingCheck} before it joins a page: the write path's validation, which no writer can go around.
  */
 final class HotPartitionReader
 {
     private static final List<Type> TYPES = ReadingsParquetSchema.trinoTypes();
+    private static final int MALO_ID = channel(ReadingsColumn.MALO_ID);
+    private static final int MELO_ID = channel(ReadingsColumn.MELO_ID);
+    private static final int OBIS_CODE = channel(ReadingsColumn.OBIS_CODE);
+    private static final int SPARTE = channel(ReadingsColumn.SPARTE);
+    private static final int FROM = channel(ReadingsColumn.FROM);
+    private static final int TO = channel(ReadingsColumn.TO);
+    private static final int VALUE = channel(ReadingsColumn.VALUE);
+    private static final int UNIT = channel(ReadingsColumn.UNIT);
+    private static final int QUALITY = channel(ReadingsColumn.QUALITY);
+    private static final int RESOLUTION = channel(ReadingsColumn.RESOLUTION);
+    private static final int SOURCE_KIND = channel(ReadingsColumn.SOURCE_KIND);
+    private static final int SOURCE_DETAIL = channel(ReadingsColumn.SOURCE_DETAIL);
+    private static final int PROVENANCE = channel(ReadingsColumn.PROVENANCE);
+    private static final int VERSION_CHANNEL = channel(ReadingsColumn.VERSION);
+    private static final int VERSION_SCOPE = channel(ReadingsColumn.VERSION_SCOPE);
+    private static final int RECORDED_AT = channel(ReadingsColumn.RECORDED_AT);
+    private static final int BALANCING_DAY = channel(ReadingsColumn.BALANCING_DAY);
     private final HotTier hotTier;
     private final int pageRows;
 
@@ -57,16 +83,43 @@ final class HotPartitionReader
                 throws IOException;
     }
 
+    /** Sees every row's reading, in the stream's order, before it is written; throws {@link InvalidReadingException} to refuse it. */
+    interface ReadingCheck
+    {
+        void accept(Reading reading);
+    }
+
+    /** The primary key of a row, which names it wherever it is stored. */
+    record RowKey(String maloId, String obisCode, Instant from, BigInteger version) {}
+
+    /** A row that cannot be read as a reading, or that the check refused: the stream stops at it, nothing of it is written. */
+    static final class RefusedRowException
+            extends RuntimeException
+    {
+        private final RowKey key;
+
+        RefusedRowException(RowKey key, RuntimeException cause)
+        {
+            super(cause.getMessage(), cause);
+            this.key = requireNonNull(key, "key is null");
+        }
+
+        RowKey key()
+        {
+            return key;
+        }
+    }
+
     /**
      * Streams the rows of {@code partition} with "from" at or above {@code from} and below {@code to} (to its end when
      * empty) into {@code sink}; returns how many there were. A row at or after {@code windowEnd} fails the stream: the
-     * window would move the watermark below it, and the partition would then be dropped with it.
+     * window would move the watermark below it, and the partition would then be dropped with it. A row {@code check}
+     * refuses, or that is no reading at all (an unknown sparte, unit or quality), fails it with {@link RefusedRowException}.
      */
-    long read(Connection connection, String partition, Instant from, Optional<Instant> to, Instant windowEnd, PageSink sink)
+    long read(Connection connection, String partition, Instant from, Optional<Instant> to, Instant windowEnd, ReadingCheck check, PageSink sink)
             throws SQLException, IOException
     {
         long windowEndMicros = Math.addExact(Math.multiplyExact(windowEnd.getEpochSecond(), 1_000_000), windowEnd.getNano() / 1_000);
-        int fromChannel = ReadingsParquetSchema.COLUMNS.indexOf(ReadingsColumn.FROM);
         boolean autoCommit = connection.getAutoCommit();
         // the COPY's parameters are settings of this transaction
         connection.setAutoCommit(false);
@@ -80,10 +133,17 @@ final class HotPartitionReader
             BlockBuilder[] builders = newBuilders();
             int pageSize = 0;
             while (nextRow(row)) {
-                if (row.timestampMicros(fromChannel) >= windowEndMicros) {
+                if (row.timestampMicros(FROM) >= windowEndMicros) {
                     throw new ArchivalException(ArchivalException.Reason.PARTITION_NOT_COVERED,
                             "Partition '%s' of table '%s' holds a row from %s, at or after the end %s of the window archived from it: the partition reaches beyond its catalogue bound; nothing was committed, move the row into the partition holding it"
-                                    .formatted(partition, hotTier.qualifiedParent(), micros(row.timestampMicros(fromChannel)), windowEnd));
+                                    .formatted(partition, hotTier.qualifiedParent(), micros(row.timestampMicros(FROM)), windowEnd));
+                }
+                RowKey key = key(row);
+                try {
+                    check.accept(reading(row, key));
+                }
+                catch (InvalidReadingException e) {
+                    throw new RefusedRowException(key, e);
                 }
                 append(row, builders);
                 pageSize++;
@@ -111,6 +171,44 @@ final class HotPartitionReader
                 connection.setAutoCommit(autoCommit);
             }
         }
+    }
+
+    private static RowKey key(PgBinaryCopyReader row)
+    {
+        return new RowKey(row.text(MALO_ID), row.text(OBIS_CODE), micros(row.timestampMicros(FROM)), ReadingsParquetSchema.version(row, VERSION_CHANNEL).toBigInteger());
+    }
+
+    /** The row as the write path sees a reading; the enumerations' parsers refuse a value they do not know. */
+    private static Reading reading(PgBinaryCopyReader row, RowKey key)
+    {
+        return new Reading(
+                key.maloId(),
+                optionalText(row, MELO_ID),
+                key.obisCode(),
+                Sparte.parse(row.text(SPARTE)),
+                key.from(),
+                micros(row.timestampMicros(TO)),
+                BigDecimal.valueOf(row.numericUnscaled(VALUE, QUANTITY.getScale()), QUANTITY.getScale()),
+                MeasurementUnit.parse(row.text(UNIT)),
+                Quality.parse(row.text(QUALITY)),
+                row.text(RESOLUTION),
+                row.text(SOURCE_KIND),
+                optionalText(row, SOURCE_DETAIL),
+                optionalText(row, PROVENANCE),
+                key.version(),
+                row.text(VERSION_SCOPE),
+                micros(row.timestampMicros(RECORDED_AT)),
+                LocalDate.ofEpochDay(row.epochDay(BALANCING_DAY)));
+    }
+
+    private static Optional<String> optionalText(PgBinaryCopyReader row, int channel)
+    {
+        return row.isNull(channel) ? Optional.empty() : Optional.of(row.text(channel));
+    }
+
+    private static int channel(ReadingsColumn column)
+    {
+        return ReadingsParquetSchema.COLUMNS.indexOf(column);
     }
 
     private static Instant micros(long micros)

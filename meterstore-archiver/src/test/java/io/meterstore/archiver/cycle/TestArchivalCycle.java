@@ -391,7 +391,6 @@ final class TestArchivalCycle
             Instant day = Instant.parse("2024-03-05T00:00:00Z");
             List<Reading> originals = utcDay(day, 6);
             List<Reading> readings = new ArrayList<>(originals);
-            String otherScope = "9900000000010:" + originals.getFirst().versionScope().substring(originals.getFirst().versionScope().indexOf(':') + 1);
             for (int index = 0; index < originals.size(); index += 7) {
                 Reading original = originals.get(index);
                 BigInteger version = original.version();
@@ -404,14 +403,14 @@ final class TestArchivalCycle
                         readings.add(version(original, version.add(BigInteger.valueOf(3)), original.versionScope(), recordedAt.plusSeconds(60)));
                         readings.add(version(original, version.add(BigInteger.ONE), original.versionScope(), recordedAt.plusSeconds(120)));
                     }
-                    // a second operator's scope between two versions of the first: a winner in each scope
+                    // three corrections recorded together: the highest wins (a reading has one network operator, so one scope)
                     case 2 -> {
-                        readings.add(version(original, version.add(BigInteger.ONE), otherScope, recordedAt));
+                        readings.add(version(original, version.add(BigInteger.ONE), original.versionScope(), recordedAt));
                         readings.add(version(original, version.add(BigInteger.TWO), original.versionScope(), recordedAt));
-                        readings.add(version(original, version.add(BigInteger.valueOf(5)), otherScope, recordedAt));
+                        readings.add(version(original, version.add(BigInteger.valueOf(5)), original.versionScope(), recordedAt));
                     }
-                    // an older version in another scope only
-                    default -> readings.add(version(original, version.subtract(BigInteger.ONE), otherScope, recordedAt));
+                    // an older version, recorded with it: superseded
+                    default -> readings.add(version(original, version.subtract(BigInteger.ONE), original.versionScope(), recordedAt));
                 }
             }
             ReadingsOracle oracle = ReadingsOracle.of(readings);
