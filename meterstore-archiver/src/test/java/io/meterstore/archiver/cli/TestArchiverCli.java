@@ -598,6 +598,53 @@ final class TestArchiverCli
     }
 
     @Test
+    void testStatusShowsARefusedWindowUntilItsRowIsRepaired()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_refused")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Path config = write("archiver.properties", properties(database, warehouse));
+            TestingClock clock = new TestingClock(MARCH_5.plus(Duration.ofDays(8)));
+            assertThat(run(new String[] {"create", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            String maloId;
+            try (Connection connection = database.connect(); Statement statement = connection.createStatement()) {
+                new ReadingsLoader(HOT_TIER).load(connection, utcDay(MARCH_5));
+                // written around MeterStore: the first row's MaLo-ID with its check digit changed, which no constraint checks
+                try (ResultSet result = statement.executeQuery("""
+                        UPDATE metering.readings_2024_03_05_0000 SET malo_id = left(malo_id, 10) || ((right(malo_id, 1)::int + 1) %% 10)::text
+                        WHERE (malo_id, obis_code, "from", version) = (SELECT malo_id, obis_code, "from", version FROM metering.readings_2024_03_05_0000 ORDER BY 1, 2, 3, 4 LIMIT 1)
+                        RETURNING malo_id""".formatted())) {
+                    assertThat(result.next()).isTrue();
+                    maloId = result.getString(1);
+                }
+            }
+            String refusal = "Window [1970-01-01T00:00:00Z, 2024-03-06T00:00:00Z) of table 'metering.readings' is not archived: partition 'readings_2024_03_05_0000' holds the reading (malo_id '%s', "
+                    .formatted(maloId);
+            String remedy = "Repair or delete that row in PostgreSQL partition \"metering\".\"readings_2024_03_05_0000\"; the next cycle archives the window";
+
+            Run run = run(new String[] {"archive-once", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.err()).startsWith("metering.readings: failed: " + refusal).contains("which the write path refuses: Invalid MaLo-ID '%s': check digit is ".formatted(maloId), remedy);
+            run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+            assertThat(run.out()).startsWith("""
+                    metering.readings: unhealthy
+                      watermark      1970-01-01T00:00:00Z, lag""");
+            // the window's partition attached as it was
+            assertThat(run.out()).contains("  hot            1 partition attached, 2024-03-05T00:00:00Z to 2024-03-06T00:00:00Z");
+            assertThat(run.out()).contains("  invariant      violated\n    " + refusal, remedy + " (refused by the archival cycle at 2024-03-13T00:00:00Z)\n");
+
+            try (Connection connection = database.connect(); Statement statement = connection.createStatement()) {
+                assertThat(statement.executeUpdate("DELETE FROM metering.readings_2024_03_05_0000 WHERE malo_id = '%s'".formatted(maloId))).isEqualTo(1);
+            }
+            assertThat(run(new String[] {"archive-once", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            run = run(new String[] {"status", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run.out()).startsWith("metering.readings: healthy\n").contains("  invariant      holds\n");
+        }
+    }
+
+    @Test
     void testCompletenessWithoutTrinoSaysWhereItLooked()
             throws Exception
     {
