@@ -15,10 +15,12 @@ import io.meterstore.archiver.cycle.TestingArchiverTable;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.archiver.service.TableInfo.ColdTierInfo;
 import io.meterstore.archiver.service.TableInfo.MaintenanceInfo;
+import io.meterstore.core.InvariantLog;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 
 import java.net.ServerSocket;
@@ -249,6 +251,49 @@ final class TestArchiverServer
                 assertThat(stats.getCounters().getCyclesFailed().getTotalCount()).isEqualTo(1);
                 assertThat(stats.getCounters().getMaintenanceFailures().getTotalCount()).isZero();
                 assertThat(stats.info().maintenance()).allSatisfy(maintenance -> assertThat(maintenance.lastFinished()).isEmpty());
+            }
+            finally {
+                injector.getInstance(LifeCycleManager.class).stop();
+            }
+        }
+    }
+
+    @Test
+    void testRefusedWindowIsRecordedForTheConnector()
+            throws Exception
+    {
+        try (TestingArchiverTable table = TestingArchiverTable.create("server_refused")) {
+            loadTwoDays(table);
+            String maloId;
+            try (Connection connection = table.connect();
+                    Statement statement = connection.createStatement();
+                    // written around MeterStore: a MaLo-ID of the second day with its check digit changed
+                    ResultSet result = statement.executeQuery("""
+                            UPDATE metering.readings_2024_03_05_0000 SET malo_id = left(malo_id, 10) || ((right(malo_id, 1)::int + 1) % 10)::text
+                            WHERE (malo_id, obis_code, "from", version) = (SELECT malo_id, obis_code, "from", version FROM metering.readings_2024_03_05_0000 ORDER BY 1, 2, 3, 4 LIMIT 1)
+                            RETURNING malo_id""")) {
+                assertThat(result.next()).isTrue();
+                maloId = result.getString(1);
+            }
+            table.clock().set(Instant.parse("2024-03-14T06:00:00Z"));
+            Injector injector = start(table, new CompletableFuture<>(), ImmutableMap.of("meterstore.schedule-interval", "1h"));
+            try {
+                TableArchiverStats stats = injector.getInstance(ArchiverStats.class).table("readings");
+                // the first window archives; the second is refused, and the check after the cycle records the refusal
+                await(() -> !stats.info().invariantViolations().isEmpty());
+                assertThat(injector.getInstance(ArchiverScheduler.class).drain()).isTrue();
+                String refusal = "Window [2024-03-05T00:00:00Z, 2024-03-06T00:00:00Z) of table 'metering.readings' is not archived: partition 'readings_2024_03_05_0000' holds the reading (malo_id '%s', "
+                        .formatted(maloId);
+                assertThat(stats.getCyclesFailed().getTotalCount()).isEqualTo(1);
+                assertThat(stats.info().lastCycle()).hasValueSatisfying(line -> assertThat(line).startsWith("metering.readings: failed: " + refusal));
+                assertThat(WatermarkReader.current(table.table()).watermark()).isEqualTo(TieringWatermark.of(Instant.parse("2024-03-05T00:00:00Z")));
+                // what "readings$invariant" shows as the archiver's last check
+                try (Connection connection = table.connect()) {
+                    assertThat(InvariantLog.last(connection, table.hotTier()).orElseThrow().violations()).singleElement(InstanceOfAssertFactories.STRING)
+                            .startsWith(refusal)
+                            .contains("which the write path refuses: Invalid MaLo-ID '%s'".formatted(maloId))
+                            .endsWith("(refused by the archival cycle at 2024-03-14T06:00:00Z)");
+                }
             }
             finally {
                 injector.getInstance(LifeCycleManager.class).stop();
