@@ -28,6 +28,7 @@ import io.meterstore.trino.hot.HotAggregateColumn;
 import io.meterstore.trino.hot.HotAggregation;
 import io.meterstore.trino.hot.HotAggregations;
 import io.meterstore.trino.hot.HotSqlPredicate;
+import io.meterstore.trino.hot.QuerySnapshots;
 import io.meterstore.trino.completeness.CompletenessColumn;
 import io.meterstore.trino.completeness.CompletenessColumnHandle;
 import io.meterstore.trino.completeness.CompletenessFunctionHandle;
@@ -134,6 +135,7 @@ public class MeterstoreMetadata
     private final MeterstoreFunctions functions;
     private final MeterstoreSystemTables systemTables;
     private final ErasureWriter erasureWriter;
+    private final QuerySnapshots querySnapshots;
     // the tables a DELETE of this transaction targets, by query: their scans are never read (see applyFilter)
     private final Set<DeleteTarget> deleteTargets = ConcurrentHashMap.newKeySet();
     // what each DELETE of this transaction erased, by query: reported as the query's metadata metrics
@@ -142,8 +144,9 @@ public class MeterstoreMetadata
     private record DeleteTarget(String queryId, SchemaTableName table) {}
 
     @Inject
-    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreConfig config, MeterstoreFunctions functions, MeterstoreSystemTables systemTables, ErasureWriter erasureWriter)
+    public MeterstoreMetadata(MeterstoreTables tables, CatalogName catalogName, InsertWriter insertWriter, MeterstoreTableStatistics tableStatistics, MeterstoreConfig config, MeterstoreFunctions functions, MeterstoreSystemTables systemTables, ErasureWriter erasureWriter, QuerySnapshots querySnapshots)
     {
+        this.querySnapshots = requireNonNull(querySnapshots, "querySnapshots is null");
         this.erasureWriter = requireNonNull(erasureWriter, "erasureWriter is null");
         this.tables = requireNonNull(tables, "tables is null");
         this.catalogName = requireNonNull(catalogName, "catalogName is null").toString();
@@ -518,6 +521,8 @@ public class MeterstoreMetadata
     {
         // after a failed INSERT: its staging table, if this coordinator created one; nothing for any other query
         insertWriter.cleanup(session);
+        // the query's splits have all started, or will never run: its hot snapshot may end
+        querySnapshots.release(session.getQueryId());
         deleteTargets.removeIf(target -> target.queryId().equals(session.getQueryId()));
     }
 

@@ -15,6 +15,7 @@ import io.meterstore.trino.cold.ColdPageSourceProvider;
 import io.meterstore.trino.cold.ColdSplitPlanner;
 import io.meterstore.trino.completeness.ForCompleteness;
 import io.meterstore.trino.completeness.MeterCompletenessFunction;
+import io.meterstore.trino.hot.QuerySnapshots;
 import io.meterstore.trino.system.MeterstoreFunctions;
 import io.meterstore.trino.system.LiftErasureProcedure;
 import io.meterstore.trino.system.MeterstoreSystemTables;
@@ -52,6 +53,7 @@ public class MeterstoreModule
         binder.bind(MeterstorePageSourceProvider.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreTables.class).in(Scopes.SINGLETON);
         binder.bind(PostgresConnectionPool.class).in(Scopes.SINGLETON);
+        binder.bind(QuerySnapshots.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreTableStatistics.class).in(Scopes.SINGLETON);
         binder.bind(MeterstorePageSinkProvider.class).in(Scopes.SINGLETON);
         binder.bind(InsertWriter.class).in(Scopes.SINGLETON);

@@ -22,6 +22,7 @@ import io.meterstore.trino.hot.HotAggregationSplit;
 import io.meterstore.trino.hot.HotSplit;
 import io.meterstore.trino.hot.HotSplitPlan;
 import io.meterstore.trino.hot.HotSplitPlanner;
+import io.meterstore.trino.hot.QuerySnapshots;
 import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ConnectorSession;
@@ -53,11 +54,13 @@ public class MeterstoreSplitManager
     private final MeterstoreTables tables;
     private final HotSplitPlanner hotPlanner;
     private final ColdSplitPlanner coldPlanner;
+    private final QuerySnapshots querySnapshots;
 
     @Inject
-    public MeterstoreSplitManager(MeterstoreTables tables, ColdSplitPlanner coldPlanner)
+    public MeterstoreSplitManager(MeterstoreTables tables, ColdSplitPlanner coldPlanner, QuerySnapshots querySnapshots)
     {
         this.tables = requireNonNull(tables, "tables is null");
+        this.querySnapshots = requireNonNull(querySnapshots, "querySnapshots is null");
         this.hotPlanner = new HotSplitPlanner(tables);
         this.coldPlanner = requireNonNull(coldPlanner, "coldPlanner is null");
     }
@@ -90,9 +93,10 @@ public class MeterstoreSplitManager
             // the metadata pushed it only for a read that is hot alone: one statement over every partition the range meets
             TierSplit.Range hotRange = tiers.hot().orElse(new TierSplit.Range(Optional.of(watermark.instant()), Optional.of(watermark.instant())));
             HotSplitPlan hotPlan = tiers.hot().isPresent()
-                    ? hotPlanner.plan(handle.storageTable(), hotRange, handle.watermarkEpochMicros(), OptionalLong.empty())
+                    ? hotPlanner.plan(querySnapshots.snapshot(session.getQueryId()), handle.storageTable(), hotRange, handle.watermarkEpochMicros(), OptionalLong.empty())
                     : new HotSplitPlan(ImmutableList.of(), 0);
             splits.add(new HotAggregationSplit(
+                    hotPlan.splits().stream().map(HotSplit::snapshot).findFirst(),
                     tables.schema(),
                     hotPlan.splits().stream().map(HotSplit::partition).toList(),
                     handle.watermarkEpochMicros(),
@@ -104,7 +108,9 @@ public class MeterstoreSplitManager
         if (!handle.historical() && tiers.hot().isPresent()) {
             // a LIMIT inside a resolving read's statement could cut a key's versions short and let an older one win
             OptionalLong limit = resolution.resolve() ? OptionalLong.empty() : handle.limit();
-            HotSplitPlan hotPlan = hotPlanner.plan(handle.storageTable(), tiers.hot().get(), handle.watermarkEpochMicros(), limit);
+            // every hot read of the query, in any of its scans, sees one snapshot: a statement that wrote two partitions
+            // is seen in both or in neither
+            HotSplitPlan hotPlan = hotPlanner.plan(querySnapshots.snapshot(session.getQueryId()), handle.storageTable(), tiers.hot().get(), handle.watermarkEpochMicros(), limit);
             splits.addAll(hotPlan.splits());
             addHotMetrics(metrics, hotPlan);
         }

@@ -45,6 +45,10 @@ import static java.util.concurrent.TimeUnit.SECONDS;
  * helps nobody.
  * Nothing that keeps a connection beyond its statement's end may use the pool: a session advisory lock (the archiver's
  * lease) would move to whoever borrows the connection next.
+ * <p>
+ * The transactions that keep a query's snapshot open for its hot reads ({@code hot.QuerySnapshots}, on the
+ * coordinator) take theirs from a second pool of the same size ({@link #snapshotConnection}): each is held for a whole
+ * query, and held from this pool they could leave none for the splits that query waits for.
  */
 public final class PostgresConnectionPool
         implements AutoCloseable
@@ -56,8 +60,10 @@ public final class PostgresConnectionPool
     // SQLSTATEs of a connection PostgreSQL closed: a shutdown or restart, a crash, a terminated backend (class 08 too)
     private static final Set<String> SERVER_CLOSED_STATES = Set.of("57P01", "57P02", "57P03");
     public static final String APPLICATION_NAME = "trino-meterstore";
+    public static final String SNAPSHOT_APPLICATION_NAME = "trino-meterstore-snapshot";
 
     private final HikariDataSource dataSource;
+    private final HikariDataSource snapshotDataSource;
     private final ThreadPoolExecutor waiters;
     // lends the splits' connections: a turn's borrow finds one free, so it is never held up by the waiters' work
     private final ThreadPoolExecutor lenders;
@@ -82,18 +88,7 @@ public final class PostgresConnectionPool
         this.maxConnections = connectorConfig.getPostgresqlMaxConnections();
         this.reservedConnections = connectorConfig.getPostgresqlReservedConnections();
         this.splitTurns = new FairConnectionQueue(maxConnections - reservedConnections);
-        HikariConfig hikari = new HikariConfig();
-        hikari.setPoolName("meterstore-postgresql");
-        hikari.setJdbcUrl(config.getPostgresqlUrl());
-        hikari.setUsername(config.getPostgresqlUser());
-        config.getPostgresqlPassword().ifPresent(hikari::setPassword);
-        hikari.addDataSourceProperty("ApplicationName", APPLICATION_NAME);
-        hikari.setMaximumPoolSize(maxConnections);
-        // connections are opened on demand and kept while in use: an idle catalog holds none after the idle timeout
-        hikari.setMinimumIdle(0);
-        // a database that is down fails the query that needs it, not the server start
-        hikari.setInitializationFailTimeout(-1);
-        hikari.setConnectionTimeout(SECONDS.toMillis(ATTEMPT_SECONDS));
+        HikariConfig hikari = hikariConfig(config, "meterstore-postgresql", APPLICATION_NAME, maxConnections);
         // the pool reports each connection given back with the time it was in use
         hikari.setMetricsTrackerFactory((_, _) -> new IMetricsTracker()
         {
@@ -104,10 +99,28 @@ public final class PostgresConnectionPool
             }
         });
         this.dataSource = new HikariDataSource(hikari);
+        this.snapshotDataSource = new HikariDataSource(hikariConfig(config, "meterstore-postgresql-snapshots", SNAPSHOT_APPLICATION_NAME, maxConnections));
         this.waiters = new ThreadPoolExecutor(maxConnections, maxConnections, 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-%s"));
         waiters.allowCoreThreadTimeOut(true);
         this.lenders = new ThreadPoolExecutor(splitConnections(), splitConnections(), 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-lender-%s"));
         lenders.allowCoreThreadTimeOut(true);
+    }
+
+    private static HikariConfig hikariConfig(TiersConfig config, String poolName, String applicationName, int maxConnections)
+    {
+        HikariConfig hikari = new HikariConfig();
+        hikari.setPoolName(poolName);
+        hikari.setJdbcUrl(config.getPostgresqlUrl());
+        hikari.setUsername(config.getPostgresqlUser());
+        config.getPostgresqlPassword().ifPresent(hikari::setPassword);
+        hikari.addDataSourceProperty("ApplicationName", applicationName);
+        hikari.setMaximumPoolSize(maxConnections);
+        // connections are opened on demand and kept while in use: an idle catalog holds none after the idle timeout
+        hikari.setMinimumIdle(0);
+        // a database that is down fails the query that needs it, not the server start
+        hikari.setInitializationFailTimeout(-1);
+        hikari.setConnectionTimeout(SECONDS.toMillis(ATTEMPT_SECONDS));
+        return hikari;
     }
 
     public int maxConnections()
@@ -153,6 +166,79 @@ public final class PostgresConnectionPool
     {
         return new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "All %s PostgreSQL connections of this node stayed busy, none given back for %ss: raise meterstore.postgresql.max-connections, or run fewer queries at once"
                 .formatted(maxConnections, NANOSECONDS.toSeconds(stalledNanos)), cause);
+    }
+
+    /**
+     * A connection to hold a query's snapshot open for the whole query, from the pool kept for that, waiting while
+     * every one is held by a running query. Fails once none came back for {@value #STALLED_SECONDS} seconds.
+     */
+    public Connection snapshotConnection()
+    {
+        long waitingSince = System.nanoTime();
+        while (true) {
+            try {
+                return snapshotDataSource.getConnection();
+            }
+            catch (SQLException e) {
+                if (e.getCause() != null) {
+                    throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot connect to PostgreSQL at '%s' as '%s': %s; check meterstore.postgresql.* and that the server is reachable"
+                            .formatted(snapshotDataSource.getJdbcUrl(), snapshotDataSource.getUsername(), e.getCause().getMessage()), e);
+                }
+                if (System.nanoTime() - waitingSince >= stalledNanos) {
+                    throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "All %s PostgreSQL snapshots of this coordinator stayed held by running queries for %ss (one for each query that reads the hot tier): raise meterstore.postgresql.max-connections, or run fewer queries at once"
+                            .formatted(maxConnections, NANOSECONDS.toSeconds(stalledNanos)), e);
+                }
+            }
+        }
+    }
+
+    /**
+     * A connection of the snapshot pool on which {@code begin} ran, for the caller to hold: as {@link #read}, {@code begin}
+     * is repeated once on a fresh connection when PostgreSQL had closed the pooled one, so a restart fails no query
+     * that starts after it.
+     */
+    public <T> Held<T> holdSnapshot(SqlRead<T> begin)
+            throws SQLException
+    {
+        Connection connection = snapshotConnection();
+        try {
+            return new Held<>(connection, begin.read(connection));
+        }
+        catch (SQLException e) {
+            discardSnapshotConnection(connection);
+            if (!serverClosedConnection(e)) {
+                throw e;
+            }
+            snapshotDataSource.getHikariPoolMXBean().softEvictConnections();
+        }
+        catch (RuntimeException e) {
+            discardSnapshotConnection(connection);
+            throw e;
+        }
+        Connection fresh = snapshotConnection();
+        try {
+            return new Held<>(fresh, begin.read(fresh));
+        }
+        catch (SQLException | RuntimeException e) {
+            discardSnapshotConnection(fresh);
+            throw e;
+        }
+    }
+
+    /** A connection held beyond one read, and what began it. */
+    public record Held<T>(Connection connection, T value)
+    {
+        public Held
+        {
+            requireNonNull(connection, "connection is null");
+            requireNonNull(value, "value is null");
+        }
+    }
+
+    /** Closes a snapshot's connection whose transaction could not be ended cleanly instead of giving it back. */
+    public void discardSnapshotConnection(Connection connection)
+    {
+        snapshotDataSource.evictConnection(connection);
     }
 
     /**
@@ -313,5 +399,6 @@ public final class PostgresConnectionPool
         waiters.shutdownNow();
         lenders.shutdownNow();
         dataSource.close();
+        snapshotDataSource.close();
     }
 }

@@ -69,9 +69,9 @@ final class HotWinnerCounts
         try (Connection connection = pool.connection(queryId)) {
             long waitNanos = System.nanoTime() - waitingSince;
             try {
-                // the settings live only as long as this transaction; the partition is read, never written
-                connection.setAutoCommit(false);
-                connection.setReadOnly(true);
+                // the settings live only as long as this transaction; the partition is read, never written, in the
+                // query's snapshot, as every other hot read of the query
+                split.snapshot().begin(connection);
                 try (PreparedStatement settings = connection.prepareStatement("SELECT set_config('enable_sort', 'off', true), set_config('enable_incremental_sort', 'off', true)")) {
                     // the versions of a key are compared in the primary key's order, which the index gives without a sort;
                     // the counts are grouped by hashing (an incremental sort of each meter's rows for the grouping cost a

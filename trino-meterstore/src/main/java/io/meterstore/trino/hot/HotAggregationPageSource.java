@@ -95,7 +95,8 @@ public final class HotAggregationPageSource
                 }
                 return;
             }
-            connection.setReadOnly(true);
+            // the query's snapshot, which its other hot reads see too
+            split.snapshot().orElseThrow().begin(connection);
             List<Object> parameters = new ArrayList<>();
             String sql = sql(aggregation, constraint, parameters);
             try (PreparedStatement statement = connection.prepareStatement(sql)) {
@@ -316,6 +317,9 @@ public final class HotAggregationPageSource
     private void closeQuietly()
     {
         try {
+            if (!connection.getAutoCommit()) {
+                connection.rollback();
+            }
             connection.close();
         }
         catch (SQLException ignored) {

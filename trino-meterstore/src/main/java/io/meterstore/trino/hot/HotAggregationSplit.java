@@ -6,6 +6,7 @@ import io.trino.spi.connector.ConnectorSplit;
 import java.util.List;
 import java.util.Optional;
 
+import static com.google.common.base.Preconditions.checkArgument;
 import static io.airlift.slice.SizeOf.estimatedSizeOf;
 import static io.airlift.slice.SizeOf.instanceSize;
 import static java.util.Objects.requireNonNull;
@@ -14,9 +15,11 @@ import static java.util.Objects.requireNonNull;
  * The one split of a pushed-down aggregation: every hot partition the query's range meets, read by name in one
  * statement, so PostgreSQL aggregates them together (in parallel where it can).
  *
+ * @param snapshot the query's PostgreSQL snapshot, which the statement's transaction imports; none when no partition is read
  * @param watermarkEpochMicros the W the query planned with; every branch carries "from" >= W
  */
 public record HotAggregationSplit(
+        Optional<HotSnapshot> snapshot,
         String schema,
         List<String> partitions,
         long watermarkEpochMicros,
@@ -28,10 +31,12 @@ public record HotAggregationSplit(
 
     public HotAggregationSplit
     {
+        requireNonNull(snapshot, "snapshot is null");
         requireNonNull(schema, "schema is null");
         partitions = ImmutableList.copyOf(requireNonNull(partitions, "partitions is null"));
         requireNonNull(lowerEpochMicros, "lowerEpochMicros is null");
         requireNonNull(upperEpochMicros, "upperEpochMicros is null");
+        checkArgument(snapshot.isPresent() || partitions.isEmpty(), "partitions are read without a snapshot");
     }
 
     @Override

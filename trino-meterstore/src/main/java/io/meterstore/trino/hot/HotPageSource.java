@@ -90,9 +90,9 @@ public final class HotPageSource
         this.pageBuilder = new PageBuilder(this.columns.stream().map(MeterstoreColumnHandle::type).toList());
         long start = System.nanoTime();
         try {
-            // the parameters live only as long as this transaction; the partition is read, never written
-            connection.setAutoCommit(false);
-            connection.setReadOnly(true);
+            // the parameters live only as long as this transaction; the partition is read, never written, in the
+            // query's snapshot, which every other hot split of the query reads too
+            split.snapshot().begin(connection);
             List<String> parameters = new ArrayList<>();
             String sql = sql(parameters);
             // a resolving read needs primary-key order: the index gives it while streaming, a sort only at the end
@@ -102,6 +102,10 @@ public final class HotPageSource
         catch (SQLException e) {
             closeQuietly();
             throw translate(e);
+        }
+        catch (RuntimeException e) {
+            closeQuietly();
+            throw e;
         }
         readTimeNanos += System.nanoTime() - start;
     }

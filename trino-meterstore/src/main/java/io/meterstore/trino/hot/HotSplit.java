@@ -16,11 +16,13 @@ import static java.util.Objects.requireNonNull;
  * One hot partition, read by name: never through the parent, so a partition detached by a concurrent archival is
  * still read by a plan made before the watermark moved.
  *
+ * @param snapshot the query's PostgreSQL snapshot, which the split's transaction imports
  * @param watermarkEpochMicros the W the query planned with; every hot statement carries "from" >= W
  * @param limit a pushed LIMIT: the statement may stop after this many rows
  * @param estimatedBytes the partition's size in PostgreSQL at planning, for the split's weight; 0 when unknown
  */
 public record HotSplit(
+        HotSnapshot snapshot,
         String schema,
         String partition,
         long watermarkEpochMicros,
@@ -36,6 +38,7 @@ public record HotSplit(
 
     public HotSplit
     {
+        requireNonNull(snapshot, "snapshot is null");
         requireNonNull(schema, "schema is null");
         requireNonNull(partition, "partition is null");
         requireNonNull(lowerEpochMicros, "lowerEpochMicros is null");
@@ -57,6 +60,6 @@ public record HotSplit(
     @Override
     public long getRetainedSizeInBytes()
     {
-        return INSTANCE_SIZE + estimatedSizeOf(schema) + estimatedSizeOf(partition);
+        return INSTANCE_SIZE + estimatedSizeOf(snapshot.id()) + estimatedSizeOf(schema) + estimatedSizeOf(partition);
     }
 }

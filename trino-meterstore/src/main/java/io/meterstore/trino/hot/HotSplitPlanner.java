@@ -6,6 +6,7 @@ import io.meterstore.core.HotTier;
 import io.meterstore.core.TierSplit;
 import io.meterstore.trino.base.MeterstoreTables;
 import io.meterstore.trino.base.MeterstoreTypes;
+import io.meterstore.trino.hot.QuerySnapshots.QuerySnapshot;
 import io.trino.spi.TrinoException;
 
 import java.sql.SQLException;
@@ -27,14 +28,17 @@ public final class HotSplitPlanner
     }
 
     /**
+     * @param snapshot the query's snapshot: the catalogue is read in it, and every split reads its partition in it
      * @param limit a pushed LIMIT, carried by every split
      */
-    public HotSplitPlan plan(String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros, OptionalLong limit)
+    public HotSplitPlan plan(QuerySnapshot snapshot, String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros, OptionalLong limit)
     {
         HotTier hotTier = tables.hotTier(storageTable);
         Listing listing;
+        HotSnapshot snapshotId = snapshot.id();
         try {
-            listing = tables.readPostgres(connection -> {
+            // the partitions the snapshot holds: one created after it holds no row the snapshot sees
+            listing = snapshot.read(connection -> {
                 // attached and detached alike, in one catalogue read: two reads could miss a partition detached between them
                 List<HotPartition> listed = hotTier.partitions(connection);
                 // only a table without partitions may have no parent either: ask only then, not on every query
@@ -53,6 +57,7 @@ public final class HotSplitPlanner
         for (HotPartition partition : listing.partitions()) {
             if (partition.overlaps(hotRange.lower().orElseThrow(), hotRange.upper())) {
                 splits.add(new HotSplit(
+                        snapshotId,
                         tables.schema(),
                         partition.name(),
                         watermarkEpochMicros,
