@@ -137,7 +137,7 @@ class TestMeterstoreHotSnapshot
                 writing.set(false);
             }
             writes.get(60, SECONDS);
-            System.out.printf("%s statements written; reads of both days: %s%n", committed.get(), reads);
+            System.out.println("%s statements written; reads of both days: %s".formatted(committed.get(), reads));
             assertThat(committed.get()).isGreaterThan(ROUNDS);
             assertThat(torn).as("reads of two partitions that saw part of a statement, of %s", reads).isEmpty();
         }

@@ -11,7 +11,10 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_SNAPSHOT_ENDED;
@@ -33,8 +36,9 @@ public final class QuerySnapshots
 
     private final PostgresConnectionPool postgres;
     private final Map<String, QuerySnapshot> snapshots = new ConcurrentHashMap<>();
-    // queries already cleaned up, with when: a planning thread still running then must not open a snapshot nobody ends
-    private final Map<String, Long> released = new ConcurrentHashMap<>();
+    // queries already cleaned up, oldest first: a planning thread still running then must not open a snapshot nobody ends
+    private final Set<String> released = ConcurrentHashMap.newKeySet();
+    private final Queue<Released> releasedOrder = new ConcurrentLinkedQueue<>();
 
     @Inject
     public QuerySnapshots(PostgresConnectionPool postgres)
@@ -46,7 +50,7 @@ public final class QuerySnapshots
     public QuerySnapshot snapshot(String queryId)
     {
         QuerySnapshot snapshot = snapshots.computeIfAbsent(queryId, QuerySnapshot::new);
-        if (released.containsKey(queryId)) {
+        if (released.contains(queryId)) {
             release(queryId);
         }
         return snapshot;
@@ -56,8 +60,14 @@ public final class QuerySnapshots
     public void release(String queryId)
     {
         long now = System.nanoTime();
-        released.put(queryId, now);
-        released.values().removeIf(at -> now - at > RELEASED_KEPT_NANOS);
+        if (released.add(queryId)) {
+            releasedOrder.add(new Released(queryId, now));
+        }
+        for (Released oldest = releasedOrder.peek(); oldest != null && now - oldest.atNanos() > RELEASED_KEPT_NANOS; oldest = releasedOrder.peek()) {
+            if (releasedOrder.remove(oldest)) {
+                released.remove(oldest.queryId());
+            }
+        }
         QuerySnapshot snapshot = snapshots.remove(queryId);
         if (snapshot != null) {
             snapshot.close();
@@ -65,7 +75,7 @@ public final class QuerySnapshots
     }
 
     /** How many queries hold a snapshot on this node. */
-    public int held()
+    int held()
     {
         return snapshots.size();
     }
@@ -75,6 +85,8 @@ public final class QuerySnapshots
     {
         snapshots.keySet().forEach(this::release);
     }
+
+    private record Released(String queryId, long atNanos) {}
 
     /** The exporting transaction of one query; opened by its first read, closed by {@link #release}. */
     public final class QuerySnapshot

@@ -107,8 +107,8 @@ final class TestQuerySnapshots
                 export[run] += System.nanoTime() - start;
             }
             // a warm pool: the first query opens the connection (about 14 ms), the later ones reuse it
-            System.out.printf("Query snapshot, median of %s: export and end on the coordinator %.3f ms a query; a split's first statement %.3f ms imported, %.3f ms without%n",
-                    runs, median(export), median(importing), median(plain));
+            System.out.println("Query snapshot, median of %s: export and end on the coordinator %.3f ms a query; a split's first statement %.3f ms imported, %.3f ms without"
+                    .formatted(runs, median(export), median(importing), median(plain)));
         }
     }
 
