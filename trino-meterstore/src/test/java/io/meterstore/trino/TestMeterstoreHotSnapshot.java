@@ -34,6 +34,7 @@ import static io.meterstore.trino.TestingInserts.insert;
 import static io.meterstore.trino.TestingInserts.timestamp;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
 
 /**
@@ -145,6 +146,32 @@ class TestMeterstoreHotSnapshot
         assertThat(openSnapshots()).isZero();
     }
 
+    @Test
+    void testAFailedQueryEndsItsSnapshot()
+            throws Exception
+    {
+        AtomicLong heldWhileReading = new AtomicLong(-1);
+        HotReadFailpoints.setBeforeTransaction(() -> {
+            try {
+                heldWhileReading.set(snapshotsHeld());
+            }
+            catch (SQLException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        try (Connection reader = connect("failing")) {
+            // fails in its hot splits' pages, after they began: a division by zero
+            assertThatThrownBy(() -> values(reader, "SELECT value / (value - value) FROM readings WHERE " + bothDays()))
+                    .hasMessageContaining("Division by zero");
+        }
+        finally {
+            HotReadFailpoints.setBeforeTransaction(() -> {});
+        }
+        // the query held its snapshot while its splits read, and it ended with the failed query
+        assertThat(heldWhileReading.get()).isEqualTo(1);
+        assertThat(openSnapshots()).isZero();
+    }
+
     private String bothDays()
     {
         return "malo_id = '%s' AND obis_code = '%s' AND \"from\" IN (%s, %s)".formatted(ReadingsGenerator.maloId(0), ReadingsGenerator.OBIS_CODE, timestamp(first), timestamp(second));
@@ -181,24 +208,29 @@ class TestMeterstoreHotSnapshot
         return DriverManager.getConnection("jdbc:trino://%s/meterstore/metering".formatted(queryRunner.getCoordinator().getAddress()), user, null);
     }
 
-    /** Transactions holding a query's snapshot; Trino cleans a query up just after its client has the last rows. */
+    /** Transactions holding a query's snapshot, once none is left; Trino cleans a query up just after its client has its end. */
     private long openSnapshots()
             throws Exception
     {
         long deadline = System.nanoTime() + SECONDS.toNanos(30);
+        while (true) {
+            long open = snapshotsHeld();
+            if (open == 0 || System.nanoTime() > deadline) {
+                return open;
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    private long snapshotsHeld()
+            throws SQLException
+    {
         try (Connection connection = warehouse.database().connect();
-                PreparedStatement statement = connection.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE application_name = ? AND state = 'idle in transaction'")) {
+                PreparedStatement statement = connection.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE application_name = ? AND state = 'idle in transaction' AND datname = current_database()")) {
             statement.setString(1, PostgresConnectionPool.SNAPSHOT_APPLICATION_NAME);
-            while (true) {
-                long open;
-                try (ResultSet result = statement.executeQuery()) {
-                    result.next();
-                    open = result.getLong(1);
-                }
-                if (open == 0 || System.nanoTime() > deadline) {
-                    return open;
-                }
-                Thread.sleep(50);
+            try (ResultSet result = statement.executeQuery()) {
+                result.next();
+                return result.getLong(1);
             }
         }
     }
