@@ -24,8 +24,8 @@ import static java.util.concurrent.TimeUnit.MINUTES;
 /**
  * One PostgreSQL snapshot per query, on the coordinator. The first planning of a query's hot reads opens a
  * REPEATABLE READ transaction, exports its snapshot and reads the partition catalogue in it; every hot split of the
- * query (on any node, planned by any of its table scans) carries the snapshot and imports it, so the query sees each
- * INSERT whole or not at all. The transaction stays open until Trino cleans the query up ({@code cleanupQuery}, after
+ * query (on any node, planned by any of its table scans) carries the snapshot and imports it, so the query sees what
+ * each statement wrote to the hot tier whole or not at all. The transaction stays open until Trino cleans the query up ({@code cleanupQuery}, after
  * it finished, failed or was cancelled): a split imports the snapshot when it starts, and PostgreSQL lets it do so
  * only while the exporting transaction is open. Its connection comes from a pool of its own
  * ({@link PostgresConnectionPool#snapshotConnection}), so snapshots held by long queries never starve splits.
