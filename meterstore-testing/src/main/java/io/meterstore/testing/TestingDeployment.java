@@ -1,5 +1,6 @@
 package io.meterstore.testing;
 
+import com.google.common.base.Splitter;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -22,6 +23,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.collect.ImmutableList.toImmutableList;
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
 import static java.util.Objects.requireNonNull;
 
@@ -46,6 +48,7 @@ public final class TestingDeployment
     // '#key=value', without a space after '#': a property the file offers commented out (prose comments have the space)
     private static final Pattern COMMENTED_PROPERTY = Pattern.compile("(?m)^#(?=[a-z][a-z0-9._-]*=)");
     private static final Pattern ENVIRONMENT_PLACEHOLDER = Pattern.compile("\\$\\{ENV:([^}]+)}");
+    private static final Pattern QUOTED = Pattern.compile("\"([^\"]*)\"");
     private static final Pattern COMPOSE_VARIABLE = Pattern.compile("\\$\\$|\\$\\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?}");
 
     private TestingDeployment() {}
@@ -89,6 +92,33 @@ public final class TestingDeployment
             }
             return matcher.appendTail(resolved).toString();
         }));
+    }
+
+    /** The exec form of {@code dockerfile}'s ENTRYPOINT, its words in order. */
+    public static List<String> entrypoint(Path dockerfile)
+    {
+        // an instruction continues on the next line after a trailing backslash
+        for (String instruction : read(dockerfile).replaceAll("\\\\\\n", " ").split("\\n")) {
+            if (instruction.startsWith("ENTRYPOINT [")) {
+                return QUOTED.matcher(instruction).results().map(word -> word.group(1)).collect(toImmutableList());
+            }
+        }
+        throw new IllegalArgumentException(dockerfile + " has no ENTRYPOINT in exec form");
+    }
+
+    /**
+     * The directories of {@code -cp} in a java command line, each with its trailing slash ({@code /usr/lib/x/*} is
+     * {@code /usr/lib/x/}): where the image must have copied the jars.
+     */
+    public static List<String> classPathDirectories(List<String> command)
+    {
+        String classPath = command.get(command.indexOf("-cp") + 1);
+        return Splitter.on(':').splitToStream(classPath)
+                .map(entry -> {
+                    checkArgument(entry.endsWith("/*"), "Class path entry '%s' is not a directory of jars", entry);
+                    return entry.substring(0, entry.length() - 1);
+                })
+                .collect(toImmutableList());
     }
 
     private static Map<String, String> load(String text)

@@ -20,6 +20,9 @@ import static java.util.Objects.requireNonNull;
 public final class TestingRestCatalog
         implements AutoCloseable
 {
+    /** The server's main class; docker/iceberg-rest/Dockerfile runs the same. */
+    public static final String SERVER_CLASS = "org.apache.iceberg.rest.RESTCatalogServer";
+
     private final TestingWarehouse warehouse;
     private final int port;
     private final ServerProcess process;
@@ -60,7 +63,7 @@ public final class TestingRestCatalog
                 .put("AWS_REQUEST_CHECKSUM_CALCULATION", "WHEN_REQUIRED")
                 .put("AWS_RESPONSE_CHECKSUM_VALIDATION", "WHEN_REQUIRED")
                 .buildOrThrow();
-        ServerProcess process = ServerProcess.start("iceberg-rest", "servers/iceberg-rest.classpath", ImmutableList.of(), "org.apache.iceberg.rest.RESTCatalogServer",
+        ServerProcess process = ServerProcess.start("iceberg-rest", "servers/iceberg-rest.classpath", ImmutableList.of(), SERVER_CLASS,
                 ImmutableList.of(), environment, port, log);
         return new TestingRestCatalog(warehouse, port, process);
     }

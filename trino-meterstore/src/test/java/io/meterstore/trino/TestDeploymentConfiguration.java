@@ -6,6 +6,7 @@ import io.airlift.configuration.ConfigurationFactory;
 import io.airlift.http.server.HttpConfig;
 import io.meterstore.testing.TestingDeployment.Compose;
 import io.meterstore.testing.TestingDeployment.Copy;
+import io.meterstore.testing.TestingRestCatalog;
 import io.trino.execution.scheduler.NodeSchedulerConfig;
 import io.trino.node.AnnounceNodeAnnouncerConfig;
 import io.trino.plugin.iceberg.IcebergPlugin;
@@ -36,6 +37,8 @@ import java.util.regex.Pattern;
 import static com.google.common.collect.ImmutableSet.toImmutableSet;
 import static com.google.common.collect.Iterables.getOnlyElement;
 import static io.meterstore.testing.TestingDeployment.OPERATOR_ENVIRONMENT;
+import static io.meterstore.testing.TestingDeployment.classPathDirectories;
+import static io.meterstore.testing.TestingDeployment.entrypoint;
 import static io.meterstore.testing.TestingDeployment.properties;
 import static io.meterstore.testing.TestingDeployment.propertiesWithCommentedOnes;
 import static io.meterstore.testing.TestingDeployment.repositoryRoot;
@@ -112,6 +115,17 @@ final class TestDeploymentConfiguration
                 assertThat(configuration.scheduler().isIncludeCoordinator()).isFalse();
             }
         }
+    }
+
+    @Test
+    void testRestCatalogEntryPoint()
+    {
+        // the server the tests start (TestingRestCatalog), on the jars copied into the image
+        Path dockerfile = COMPOSE.dockerfile("iceberg-rest").orElseThrow();
+        List<String> entrypoint = entrypoint(dockerfile);
+        assertThat(entrypoint.getLast()).isEqualTo(TestingRestCatalog.SERVER_CLASS);
+        assertThat(classPathDirectories(entrypoint)).containsExactly("/usr/lib/iceberg-rest/lib/");
+        assertThat(Copy.of(dockerfile).stream().map(Copy::destination)).containsAll(classPathDirectories(entrypoint));
     }
 
     @Test

@@ -22,6 +22,8 @@ import java.util.Properties;
 import java.util.function.Function;
 
 import static io.meterstore.testing.TestingDeployment.OPERATOR_ENVIRONMENT;
+import static io.meterstore.testing.TestingDeployment.classPathDirectories;
+import static io.meterstore.testing.TestingDeployment.entrypoint;
 import static io.meterstore.testing.TestingDeployment.properties;
 import static io.meterstore.testing.TestingDeployment.propertiesWithCommentedOnes;
 import static io.meterstore.testing.TestingDeployment.resolveEnvironment;
@@ -95,6 +97,20 @@ final class TestArchiverDeploymentConfiguration
             CliConfiguration offered = load(resolveEnvironment(propertiesWithCommentedOnes(file), environment), paths);
             assertThat(offered.tiers().getErasureHmacKey()).contains(OPERATOR_ENVIRONMENT.get("METERSTORE_ERASURE_HMAC_KEY"));
         }
+    }
+
+    @Test
+    void testDockerEntryPoint()
+    {
+        Path dockerfile = ROOT.resolve("docker/archiver/Dockerfile");
+        List<String> entrypoint = entrypoint(dockerfile);
+        assertThat(entrypoint.getFirst()).isEqualTo("java");
+        // the command line, which also starts the service ('run', the image's CMD)
+        assertThat(entrypoint.getLast()).isEqualTo(ArchiverCli.class.getName());
+        // the class path is the directories the jars are copied to
+        List<String> destinations = Copy.of(dockerfile).stream().map(Copy::destination).toList();
+        assertThat(classPathDirectories(entrypoint)).containsExactly("/usr/lib/meterstore-archiver/", "/usr/lib/meterstore-archiver/lib/");
+        assertThat(destinations).containsAll(classPathDirectories(entrypoint));
     }
 
     @Test
