@@ -29,7 +29,7 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The deployment files as written in the repository: {@code docker/compose.yaml}'s services, their Dockerfiles' COPY
- * instructions, and the property files of {@code docker/} and {@code etc/} with their {@code ${ENV:NAME}} placeholders
+ * and ENTRYPOINT instructions, and the property files of {@code docker/} and {@code etc/} with their {@code ${ENV:NAME}} placeholders
  * resolved as the service would resolve them. Nothing here runs Docker (the machines the tests run on have none): it
  * lets the tests check the files against the services' own configuration.
  */
