@@ -71,8 +71,13 @@ public final class HotTier
         return qualified(schema, partition);
     }
 
-    /** Creates the schema and the partitioned parent table if they do not exist. Needs no superuser. */
-    public void createParent(Connection connection)
+    /**
+     * Creates the schema and the partitioned parent table if they do not exist, and gives the table and every partition
+     * the rules PostgreSQL keeps ({@link HotTierRules}), which a table created before them lacks. Needs no superuser.
+     * Returns the CHECK constraints that rows stored before them break, with what PostgreSQL said: those stay NOT VALID,
+     * new rows are checked, and the old ones are for the operator to repair.
+     */
+    public List<String> createParent(Connection connection)
             throws SQLException
     {
         inTransaction(connection, () -> {
@@ -84,9 +89,23 @@ public final class HotTier
                             %s,
                             PRIMARY KEY (malo_id, obis_code, "from", version)
                         ) PARTITION BY RANGE ("from")""".formatted(qualifiedParent(), ReadingsSchema.postgresColumnDefinitions()));
+                statement.execute(HotTierRules.createFunction(schema));
+                for (String sql : HotTierRules.addMissingChecks(connection, schema, naming.table(), qualifiedParent())) {
+                    statement.execute(sql);
+                }
+                for (String sql : HotTierRules.createTriggers(schema, qualifiedParent(), qualifiedParent())) {
+                    statement.execute(sql);
+                }
+                for (HotPartition partition : partitions(connection)) {
+                    for (String sql : HotTierRules.createTriggers(schema, qualifiedPartition(partition.name()), qualifiedParent())) {
+                        statement.execute(sql);
+                    }
+                }
             }
             return null;
         });
+        // each in a transaction of its own, after the constraints hold for new rows: a scan of every partition
+        return HotTierRules.validate(connection, qualifiedParent(), schema, naming.table());
     }
 
     public boolean parentExists(Connection connection)
@@ -180,8 +199,16 @@ public final class HotTier
                             .formatted(qualifiedParent(), TieringWatermark.formatInstant(instant), name));
         }
         String partition = qualifiedPartition(name);
+        boolean rules = hasRules(connection);
         try (Statement statement = connection.createStatement()) {
             statement.execute("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)".formatted(partition, qualifiedParent()));
+            // a partition is written by name too (a tool, an interrupted archival's detached partition): its own triggers;
+            // a table created before the rules gets them from create, run again
+            if (rules) {
+                for (String sql : HotTierRules.createTriggers(schema, partition, qualifiedParent())) {
+                    statement.execute(sql);
+                }
+            }
             // a CHECK that implies the bound lets ATTACH skip its validation scan
             statement.execute("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s)".formatted(partition, quoteIdentifier(BOUND_CONSTRAINT), boundCondition(start, end)));
             statement.execute("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s)".formatted(qualifiedParent(), partition, literal(start), literal(end)));
@@ -400,6 +427,23 @@ public final class HotTier
             try (ResultSet result = statement.executeQuery()) {
                 result.next();
                 return result.getLong(1);
+            }
+        }
+    }
+
+    /** Whether the parent has the rules' triggers: a table created before them has not until create runs again. */
+    private boolean hasRules(Connection connection)
+            throws SQLException
+    {
+        try (PreparedStatement statement = connection.prepareStatement("""
+                SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                JOIN pg_proc f ON f.oid = t.tgfoid
+                WHERE n.nspname = ? AND c.relname = ? AND f.proname = ?""")) {
+            statement.setString(1, schema);
+            statement.setString(2, naming.table());
+            statement.setString(3, HotTierRules.FUNCTION);
+            try (ResultSet result = statement.executeQuery()) {
+                return result.next();
             }
         }
     }

@@ -24,7 +24,9 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import static io.meterstore.trino.TestingInserts.correction;
 import static io.meterstore.trino.TestingInserts.insert;
@@ -160,6 +162,88 @@ final class TestMeterstoreReadingRules
                     .hasMessageContaining(OTHER_OPERATOR);
         }
         assertThat(sum(2, stored.from(), stored.to())).isEqualByComparingTo(stored.value());
+    }
+
+    @Test
+    void testPlainJdbcWritesMeetTheRules()
+            throws Exception
+    {
+        Reading stored = storedWinner(1, noon(2, 40));
+        String partition = TestingMeterstoreTables.hotTier().qualifiedPartition(TestingMeterstoreTables.hotTier().naming().partitionName(TestingMeterstoreTables.hotTier().naming().alignDown(stored.from())));
+        String parent = TestingMeterstoreTables.hotTier().qualifiedParent();
+        long version = stored.version().longValue();
+        // the rules between versions, through the parent and into the partition by name: PostgreSQL's trigger refuses them
+        for (String table : List.of(parent, partition)) {
+            assertRefusedByPostgres(table, withOperator(correction(1, stored.from(), version + 9, "0.5"), OTHER_OPERATOR), "23P01", ReadingRules.ONE_OPERATOR_PER_READING);
+            assertRefusedByPostgres(table, hourly(correction(1, stored.from(), version + 9, "2")), "23P01", ReadingRules.ONE_GRID_PER_READING);
+            // off the grid, which only the write path checks: a span of the stored version that starts inside the stored one
+            assertRefusedByPostgres(table, hourly(correction(1, stored.from().plus(Duration.ofMinutes(1)), version, "2")), "23P01", ReadingRules.SPANS_DO_NOT_OVERLAP);
+        }
+        // the shapes, by CHECK constraints
+        Reading fine = correction(1, stored.from(), version + 9, "0.5");
+        assertRefusedByPostgres(parent, fine, "malo_id", "'5100000000X'", "23514", "malo_id_shape");
+        assertRefusedByPostgres(parent, fine, "obis_code", "'1-1:1.29.0*255'", "23514", "obis_code_canonical");
+        assertRefusedByPostgres(parent, fine, "obis_code", "'01-1:1.29.0'", "23514", "obis_code_canonical");
+        assertRefusedByPostgres(parent, fine, "version_scope", "'9900000000003-2026-03'", "23514", "version_scope_canonical");
+        assertRefusedByPostgres(parent, fine, "\"to\"", "'%s'::timestamptz".formatted(fine.from()), "23514", "interval_forward");
+        assertRefusedByPostgres(partition, fine, "unit", "'MWH'", "23514", "unit_known");
+        assertThat(sum(1, stored.from(), stored.to())).isEqualByComparingTo(stored.value());
+        // the same row, well formed, is taken
+        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement()) {
+            assertThat(statement.executeUpdate(plainInsert(parent, fine))).isEqualTo(1);
+        }
+        assertThat(sum(1, stored.from(), stored.to())).isEqualByComparingTo(fine.value());
+    }
+
+    private void assertRefusedByPostgres(String table, Reading reading, String sqlState, String constraint)
+            throws SQLException
+    {
+        assertRefusedByPostgres(table, reading, "value", reading.value().toPlainString(), sqlState, constraint);
+    }
+
+    /** Asserts that PostgreSQL refuses {@code reading} with {@code column} set to the SQL {@code expression}, naming {@code constraint}. */
+    private void assertRefusedByPostgres(String table, Reading reading, String column, String expression, String sqlState, String constraint)
+            throws SQLException
+    {
+        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement()) {
+            assertThatThrownBy(() -> statement.executeUpdate(plainInsert(table, reading, column, expression)))
+                    .isInstanceOfSatisfying(SQLException.class, e -> {
+                        assertThat(e.getSQLState()).isEqualTo(sqlState);
+                        assertThat(e.getMessage()).contains(constraint);
+                    });
+        }
+    }
+
+    /** A plain PostgreSQL INSERT of {@code reading}, recorded now, as a tool that is not MeterStore would write it. */
+    private static String plainInsert(String table, Reading reading)
+    {
+        return plainInsert(table, reading, "value", reading.value().toPlainString());
+    }
+
+    /** As {@link #plainInsert(String, Reading)}, with {@code column} set to the SQL {@code expression}. */
+    private static String plainInsert(String table, Reading reading, String column, String expression)
+    {
+        Map<String, String> values = new LinkedHashMap<>();
+        values.put("malo_id", "'%s'".formatted(reading.maloId()));
+        values.put("melo_id", "NULL");
+        values.put("obis_code", "'%s'".formatted(reading.obisCode()));
+        values.put("sparte", "'%s'".formatted(reading.sparte()));
+        values.put("\"from\"", "'%s'::timestamptz".formatted(reading.from()));
+        values.put("\"to\"", "'%s'::timestamptz".formatted(reading.to()));
+        values.put("value", reading.value().toPlainString());
+        values.put("unit", "'%s'".formatted(reading.unit()));
+        values.put("quality", "'%s'".formatted(reading.quality()));
+        values.put("resolution", "'%s'".formatted(reading.resolution()));
+        values.put("source_kind", "'%s'".formatted(reading.sourceKind()));
+        values.put("source_detail", "NULL");
+        values.put("provenance", "NULL");
+        values.put("version", reading.version().toString());
+        values.put("version_scope", "'%s'".formatted(reading.versionScope()));
+        values.put("recorded_at", "now()");
+        values.put("balancing_day", "DATE '%s'".formatted(reading.balancingDay()));
+        assertThat(values).containsKey(column);
+        values.put(column, expression);
+        return "INSERT INTO %s (%s) VALUES (%s)".formatted(table, String.join(", ", values.keySet()), String.join(", ", values.values()));
     }
 
     /**

@@ -25,6 +25,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -147,17 +148,24 @@ public final class InsertWriter
         table.refresh();
         PinnedWatermark pinned = WatermarkReader.current(table);
         TieringWatermark watermark = pinned.watermark();
-        // no instant counted twice: the statement's rows against each other, and those reaching the hot tier against its
-        // versions; the cold rows are checked against Iceberg's as they are looked up
+        // no instant counted twice: the statement's rows against each other here; the cold rows against Iceberg's versions
+        // as they are looked up, the hot rows against PostgreSQL's by the hot tier's own trigger as they are written
         ReadingRulesCheck rules = new ReadingRulesCheck(connection, handle.staging());
         rules.requireStagedCompatible();
-        rules.requireHotCompatible(hotTier, watermark);
 
         ColdInsertCommit cold = new ColdInsertCommit(handle, session, table, pinned, coldLookup, committer);
         try {
             // every check before any commit: a conflicting redelivery in either tier fails the statement with nothing written
             long coldStaged = writeCold(session, handle, connection, table, pinned, cold);
-            HotRowWriter.Result hot = new HotRowWriter(connection, hotTier, handle.staging(), watermark).write();
+            HotRowWriter.Result hot;
+            Savepoint beforeHotRows = connection.setSavepoint();
+            try {
+                hot = new HotRowWriter(connection, hotTier, handle.staging(), watermark).write();
+            }
+            catch (SQLException e) {
+                rules.refuseBrokenRule(e, beforeHotRows, hotTier);
+                throw e;
+            }
             if (hot.staged() + coldStaged != staged) {
                 throw new TrinoException(METERSTORE_WRITE_FAILED, "INSERT into '%s' staged %s rows but found %s in %s; nothing of this statement was committed, run it again"
                         .formatted(handle.schemaTableName(), staged, hot.staged() + coldStaged, handle.staging().qualifiedName()));

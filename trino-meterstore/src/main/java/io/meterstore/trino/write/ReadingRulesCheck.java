@@ -1,9 +1,10 @@
 package io.meterstore.trino.write;
 
 import io.meterstore.core.HotTier;
+import io.meterstore.core.HotTierRules;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingRules;
-import io.meterstore.core.TieringWatermark;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.TrinoException;
 
 import java.math.BigDecimal;
@@ -11,6 +12,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -21,18 +23,14 @@ import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WRITE_FAIL
 import static java.util.Objects.requireNonNull;
 
 /**
- * {@link ReadingRules} applied by PostgreSQL to the rows an INSERT staged: against each other, and against the hot
- * tier's stored versions of their channels. Sorted by channel, "from" and version, a rule can only break between a
- * row and the one before it (spans that pass are disjoint or the same), so one window pass finds the first broken
- * pair; the pair is then read whole and {@link ReadingRules} words the refusal, as it does for the cold tier.
+ * {@link ReadingRules} for the rows an INSERT staged: PostgreSQL checks them against each other before anything is
+ * written (sorted by channel, "from" and version, a rule can only break between a row and the one before it, so one
+ * window pass finds the first broken pair), and the hot tier's own trigger ({@link HotTierRules}) checks the rows it
+ * takes against the versions it holds. Either way the pair is read whole and {@link ReadingRules} words the refusal,
+ * as it does for the cold tier.
  */
 final class ReadingRulesCheck
 {
-    // the hot writers of one channel are serialized by one of this many locks, taken in order: two statements cannot
-    // both find a channel free of a span and both write one that overlaps the other's
-    private static final int CHANNEL_LOCKS = 64;
-    private static final String CHANNEL_LOCK_PREFIX = "meterstore.channels:";
-
     private final Connection connection;
     private final InsertStaging staging;
 
@@ -54,30 +52,37 @@ final class ReadingRulesCheck
     }
 
     /**
-     * Fails the statement at the first staged row reaching the hot tier (its span ends above W) that breaks a rule
-     * against a version the hot tier holds. Takes the channel locks of the staged rows first, held until the
-     * transaction ends.
+     * Fails the statement with the rule the hot tier's trigger refused {@code e} for, worded as for the cold tier, if it
+     * was that; the statement's transaction is rolled back to {@code savepoint} first, so the rows can be read.
      */
-    void requireHotCompatible(HotTier hotTier, TieringWatermark watermark)
+    void refuseBrokenRule(SQLException e, Savepoint savepoint, HotTier hotTier)
             throws SQLException
     {
-        String reaching = "\"to\" > ?";
-        Optional<Instant[]> range = stagedRange(reaching, watermark.instant());
-        if (range.isEmpty()) {
+        Optional<HotTierRules.Refusal> refusal = HotTierRules.Refusal.of(e);
+        if (refusal.isEmpty()) {
             return;
         }
-        lockChannels(hotTier, reaching, watermark.instant());
-        // a stored span that meets a staged one starts at most the longest span before it
-        Instant lower = range.get()[0].minus(ReadingRules.LONGEST_WRITTEN_SPAN);
-        Instant upper = range.get()[1];
-        String rows = """
-                SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS staged FROM %1$s WHERE %3$s
-                UNION ALL
-                SELECT p.malo_id, p.obis_code, p."from", p."to", p.version, p.version_scope, false FROM %2$s p
-                WHERE p."from" >= ? AND p."from" < ? AND (p.malo_id, p.obis_code) IN (SELECT malo_id, obis_code FROM %1$s WHERE %3$s)"""
-                .formatted(staging.qualifiedName(), hotTier.qualifiedParent(), reaching);
-        Object[] parameters = {watermark.instant(), lower, upper, watermark.instant()};
-        firstBrokenPair(rows, parameters).ifPresent(pair -> refuse(pair, hotTier.qualifiedParent()));
+        connection.rollback(savepoint);
+        Row earlier = row(refusal.get(), refusal.get().earlierFromMicros(), refusal.get().earlierVersion());
+        Row later = row(refusal.get(), refusal.get().laterFromMicros(), refusal.get().laterVersion());
+        refuse(new BrokenPair(earlier, later), hotTier.qualifiedParent());
+    }
+
+    private Row row(HotTierRules.Refusal refusal, long fromMicros, String version)
+            throws SQLException
+    {
+        Instant from = MeterstoreTypes.fromEpochMicros(fromMicros);
+        BigDecimal number = new BigDecimal(version);
+        // the statement's row if it carries the key, else the stored one
+        try (PreparedStatement select = connection.prepareStatement("SELECT 1 FROM %s WHERE malo_id = ? AND obis_code = ? AND \"from\" = ? AND version = ?".formatted(staging.qualifiedName()))) {
+            select.setString(1, refusal.maloId());
+            select.setString(2, refusal.obisCode());
+            select.setObject(3, timestamp(from));
+            select.setBigDecimal(4, number);
+            try (ResultSet result = select.executeQuery()) {
+                return new Row(refusal.maloId(), refusal.obisCode(), from, number, result.next());
+            }
+        }
     }
 
     private record Row(String maloId, String obisCode, Instant from, BigDecimal version, boolean staged) {}
@@ -151,37 +156,6 @@ final class ReadingRulesCheck
                 }
                 return HotRows.reading(result, "");
             }
-        }
-    }
-
-    /** The least "from" and the greatest "to" of the staged rows that meet {@code condition}, if any. */
-    private Optional<Instant[]> stagedRange(String condition, Instant boundary)
-            throws SQLException
-    {
-        try (PreparedStatement select = connection.prepareStatement("SELECT min(\"from\"), max(\"to\") FROM %s WHERE %s".formatted(staging.qualifiedName(), condition))) {
-            select.setObject(1, timestamp(boundary));
-            try (ResultSet result = select.executeQuery()) {
-                result.next();
-                OffsetDateTime lower = result.getObject(1, OffsetDateTime.class);
-                if (lower == null) {
-                    return Optional.empty();
-                }
-                return Optional.of(new Instant[] {lower.toInstant(), result.getObject(2, OffsetDateTime.class).toInstant()});
-            }
-        }
-    }
-
-    private void lockChannels(HotTier hotTier, String condition, Instant boundary)
-            throws SQLException
-    {
-        // in ascending order, so two statements never wait for each other's locks
-        String sql = """
-                SELECT count(pg_advisory_xact_lock(hashtextextended(?, bucket)))
-                FROM (SELECT DISTINCT abs(hashtext(malo_id) %% %d) AS bucket FROM %s WHERE %s ORDER BY 1) b""".formatted(CHANNEL_LOCKS, staging.qualifiedName(), condition);
-        try (PreparedStatement lock = connection.prepareStatement(sql)) {
-            lock.setString(1, CHANNEL_LOCK_PREFIX + hotTier.qualifiedParent());
-            lock.setObject(2, timestamp(boundary));
-            lock.execute();
         }
     }
 
