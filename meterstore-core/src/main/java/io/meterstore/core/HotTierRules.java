@@ -75,36 +75,66 @@ public final class HotTierRules
      */
     static String createFunction(String schema)
     {
+        String pair = """
+                        SELECT * FROM (
+                            SELECT c.malo_id, c.obis_code, c."from", c."to", c.version, c.version_scope, n.malo_id IS NOT NULL AS written,
+                                lag(c."from") OVER w AS previous_from, lag(c."to") OVER w AS previous_to, lag(c.version) OVER w AS previous_version,
+                                lag(c.version_scope) OVER w AS previous_scope, lag(n.malo_id IS NOT NULL) OVER w AS previous_written
+                            FROM (%s) c
+                            LEFT JOIN new_rows n ON n.malo_id = c.malo_id AND n.obis_code = c.obis_code AND n."from" = c."from" AND n.version = c.version
+                            WINDOW w AS (PARTITION BY c.malo_id, c.obis_code ORDER BY c."from", c.version)) x
+                        WHERE (written OR previous_written) AND previous_to > "from"
+                            AND (previous_from <> "from" OR previous_to <> "to" OR split_part(previous_scope, ':', 1) <> split_part(version_scope, ':', 1))
+                        ORDER BY malo_id, obis_code, "from", version
+                        LIMIT 1""";
+        String columns = "p.malo_id, p.obis_code, p.\"from\", p.\"to\", p.version, p.version_scope";
+        String channel = "p.malo_id = n.malo_id AND p.obis_code = n.obis_code";
+        // dense (a day's ingest): the stored versions from each channel's first new "from" to its last "to", and the one
+        // before, which is the only earlier span that can reach into them
+        String dense = pair.formatted("""
+                SELECT %1$s FROM (SELECT malo_id, obis_code, min("from") AS lower_from, max("to") AS upper_to FROM new_rows GROUP BY 1, 2) n
+                JOIN %%1$s p ON %2$s AND p."from" >= n.lower_from AND p."from" < n.upper_to AND p."from" >= $1 AND p."from" < $2
+                UNION ALL
+                SELECT b.* FROM (SELECT malo_id, obis_code, min("from") AS lower_from FROM new_rows GROUP BY 1, 2) n
+                CROSS JOIN LATERAL (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n.lower_from AND p."from" >= n.lower_from - $3 ORDER BY p."from" DESC LIMIT 1) b"""
+                .formatted(columns, channel));
+        // sparse (corrections): each new row, its own "from"'s versions, the span before it and the first one after it
+        String sparse = pair.formatted("""
+                SELECT %1$s FROM new_rows p
+                UNION
+                SELECT b.* FROM new_rows n CROSS JOIN LATERAL (
+                    (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" = n."from")
+                    UNION ALL
+                    (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n."from" AND p."from" >= n."from" - $3 ORDER BY p."from" DESC LIMIT 1)
+                    UNION ALL
+                    (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" > n."from" AND p."from" < n."to" ORDER BY p."from" LIMIT 1)) b"""
+                .formatted(columns, channel));
         return """
                 CREATE OR REPLACE FUNCTION %1$s.%2$s() RETURNS trigger LANGUAGE plpgsql AS $function$
                 DECLARE
                     lower_from timestamptz;
                     upper_to timestamptz;
+                    written_rows bigint;
+                    channels bigint;
                     broken record;
                     rule text;
                 BEGIN
-                    SELECT min("from") - interval '%3$d seconds', max("to") INTO lower_from, upper_to FROM new_rows;
-                    IF lower_from IS NULL THEN
+                    SELECT min("from") - interval '%3$d seconds', max("to"), count(*), count(DISTINCT (malo_id, obis_code))
+                    INTO lower_from, upper_to, written_rows, channels FROM new_rows;
+                    IF written_rows = 0 THEN
                         RETURN NULL;
                     END IF;
                     -- in ascending order, so that two writers never wait for each other's locks
                     PERFORM count(pg_advisory_xact_lock(hashtextextended('meterstore.channels:' || TG_ARGV[0], bucket)))
                     FROM (SELECT DISTINCT abs(hashtext(malo_id) %% %4$d) AS bucket FROM new_rows ORDER BY 1) b;
-                    -- sorted by channel, "from" and version, a rule can only break between a row and the one before it
-                    EXECUTE format($query$
-                        SELECT * FROM (
-                            SELECT p.malo_id, p.obis_code, p."from", p."to", p.version, p.version_scope, n.malo_id IS NOT NULL AS written,
-                                lag(p."from") OVER w AS previous_from, lag(p."to") OVER w AS previous_to, lag(p.version) OVER w AS previous_version,
-                                lag(p.version_scope) OVER w AS previous_scope, lag(n.malo_id IS NOT NULL) OVER w AS previous_written
-                            FROM %%s p
-                            LEFT JOIN new_rows n ON n.malo_id = p.malo_id AND n.obis_code = p.obis_code AND n."from" = p."from" AND n.version = p.version
-                            WHERE p."from" >= $1 AND p."from" < $2 AND (p.malo_id, p.obis_code) IN (SELECT malo_id, obis_code FROM new_rows)
-                            WINDOW w AS (PARTITION BY p.malo_id, p.obis_code ORDER BY p."from", p.version)) x
-                        WHERE (written OR previous_written) AND previous_to > "from"
-                            AND (previous_from <> "from" OR previous_to <> "to" OR split_part(previous_scope, ':', 1) <> split_part(version_scope, ':', 1))
-                        ORDER BY malo_id, obis_code, "from", version
-                        LIMIT 1$query$, TG_ARGV[0])
-                    INTO broken USING lower_from, upper_to;
+                    -- sorted by channel, "from" and version, a rule can only break between a row and the one before it, so
+                    -- each new row is checked against its neighbours: in one pass over its channels' range when the new rows
+                    -- fill it, else by index probes around each
+                    IF written_rows >= 24 * channels THEN
+                        EXECUTE format($query$%8$s$query$, TG_ARGV[0]) INTO broken USING lower_from, upper_to, interval '%3$d seconds';
+                    ELSE
+                        EXECUTE format($query$%9$s$query$, TG_ARGV[0]) INTO broken USING lower_from, upper_to, interval '%3$d seconds';
+                    END IF;
                     IF broken IS NULL THEN
                         RETURN NULL;
                     END IF;
@@ -122,7 +152,8 @@ public final class HotTierRules
                                 extract(epoch FROM broken."from") * 1000000, broken.version);
                 END
                 $function$""".formatted(quoteIdentifier(schema), FUNCTION, ReadingRules.LONGEST_WRITTEN_SPAN.toSeconds(), CHANNEL_LOCKS,
-                ReadingRules.ONE_OPERATOR_PER_READING, ReadingRules.SPANS_DO_NOT_OVERLAP, ReadingRules.ONE_GRID_PER_READING);
+                ReadingRules.ONE_OPERATOR_PER_READING, ReadingRules.SPANS_DO_NOT_OVERLAP, ReadingRules.ONE_GRID_PER_READING,
+                dense, sparse);
     }
 
     /** The triggers of one table, the parent or a partition, every version of whose channels is in {@code qualifiedParent}. */

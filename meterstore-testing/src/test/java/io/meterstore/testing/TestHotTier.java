@@ -2,11 +2,13 @@ package io.meterstore.testing;
 
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
+import io.meterstore.core.HotTierRules;
 import io.meterstore.core.MeteringCalendar;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Reading;
 import io.meterstore.core.Sparte;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -83,9 +85,10 @@ final class TestHotTier
             assertThat(scalar(connection, "SELECT relispartition FROM pg_class WHERE oid = 'ensure_partition.readings_2026_08_20_0000'::regclass")).isEqualTo(true);
             assertThat(scalar(connection, "SELECT pg_get_expr(relpartbound, oid) FROM pg_class WHERE oid = 'ensure_partition.readings_2026_08_20_0000'::regclass"))
                     .isEqualTo("FOR VALUES FROM ('2026-08-20 00:00:00+00') TO ('2026-08-21 00:00:00+00')");
-            // the temporary CHECK that let ATTACH skip its scan is gone again; the primary key came with the attach
-            assertThat(scalar(connection, "SELECT string_agg(contype::text, ',' ORDER BY contype) FROM pg_constraint WHERE conrelid = 'ensure_partition.readings_2026_08_20_0000'::regclass"))
-                    .isEqualTo("p");
+            // the temporary CHECK that let ATTACH skip its scan is gone again; the primary key came with the attach, the
+            // rules' CHECK constraints with the parent
+            assertThat(scalar(connection, "SELECT string_agg(conname, ',' ORDER BY conname) FROM pg_constraint WHERE conrelid = 'ensure_partition.readings_2026_08_20_0000'::regclass"))
+                    .isEqualTo("interval_forward,malo_id_shape,melo_id_shape,obis_code_canonical,quality_known,readings_2026_08_20_0000_pkey,sparte_known,unit_known,version_fits,version_scope_canonical");
 
             assertThat(hotTier.ensurePartition(connection, AUGUST_20)).isFalse();
             assertThat(hotTier.ensurePartition(connection, Instant.parse("2026-08-20T23:59:59.999999Z"))).isFalse();
@@ -180,7 +183,7 @@ final class TestHotTier
             try (Statement statement = connection.createStatement()) {
                 statement.execute("SET TimeZone = 'UTC'");
             }
-            assertThat(scalar(connection, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'catalogue_bounds.readings_2026_08_20_0000'::regclass AND contype = 'c'"))
+            assertThat(scalar(connection, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'catalogue_bounds.readings_2026_08_20_0000'::regclass AND conname = 'meterstore_partition_bound'"))
                     .isEqualTo("CHECK (((\"from\" >= '2026-08-20 00:00:00+00'::timestamp with time zone) AND (\"from\" < '2026-08-21 00:00:00+00'::timestamp with time zone))) NOT VALID");
             // the constraint guards the detached partition too
             assertThatThrownBy(() -> {
@@ -312,6 +315,49 @@ final class TestHotTier
             holder.rollback();
             assertThat(impatient.ensurePartition(connection, AUGUST_20)).isTrue();
             assertThat(impatient.partitions(connection)).containsExactly(new HotPartition("readings_2026_08_20_0000", AUGUST_20, AUGUST_21, true));
+        }
+    }
+
+    @Test
+    void testCreateAgainGivesAnOlderTableTheRules()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("older_table");
+        try (Connection connection = database.connect(); Statement statement = connection.createStatement()) {
+            // a table as MeterStore created it before the rules: no triggers, no CHECK constraints, and rows that break both
+            hotTier.createParent(connection);
+            hotTier.ensurePartition(connection, AUGUST_20);
+            statement.execute("DROP TRIGGER meterstore_reading_rules_insert ON older_table.readings");
+            statement.execute("DROP TRIGGER meterstore_reading_rules_insert ON older_table.readings_2026_08_20_0000");
+            for (String check : List.of("interval_forward", "malo_id_shape", "melo_id_shape", "obis_code_canonical", "quality_known", "sparte_known", "unit_known", "version_fits", "version_scope_canonical")) {
+                statement.execute("ALTER TABLE older_table.readings DROP CONSTRAINT " + check);
+            }
+            insert(connection, hotTier, AUGUST_20);
+            statement.execute("UPDATE older_table.readings SET obis_code = '1-1:1.29.0*255'");
+            insert(connection, hotTier, AUGUST_20.plus(Duration.ofMinutes(15)));
+            String hour = """
+                    INSERT INTO older_table.readings (malo_id, obis_code, sparte, "from", "to", value, unit, quality, resolution, source_kind, version, version_scope, recorded_at, balancing_day)
+                    VALUES ('41373559241', '1-1:1.29.0', 'STROM', '2026-08-20 00:15:00+00', '2026-08-20 01:15:00+00', 6, 'KWH', 'MEASURED', 'PT1H', 'MSCONS', 2, '9900000000003:2026-08', now(), '2026-08-20')""";
+            statement.execute(hour);
+            statement.execute("DELETE FROM older_table.readings WHERE version = 2");
+
+            // create again: the rules hold for new rows, and the constraint the stored row breaks is named, not validated
+            assertThat(hotTier.createParent(connection))
+                    .singleElement(InstanceOfAssertFactories.STRING)
+                    .startsWith("obis_code_canonical (")
+                    .contains("is violated by some row");
+            assertThatThrownBy(() -> statement.execute(hour))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo(HotTierRules.RULE_VIOLATION))
+                    .hasMessageContaining("one_grid_per_reading");
+            assertThatThrownBy(() -> statement.execute("UPDATE older_table.readings SET obis_code = '1-1:1.29.0*255' WHERE obis_code = '1-1:1.29.0'"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("23514"))
+                    .hasMessageContaining("obis_code_canonical");
+            // still writable, and the row repaired, create again validates the constraint
+            insert(connection, hotTier, AUGUST_20.plus(Duration.ofMinutes(30)));
+            statement.execute("UPDATE older_table.readings SET obis_code = '1-1:1.29.0' WHERE obis_code = '1-1:1.29.0*255'");
+            assertThat(hotTier.createParent(connection)).isEmpty();
+            assertThat(scalar(connection, "SELECT bool_and(convalidated) FROM pg_constraint WHERE conrelid = 'older_table.readings'::regclass AND contype = 'c'")).isEqualTo(true);
+            assertThat(scalar(connection, "SELECT count(*) FROM older_table.readings")).isEqualTo(3L);
         }
     }
 
