@@ -215,6 +215,10 @@ public final class MeterstoreBenchmark
                 // it archives and corrects, and puts the dataset back when it ends
                 results.add(new DashboardBenchmark(settings, dataset, () -> trinoConnectionUnchecked(queryRunner), trino).run());
             }
+            if (settings.runs(IngestBenchmark.ID)) {
+                // it drops the partitions it created and restores the rules when it ends
+                results.add(new IngestBenchmark(dataset, trino, settings.rounds()).run());
+            }
             if (settings.runs(ErasureBenchmark.ID)) {
                 // last: an erasure changes the kept dataset for good, so every other row of this run measured it whole
                 results.add(new ErasureBenchmark(dataset, trino).run());

@@ -44,7 +44,7 @@ public final class HotTierRules
     private static final String CANONICAL_GROUP = "(0|[1-9][0-9]{0,2})";
 
     /** The CHECK constraints of a readings table, by name: what a row must be, whoever writes it. */
-    static final Map<String, String> CHECKS = checks();
+    public static final Map<String, String> CHECKS = checks();
 
     private HotTierRules() {}
 
