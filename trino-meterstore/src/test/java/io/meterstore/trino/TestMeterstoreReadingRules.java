@@ -24,6 +24,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -256,6 +257,7 @@ final class TestMeterstoreReadingRules
         BigDecimal sumBefore = sum(meter, from, hourEnd);
         long versionsBefore = versionsRows();
         MaterializedResult asOfBefore = computeActual(asOf(meter, from, hourEnd));
+        MaterializedResult completenessBefore = computeActual(completeness(meter, from));
         assertThat(query(sql))
                 .failure()
                 .hasErrorCode(METERSTORE_INVALID_READING)
@@ -265,6 +267,17 @@ final class TestMeterstoreReadingRules
         assertThat(sum(meter, from, hourEnd)).isEqualByComparingTo(sumBefore);
         assertThat(versionsRows()).isEqualTo(versionsBefore);
         assertThat(computeActual(asOf(meter, from, hourEnd)).getMaterializedRows()).isEqualTo(asOfBefore.getMaterializedRows());
+        assertThat(computeActual(completeness(meter, from)).getMaterializedRows()).isEqualTo(completenessBefore.getMaterializedRows());
+    }
+
+    /** The completeness of meter {@code meter} over the day of {@code from}: expected, actual, missing and surplus per grid. */
+    private static String completeness(int meter, Instant from)
+    {
+        Instant day = from.truncatedTo(ChronoUnit.DAYS);
+        return """
+                SELECT resolution, expected, actual, missing, surplus FROM TABLE(meterstore.system.meter_completeness(
+                    range_start => %s, range_end => %s, malo_ids => ARRAY['%s'])) ORDER BY resolution"""
+                .formatted(timestamp(day), timestamp(day.plus(Duration.ofDays(1))), ReadingsGenerator.maloId(meter));
     }
 
     private String asOf(int meter, Instant from, Instant to)
