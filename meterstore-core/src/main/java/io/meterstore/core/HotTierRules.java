@@ -75,18 +75,11 @@ public final class HotTierRules
      */
     static String createFunction(String schema)
     {
-        String pair = """
-                        SELECT * FROM (
-                            SELECT c.malo_id, c.obis_code, c."from", c."to", c.version, c.version_scope, n.malo_id IS NOT NULL AS written,
-                                lag(c."from") OVER w AS previous_from, lag(c."to") OVER w AS previous_to, lag(c.version) OVER w AS previous_version,
-                                lag(c.version_scope) OVER w AS previous_scope, lag(n.malo_id IS NOT NULL) OVER w AS previous_written
-                            FROM (%s) c
-                            LEFT JOIN new_rows n ON n.malo_id = c.malo_id AND n.obis_code = c.obis_code AND n."from" = c."from" AND n.version = c.version
-                            WINDOW w AS (PARTITION BY c.malo_id, c.obis_code ORDER BY c."from", c.version)) x
-                        WHERE (written OR previous_written) AND previous_to > "from"
-                            AND (previous_from <> "from" OR previous_to <> "to" OR split_part(previous_scope, ':', 1) <> split_part(version_scope, ':', 1))
-                        ORDER BY malo_id, obis_code, "from", version
-                        LIMIT 1""";
+        // the new rows among the candidates, marked by their key in the transition table: under a savepoint their xmin
+        // is a subtransaction's, not the transaction's
+        String pair = firstBrokenPair("""
+                SELECT c.*, n.malo_id IS NOT NULL AS written FROM (%s) c
+                LEFT JOIN new_rows n ON n.malo_id = c.malo_id AND n.obis_code = c.obis_code AND n."from" = c."from" AND n.version = c.version""");
         String columns = "p.malo_id, p.obis_code, p.\"from\", p.\"to\", p.version, p.version_scope";
         String channel = "p.malo_id = n.malo_id AND p.obis_code = n.obis_code";
         // dense (a day's ingest): the stored versions from each channel's first new "from" to its last "to", and the one
@@ -154,6 +147,28 @@ public final class HotTierRules
                 $function$""".formatted(quoteIdentifier(schema), FUNCTION, ReadingRules.LONGEST_WRITTEN_SPAN.toSeconds(), CHANNEL_LOCKS,
                 ReadingRules.ONE_OPERATOR_PER_READING, ReadingRules.SPANS_DO_NOT_OVERLAP, ReadingRules.ONE_GRID_PER_READING,
                 dense, sparse);
+    }
+
+    /**
+     * The first pair of rows among {@code candidates} that breaks a rule and holds a written row, as a SELECT of its
+     * later row's malo_id, obis_code, "from", "to", version, version_scope and written, and its earlier row's as
+     * previous_*. {@code candidates} selects those columns of the rows to check, sorted or not. Sorted by channel,
+     * "from" and version, a rule can only break between a row and the one before it: spans that pass are disjoint or
+     * the same, so the last span of a channel is the only one a following row can meet.
+     */
+    public static String firstBrokenPair(String candidates)
+    {
+        return """
+                SELECT * FROM (
+                    SELECT malo_id, obis_code, "from", "to", version, version_scope, written,
+                        lag("from") OVER w AS previous_from, lag("to") OVER w AS previous_to, lag(version) OVER w AS previous_version,
+                        lag(version_scope) OVER w AS previous_scope, lag(written) OVER w AS previous_written
+                    FROM (%s) candidates
+                    WINDOW w AS (PARTITION BY malo_id, obis_code ORDER BY "from", version)) x
+                WHERE (written OR previous_written) AND previous_to > "from"
+                    AND (previous_from <> "from" OR previous_to <> "to" OR split_part(previous_scope, ':', 1) <> split_part(version_scope, ':', 1))
+                ORDER BY malo_id, obis_code, "from", version
+                LIMIT 1""".formatted(candidates);
     }
 
     /** The triggers of one table, the parent or a partition, every version of whose channels is in {@code qualifiedParent}. */

@@ -1,7 +1,6 @@
 package io.meterstore.core;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
@@ -135,7 +134,6 @@ public final class ReadingRules
 
     private static String span(Reading reading)
     {
-        Instant from = reading.from();
-        return "[%s, %s)".formatted(TieringWatermark.formatInstant(from), TieringWatermark.formatInstant(reading.to()));
+        return "[%s, %s)".formatted(TieringWatermark.formatInstant(reading.from()), TieringWatermark.formatInstant(reading.to()));
     }
 }

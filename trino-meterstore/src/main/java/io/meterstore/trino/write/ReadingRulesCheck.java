@@ -47,8 +47,8 @@ final class ReadingRulesCheck
     void requireStagedCompatible()
             throws SQLException
     {
-        String rows = "SELECT malo_id, obis_code, \"from\", \"to\", version, version_scope, true AS staged FROM %s".formatted(staging.qualifiedName());
-        firstBrokenPair(rows, new Object[0]).ifPresent(pair -> refuse(pair, "PostgreSQL"));
+        String rows = "SELECT malo_id, obis_code, \"from\", \"to\", version, version_scope, true AS written FROM %s".formatted(staging.qualifiedName());
+        firstBrokenPair(rows).ifPresent(pair -> refuse(pair, staging.qualifiedName()));
     }
 
     /**
@@ -89,34 +89,19 @@ final class ReadingRulesCheck
 
     private record BrokenPair(Row earlier, Row later) {}
 
-    private Optional<BrokenPair> firstBrokenPair(String rows, Object[] parameters)
+    private Optional<BrokenPair> firstBrokenPair(String rows)
             throws SQLException
     {
-        String sql = """
-                SELECT malo_id, obis_code, "from", version, staged, previous_from, previous_version, previous_staged FROM (
-                    SELECT malo_id, obis_code, "from", "to", version, version_scope, staged,
-                        lag("from") OVER w AS previous_from, lag("to") OVER w AS previous_to, lag(version) OVER w AS previous_version,
-                        lag(version_scope) OVER w AS previous_scope, lag(staged) OVER w AS previous_staged
-                    FROM (%s) u
-                    WINDOW w AS (PARTITION BY malo_id, obis_code ORDER BY "from", version, staged)) x
-                WHERE (staged OR previous_staged) AND previous_to > "from"
-                    AND (previous_from <> "from" OR previous_to <> "to" OR split_part(previous_scope, ':', 1) <> split_part(version_scope, ':', 1))
-                ORDER BY malo_id, obis_code, "from", version
-                LIMIT 1""".formatted(rows);
-        try (PreparedStatement select = connection.prepareStatement(sql)) {
-            for (int index = 0; index < parameters.length; index++) {
-                select.setObject(index + 1, timestamp((Instant) parameters[index]));
+        try (PreparedStatement select = connection.prepareStatement(HotTierRules.firstBrokenPair(rows));
+                ResultSet result = select.executeQuery()) {
+            if (!result.next()) {
+                return Optional.empty();
             }
-            try (ResultSet result = select.executeQuery()) {
-                if (!result.next()) {
-                    return Optional.empty();
-                }
-                String maloId = result.getString("malo_id");
-                String obisCode = result.getString("obis_code");
-                Row later = new Row(maloId, obisCode, result.getObject("from", OffsetDateTime.class).toInstant(), result.getBigDecimal("version"), result.getBoolean("staged"));
-                Row earlier = new Row(maloId, obisCode, result.getObject("previous_from", OffsetDateTime.class).toInstant(), result.getBigDecimal("previous_version"), result.getBoolean("previous_staged"));
-                return Optional.of(new BrokenPair(earlier, later));
-            }
+            String maloId = result.getString("malo_id");
+            String obisCode = result.getString("obis_code");
+            Row later = new Row(maloId, obisCode, result.getObject("from", OffsetDateTime.class).toInstant(), result.getBigDecimal("version"), result.getBoolean("written"));
+            Row earlier = new Row(maloId, obisCode, result.getObject("previous_from", OffsetDateTime.class).toInstant(), result.getBigDecimal("previous_version"), result.getBoolean("previous_written"));
+            return Optional.of(new BrokenPair(earlier, later));
         }
     }
 
