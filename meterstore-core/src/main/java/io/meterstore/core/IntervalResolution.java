@@ -4,7 +4,9 @@ import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.Period;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
@@ -38,10 +40,27 @@ public record IntervalResolution(String value, Kind kind, Optional<Duration> ste
         checkArgument(step.isPresent() == (kind == Kind.FIXED), "a step belongs to a fixed resolution only");
     }
 
+    // a table holds a handful of grids, each parsed once: validating every archived row parsed its resolution each time
+    private static final Map<String, IntervalResolution> PARSED = new ConcurrentHashMap<>();
+    private static final int MAX_PARSED = 64;
+
     /** Reads a stored resolution; anything that is not an ISO-8601 duration, or a step that does not divide a day, is refused. */
     public static IntervalResolution parse(String value)
     {
         requireNonNull(value, "value is null");
+        IntervalResolution parsed = PARSED.get(value);
+        if (parsed != null) {
+            return parsed;
+        }
+        parsed = parseUncached(value);
+        if (PARSED.size() < MAX_PARSED) {
+            PARSED.put(value, parsed);
+        }
+        return parsed;
+    }
+
+    private static IntervalResolution parseUncached(String value)
+    {
         if (value.equals("P1D")) {
             return new IntervalResolution(value, Kind.DAILY, Optional.empty());
         }

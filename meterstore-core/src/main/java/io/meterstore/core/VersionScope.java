@@ -3,8 +3,6 @@ package io.meterstore.core;
 import java.time.Instant;
 import java.time.YearMonth;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static java.util.Objects.requireNonNull;
 
@@ -14,14 +12,11 @@ import static java.util.Objects.requireNonNull;
  */
 public record VersionScope(String operatorId, YearMonth month)
 {
-    private static final Pattern OPERATOR_ID = Pattern.compile("\\d{13}");
-    private static final Pattern SCOPE = Pattern.compile("(\\d{13}):(\\d{4}-(0[1-9]|1[0-2]))");
-
     public VersionScope
     {
         requireNonNull(operatorId, "operatorId is null");
         requireNonNull(month, "month is null");
-        if (!OPERATOR_ID.matcher(operatorId).matches()) {
+        if (operatorId.length() != 13 || !digits(operatorId, 0, 13)) {
             throw new InvalidReadingException("Invalid network operator id '%s': it has exactly 13 digits (a BDEW or DVGW market partner id)".formatted(operatorId));
         }
     }
@@ -35,11 +30,27 @@ public record VersionScope(String operatorId, YearMonth month)
     /** Reads a stored scope; empty when it is not {@code <13 digits>:<YYYY-MM>}. */
     public static Optional<VersionScope> tryParse(String value)
     {
-        Matcher matcher = SCOPE.matcher(requireNonNull(value, "value is null"));
-        if (!matcher.matches()) {
+        requireNonNull(value, "value is null");
+        // (\d{13}):(\d{4})-(0[1-9]|1[0-2]), by hand: every archived row is checked
+        if (value.length() != 21 || value.charAt(13) != ':' || value.charAt(18) != '-'
+                || !digits(value, 0, 13) || !digits(value, 14, 18) || !digits(value, 19, 21)) {
             return Optional.empty();
         }
-        return Optional.of(new VersionScope(matcher.group(1), YearMonth.parse(matcher.group(2))));
+        int month = Integer.parseInt(value, 19, 21, 10);
+        if (month < 1 || month > 12) {
+            return Optional.empty();
+        }
+        return Optional.of(new VersionScope(value.substring(0, 13), YearMonth.of(Integer.parseInt(value, 14, 18, 10), month)));
+    }
+
+    private static boolean digits(String value, int from, int to)
+    {
+        for (int index = from; index < to; index++) {
+            if (value.charAt(index) < '0' || value.charAt(index) > '9') {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override
