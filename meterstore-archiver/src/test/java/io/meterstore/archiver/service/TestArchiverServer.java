@@ -284,7 +284,7 @@ final class TestArchiverServer
                 assertThat(injector.getInstance(ArchiverScheduler.class).drain()).isTrue();
                 String refusal = "Window [2024-03-05T00:00:00Z, 2024-03-06T00:00:00Z) of table 'metering.readings' is not archived: partition 'readings_2024_03_05_0000' holds the reading (malo_id '%s', "
                         .formatted(maloId);
-                assertThat(stats.getCyclesFailed().getTotalCount()).isEqualTo(1);
+                assertThat(stats.getCounters().getCyclesFailed().getTotalCount()).isEqualTo(1);
                 assertThat(stats.info().lastCycle()).hasValueSatisfying(line -> assertThat(line).startsWith("metering.readings: failed: " + refusal));
                 assertThat(WatermarkReader.current(table.table()).watermark()).isEqualTo(TieringWatermark.of(Instant.parse("2024-03-05T00:00:00Z")));
                 // what "readings$invariant" shows as the archiver's last check
