@@ -1,6 +1,7 @@
 package io.meterstore.trino;
 
 import io.meterstore.core.Reading;
+import io.meterstore.core.ReadingRules;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
@@ -19,17 +20,20 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -39,6 +43,7 @@ import java.util.function.Predicate;
 import static io.meterstore.testing.ReadingsOracle.fromRange;
 import static io.meterstore.testing.ReadingsOracle.maloId;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
 
 /**
@@ -142,6 +147,9 @@ class TestMeterstoreOracle
     {
         table.refresh();
         Instant watermark = WatermarkReader.current(table).watermark().instant();
+        // corrections on another grid, below W and at or above it: refused, so the oracle, which never saw them, holds
+        attemptRegrid(generator.maloIds().get(23), watermark.minus(Duration.ofHours(30)));
+        attemptRegrid(generator.maloIds().get(23), watermark.plus(Duration.ofHours(30)));
         String meter = generator.maloIds().get(17);
         Instant straddleLower = watermark.minus(Duration.ofHours(49));
         Instant straddleUpper = watermark.plus(Duration.ofHours(27));
@@ -179,6 +187,30 @@ class TestMeterstoreOracle
             assertThat(decimal(result.getBigDecimal(2))).as("sum of %s %s", relation, where).isEqualTo(decimal(expected.sum()));
             assertThat(instant(result, 3)).as("min from of %s %s", relation, where).isEqualTo(expected.minFrom());
             assertThat(instant(result, 4)).as("max from of %s %s", relation, where).isEqualTo(expected.maxFrom());
+        }
+    }
+
+    /**
+     * INSERTs an hour of {@code maloId} from the whole hour before {@code instant} at a version above every stored one, over
+     * the stored quarter-hours (the generator's grid), and asserts that it is refused by rule one_grid_per_reading;
+     * nothing when no quarter-hour is stored there (before the generated days).
+     */
+    private void attemptRegrid(String maloId, Instant instant)
+            throws SQLException
+    {
+        Instant from = instant.truncatedTo(ChronoUnit.HOURS);
+        Optional<Reading> stored = oracle.resolved(reading -> reading.maloId().equals(maloId) && reading.from().equals(from)).stream().findFirst();
+        if (stored.isEmpty()) {
+            return;
+        }
+        Reading quarter = stored.get();
+        Reading hour = new Reading(quarter.maloId(), quarter.meloId(), quarter.obisCode(), quarter.sparte(), quarter.from(), quarter.from().plus(Duration.ofHours(1)),
+                quarter.value().multiply(BigDecimal.valueOf(4)), quarter.unit(), quarter.quality(), "PT1H", "MANUAL_ENTRY", Optional.empty(), Optional.empty(),
+                quarter.version().add(BigInteger.valueOf(1_000_000)), quarter.versionScope(), quarter.recordedAt(), quarter.balancingDay());
+        try (Connection connection = connect();
+                Statement statement = connection.createStatement()) {
+            assertThatThrownBy(() -> statement.executeUpdate(TestingInserts.insert(hour)))
+                    .hasMessageContaining(ReadingRules.ONE_GRID_PER_READING);
         }
     }
 
