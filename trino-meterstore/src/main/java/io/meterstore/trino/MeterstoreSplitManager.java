@@ -74,7 +74,7 @@ public class MeterstoreSplitManager
                 return new FixedSplitSource(new CompletenessSplit(reads.all()));
             }
         }
-        // the engine holds the splits back until the dynamic filters arrive or this passes, so they narrow both tiers' reads
+        // the engine holds the splits back until the dynamic filters arrive or this passes, so they prune both tiers' splits
         long dynamicFilterWaitMillis = dynamicFilterColumns.isEmpty() ? 0 : MeterstoreSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis();
         return splits(session, (MeterstoreTableHandle) table, dynamicFilterWaitMillis);
     }
@@ -88,13 +88,14 @@ public class MeterstoreSplitManager
         TierSplit tiers = TierSplit.of(FromRange.of(predicate), watermark);
 
         ImmutableList.Builder<ConnectorSplit> splits = ImmutableList.builder();
+        ImmutableMap.Builder<String, TierSplit.Range> hotPartitionRanges = ImmutableMap.builder();
         ImmutableMap.Builder<String, Long> metrics = ImmutableMap.builder();
         if (handle.aggregation().isPresent()) {
             // the metadata pushed it only for a read that is hot alone: one statement over every partition the range meets
             TierSplit.Range hotRange = tiers.hot().orElse(new TierSplit.Range(Optional.of(watermark.instant()), Optional.of(watermark.instant())));
             HotSplitPlan hotPlan = tiers.hot().isPresent()
                     ? hotPlanner.plan(querySnapshots.snapshot(session.getQueryId()), handle.storageTable(), hotRange, handle.watermarkEpochMicros(), OptionalLong.empty())
-                    : new HotSplitPlan(ImmutableList.of(), 0);
+                    : HotSplitPlan.EMPTY;
             splits.add(new HotAggregationSplit(
                     hotPlan.splits().stream().map(HotSplit::snapshot).findFirst(),
                     tables.schema(),
@@ -103,7 +104,7 @@ public class MeterstoreSplitManager
                     hotRange.lower().map(MeterstoreTypes::toEpochMicros),
                     hotRange.upper().map(MeterstoreTypes::toEpochMicros)));
             addHotMetrics(metrics, hotPlan);
-            return new MeterstoreSplitSource(splits.build(), Optional.empty(), metrics.buildOrThrow(), dynamicFilterWaitMillis);
+            return new MeterstoreSplitSource(splits.build(), ImmutableMap.of(), Optional.empty(), metrics.buildOrThrow(), resolution, dynamicFilterWaitMillis);
         }
         if (!handle.historical() && tiers.hot().isPresent()) {
             // a LIMIT inside a resolving read's statement could cut a key's versions short and let an older one win
@@ -112,10 +113,11 @@ public class MeterstoreSplitManager
             // is seen in both or in neither
             HotSplitPlan hotPlan = hotPlanner.plan(querySnapshots.snapshot(session.getQueryId()), handle.storageTable(), tiers.hot().get(), handle.watermarkEpochMicros(), limit);
             splits.addAll(hotPlan.splits());
+            hotPartitionRanges.putAll(hotPlan.partitionRanges());
             addHotMetrics(metrics, hotPlan);
         }
         if (tiers.cold().isEmpty() || handle.snapshotId().isEmpty()) {
-            return new MeterstoreSplitSource(splits.build(), Optional.empty(), metrics.buildOrThrow(), dynamicFilterWaitMillis);
+            return new MeterstoreSplitSource(splits.build(), hotPartitionRanges.buildOrThrow(), Optional.empty(), metrics.buildOrThrow(), resolution, dynamicFilterWaitMillis);
         }
         Table icebergTable = tables.icebergTableListing(handle.storageTable(), handle.snapshotId().get());
         // a resolving read gets every version of a key in one split, so the split alone resolves it, or a resolved month's winners
@@ -127,7 +129,7 @@ public class MeterstoreSplitManager
         catch (MeterstoreException e) {
             throw MeterstoreErrorCode.toTrinoException(e);
         }
-        return new MeterstoreSplitSource(splits.build(), Optional.of(cold), metrics.buildOrThrow(), dynamicFilterWaitMillis);
+        return new MeterstoreSplitSource(splits.build(), hotPartitionRanges.buildOrThrow(), Optional.of(cold), metrics.buildOrThrow(), resolution, dynamicFilterWaitMillis);
     }
 
     private static void addHotMetrics(ImmutableMap.Builder<String, Long> metrics, HotSplitPlan hotPlan)

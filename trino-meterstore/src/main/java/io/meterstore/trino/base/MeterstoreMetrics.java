@@ -22,6 +22,8 @@ public final class MeterstoreMetrics
     /** Hot partitions left out because their range misses the query's hot "from" range. */
     public static final String HOT_PARTITIONS_SKIPPED = "hot_partitions_skipped";
     public static final String HOT_SPLITS = "hot_splits";
+    /** Of the hot splits, those left out because their partition's range misses a join's dynamic filter on "from". */
+    public static final String HOT_PARTITIONS_DYNAMIC_FILTER_SKIPPED = "hot_partitions_dynamic_filter_skipped";
     /** Hot partitions a page source read, one per hot split. */
     public static final String HOT_PARTITIONS_READ = "hot_partitions_read";
     /** Rows the hot statements returned, after the pushed predicates. */
@@ -41,6 +43,8 @@ public final class MeterstoreMetrics
     /** Data files of the pinned snapshot that survived manifest and file pruning. */
     public static final String COLD_DATA_FILES = "cold_data_files";
     public static final String COLD_DATA_FILES_SKIPPED = "cold_data_files_skipped";
+    /** Data files left out, after manifest and file pruning, because their "from" and malo_id bounds miss a join's dynamic filter. */
+    public static final String COLD_DATA_FILES_DYNAMIC_FILTER_SKIPPED = "cold_data_files_dynamic_filter_skipped";
     public static final String COLD_DATA_MANIFESTS = "cold_data_manifests";
     public static final String COLD_DATA_MANIFESTS_SKIPPED = "cold_data_manifests_skipped";
     /** Row groups that start inside the cold splits' ranges. */

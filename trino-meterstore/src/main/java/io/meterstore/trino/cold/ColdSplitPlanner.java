@@ -111,10 +111,11 @@ public final class ColdSplitPlanner
                 .useSnapshot(snapshotId)
                 .filter(filter)
                 .metricsReporter(metricsReporter);
-        if (read != ColdRead.VERSIONS) {
-            // the bounds that group a month's files and prove a file holds one version per key
-            scan = scan.includeColumnStats(ImmutableList.of(ReadingsColumn.FROM.columnName(), ReadingsColumn.MALO_ID.columnName(), ReadingsColumn.VERSION.columnName()));
-        }
+        // the bounds a join's dynamic filter prunes files with, and those that group a month's files and prove a file
+        // holds one version per key
+        scan = scan.includeColumnStats(read == ColdRead.VERSIONS
+                ? ImmutableList.of(ReadingsColumn.FROM.columnName(), ReadingsColumn.MALO_ID.columnName())
+                : ImmutableList.of(ReadingsColumn.FROM.columnName(), ReadingsColumn.MALO_ID.columnName(), ReadingsColumn.VERSION.columnName()));
         TrinoFileSystem fileSystem = fileSystemFactory.create(identity);
         return new ColdSplitStream(table, scan, metricsReporter, read, targetSplitSizeBytes, resolutionSplitRows,
                 task -> rowGroupKeys.rowGroups(fileSystem, task.file().location(), task.file().fileSizeInBytes()));

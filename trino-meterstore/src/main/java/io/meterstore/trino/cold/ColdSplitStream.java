@@ -4,9 +4,11 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.MeterstoreException;
+import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.cold.RowGroupKeys.RowGroup;
 import io.trino.spi.connector.ConnectorSplit;
+import io.trino.spi.predicate.TupleDomain;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
@@ -14,6 +16,7 @@ import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableScan;
+import org.apache.iceberg.expressions.InclusiveMetricsEvaluator;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.CloseableIterator;
 import org.apache.iceberg.metrics.CounterResult;
@@ -39,6 +42,7 @@ import java.util.function.Function;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.core.MeterstoreException.Reason.TABLE_LAYOUT_UNSUPPORTED;
+import static io.meterstore.trino.cold.IcebergExpressions.toIcebergExpression;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -62,6 +66,7 @@ public final class ColdSplitStream
     private final Queue<ConnectorSplit> ready = new ArrayDeque<>();
     private final Set<String> dataFiles = new HashSet<>();
     private final Set<String> deleteFiles = new HashSet<>();
+    private final Set<String> dynamicallyPrunedFiles = new HashSet<>();
 
     private Optional<CloseableIterator<FileScanTask>> taskIterator = Optional.empty();
     private Optional<Iterator<List<FileScanTask>>> months = Optional.empty();
@@ -75,6 +80,8 @@ public final class ColdSplitStream
     private boolean exhausted;
     private boolean closed;
     private Optional<ScanMetricsResult> scanMetrics = Optional.empty();
+    private TupleDomain<MeterstoreColumnHandle> dynamicFilter = TupleDomain.all();
+    private Optional<InclusiveMetricsEvaluator> dynamicFilterEvaluator = Optional.empty();
 
     ColdSplitStream(
             Table table,
@@ -118,7 +125,24 @@ public final class ColdSplitStream
     /** Up to {@code maxSize} more splits; fewer only at the end. */
     public List<ConnectorSplit> next(int maxSize)
     {
+        return next(maxSize, TupleDomain.all());
+    }
+
+    /**
+     * Up to {@code maxSize} more splits of the files a join's dynamic filter, as far as it is known, cannot exclude by
+     * their "from" and malo_id bounds; fewer only at the end. Only key columns may be in it when the read resolves
+     * versions: a file is then left out only if none of its rows has a key the filter admits, so no key loses a version.
+     */
+    public List<ConnectorSplit> next(int maxSize, TupleDomain<MeterstoreColumnHandle> dynamicFilter)
+    {
         checkArgument(maxSize > 0, "maxSize must be positive");
+        requireNonNull(dynamicFilter, "dynamicFilter is null");
+        if (!dynamicFilter.equals(this.dynamicFilter)) {
+            this.dynamicFilter = dynamicFilter;
+            this.dynamicFilterEvaluator = dynamicFilter.isAll()
+                    ? Optional.empty()
+                    : Optional.of(new InclusiveMetricsEvaluator(table.schema(), toIcebergExpression(dynamicFilter)));
+        }
         while (ready.size() < maxSize && !exhausted) {
             advance();
         }
@@ -132,6 +156,14 @@ public final class ColdSplitStream
     public boolean isFinished()
     {
         return exhausted && ready.isEmpty();
+    }
+
+    /** Plans nothing more: a dynamic filter no row can match (an empty build side) leaves no split to read. */
+    public void skipRemaining()
+    {
+        ready.clear();
+        pending = Optional.empty();
+        close();
     }
 
     /** Every remaining split: for callers that need the whole plan, such as INSERT's lookup of stored rows. */
@@ -156,6 +188,8 @@ public final class ColdSplitStream
             metrics.put(MeterstoreMetrics.COLD_MONTHS_RESOLVED, monthsResolved)
                     .put(MeterstoreMetrics.COLD_MONTHS_RESOLVING, monthsResolving);
         }
+        // a file a batch read in part before the filter narrowed was not pruned
+        metrics.put(MeterstoreMetrics.COLD_DATA_FILES_DYNAMIC_FILTER_SKIPPED, dynamicallyPrunedFiles.stream().filter(file -> !dataFiles.contains(file)).count());
         scanMetrics.ifPresent(scan -> metrics
                 .put(MeterstoreMetrics.COLD_DATA_FILES_SKIPPED, count(scan.skippedDataFiles()))
                 .put(MeterstoreMetrics.COLD_DATA_MANIFESTS, count(scan.totalDataManifests()))
@@ -223,7 +257,9 @@ public final class ColdSplitStream
         }
         FileScanTask task = iterator.next();
         verifyReadable(task);
-        addRowGroupSplit(task);
+        if (admittedByDynamicFilter(task)) {
+            addRowGroupSplit(task);
+        }
     }
 
     private void finish()
@@ -257,7 +293,7 @@ public final class ColdSplitStream
             // every key of the month has exactly one live row in its winners files: read them as they are
             monthsResolved++;
             for (FileScanTask task : month) {
-                if (ColdFileRole.of(task.file().location()).equals(Optional.of(ColdFileRole.WINNERS))) {
+                if (ColdFileRole.of(task.file().location()).equals(Optional.of(ColdFileRole.WINNERS)) && admittedByDynamicFilter(task)) {
                     for (FileScanTask rowGroups : task.split(targetSplitSizeBytes)) {
                         addRowGroupSplit(rowGroups);
                     }
@@ -267,10 +303,26 @@ public final class ColdSplitStream
             pending = Optional.empty();
             return;
         }
+        // whether the month is resolved was decided on all its files; a file without a key the filter admits holds no
+        // version of a key the query can join, so the groups are cut from the others alone
+        List<FileScanTask> admitted = month.stream().filter(this::admittedByDynamicFilter).toList();
+        if (admitted.isEmpty()) {
+            return;
+        }
         monthsResolving++;
-        new ResolutionGroups(table, resolutionSplitRows, footers, this::wholeFile, this::addRowGroupSplits, this::emitResolution).plan(month);
+        new ResolutionGroups(table, resolutionSplitRows, footers, this::wholeFile, this::addRowGroupSplits, this::emitResolution).plan(admitted);
         pending.ifPresent(this::emit);
         pending = Optional.empty();
+    }
+
+    /** Whether the file's column bounds leave a row the dynamic filter, as known now, admits; counts the file if not. */
+    private boolean admittedByDynamicFilter(FileScanTask task)
+    {
+        if (dynamicFilterEvaluator.isEmpty() || dynamicFilterEvaluator.get().eval(task.file())) {
+            return true;
+        }
+        dynamicallyPrunedFiles.add(task.file().location());
+        return false;
     }
 
     private void addRowGroupSplits(FileScanTask task)

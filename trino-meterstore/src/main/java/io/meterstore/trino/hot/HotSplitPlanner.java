@@ -1,6 +1,7 @@
 package io.meterstore.trino.hot;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.TierSplit;
@@ -54,6 +55,7 @@ public final class HotSplitPlanner
             throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot list the partitions of %s: %s".formatted(hotTier.qualifiedParent(), e.getMessage()), e);
         }
         ImmutableList.Builder<HotSplit> splits = ImmutableList.builder();
+        ImmutableMap.Builder<String, TierSplit.Range> ranges = ImmutableMap.builder();
         for (HotPartition partition : listing.partitions()) {
             if (partition.overlaps(hotRange.lower().orElseThrow(), hotRange.upper())) {
                 splits.add(new HotSplit(
@@ -65,9 +67,10 @@ public final class HotSplitPlanner
                         hotRange.upper().map(MeterstoreTypes::toEpochMicros),
                         limit,
                         listing.sizes().size(partition.name()).map(HotPartitionSizes.Size::bytes).orElse(0L)));
+                ranges.put(partition.name(), partition.range());
             }
         }
-        return new HotSplitPlan(splits.build(), listing.partitions().size());
+        return new HotSplitPlan(splits.build(), listing.partitions().size(), ranges.buildOrThrow());
     }
 
     private record Listing(List<HotPartition> partitions, HotPartitionSizes sizes) {}
