@@ -13,6 +13,7 @@ import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.trino.base.MeterstoreConfig;
 import io.meterstore.trino.base.MeterstoreTypes;
 import io.meterstore.trino.handle.MeterstoreTableHandle;
 import io.trino.spi.TrinoException;
@@ -79,7 +80,7 @@ class TestMeterstoreReaderGrace
 {
     // the connector's session properties, as a query's session has them
     private static final ConnectorSession SESSION = TestingConnectorSession.builder()
-            .setPropertyMetadata(new MeterstoreSessionProperties().getSessionProperties())
+            .setPropertyMetadata(new MeterstoreSessionProperties(new MeterstoreConfig()).getSessionProperties())
             .build();
 
     private static final SchemaTableName VERSIONS = new SchemaTableName(SCHEMA, "readings_versions");

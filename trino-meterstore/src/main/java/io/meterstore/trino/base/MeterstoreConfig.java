@@ -9,6 +9,7 @@ import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 
 import static java.util.concurrent.TimeUnit.MINUTES;
+import static java.util.concurrent.TimeUnit.SECONDS;
 
 /**
  * What only the connector reads. The keys it shares with the archiver (PostgreSQL, schema, tables, Iceberg catalogue,
@@ -20,11 +21,14 @@ public class MeterstoreConfig
 {
     public static final String MAX_CLOCK_SKEW_PROPERTY = "meterstore.max-clock-skew";
     public static final String COORDINATOR_FILE_CACHE_PROPERTY = "meterstore.coordinator-file-cache.enabled";
+    public static final String DYNAMIC_FILTERING_WAIT_TIMEOUT_PROPERTY = "meterstore.dynamic-filtering.wait-timeout";
 
     private Duration maxClockSkew = new Duration(1, MINUTES);
     private int postgresqlMaxConnections = 10;
     private int postgresqlReservedConnections = 1;
     private boolean coordinatorFileCacheEnabled = true;
+    // as Trino's Iceberg connector (iceberg.dynamic-filtering.wait-timeout): a meter list's build side is usually done by then
+    private Duration dynamicFilteringWaitTimeout = new Duration(1, SECONDS);
 
     @NotNull
     public Duration getMaxClockSkew()
@@ -84,6 +88,20 @@ public class MeterstoreConfig
     public MeterstoreConfig setCoordinatorFileCacheEnabled(boolean coordinatorFileCacheEnabled)
     {
         this.coordinatorFileCacheEnabled = coordinatorFileCacheEnabled;
+        return this;
+    }
+
+    @NotNull
+    public Duration getDynamicFilteringWaitTimeout()
+    {
+        return dynamicFilteringWaitTimeout;
+    }
+
+    @Config(DYNAMIC_FILTERING_WAIT_TIMEOUT_PROPERTY)
+    @ConfigDescription("How long a scan's splits wait for a join's dynamic filter (e.g. a list of meters) before they are planned and scheduled, so that it prunes hot partitions and Iceberg files; the default of the session property dynamic_filtering_wait_timeout")
+    public MeterstoreConfig setDynamicFilteringWaitTimeout(Duration dynamicFilteringWaitTimeout)
+    {
+        this.dynamicFilteringWaitTimeout = dynamicFilteringWaitTimeout;
         return this;
     }
 }

@@ -24,7 +24,8 @@ final class TestMeterstoreConfig
                 .setMaxClockSkew(new Duration(1, MINUTES))
                 .setPostgresqlMaxConnections(10)
                 .setPostgresqlReservedConnections(1)
-                .setCoordinatorFileCacheEnabled(true));
+                .setCoordinatorFileCacheEnabled(true)
+                .setDynamicFilteringWaitTimeout(new Duration(1, SECONDS)));
     }
 
     @Test
@@ -35,12 +36,14 @@ final class TestMeterstoreConfig
                 .put("meterstore.postgresql.max-connections", "4")
                 .put("meterstore.postgresql.reserved-connections", "2")
                 .put("meterstore.coordinator-file-cache.enabled", "false")
+                .put("meterstore.dynamic-filtering.wait-timeout", "30s")
                 .buildOrThrow();
         MeterstoreConfig expected = new MeterstoreConfig()
                 .setMaxClockSkew(new Duration(10, SECONDS))
                 .setPostgresqlMaxConnections(4)
                 .setPostgresqlReservedConnections(2)
-                .setCoordinatorFileCacheEnabled(false);
+                .setCoordinatorFileCacheEnabled(false)
+                .setDynamicFilteringWaitTimeout(new Duration(30, SECONDS));
         assertFullMapping(properties, expected);
     }
 
