@@ -17,6 +17,8 @@ import io.meterstore.core.Tier;
 import io.meterstore.core.TierSplit;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.trino.base.FromRange;
+import io.meterstore.trino.base.HiddenColumn;
+import io.meterstore.trino.base.HiddenColumnHandle;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.base.MeterstoreConfig;
 import io.meterstore.trino.base.MeterstoreErrorCode;
@@ -326,7 +328,11 @@ public class MeterstoreMetadata
             return new ConnectorTableMetadata(completeness.readings().schemaTableName(), Arrays.stream(CompletenessColumn.values()).map(CompletenessColumn::toColumnMetadata).toList());
         }
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
-        return new ConnectorTableMetadata(handle.schemaTableName(), columnsMetadata());
+        // hidden columns are listed as Trino's Iceberg connector lists "$path": SELECT * and DESCRIBE leave them out
+        return new ConnectorTableMetadata(handle.schemaTableName(), ImmutableList.<ColumnMetadata>builder()
+                .addAll(columnsMetadata())
+                .addAll(Arrays.stream(HiddenColumn.values()).map(HiddenColumn::toColumnMetadata).toList())
+                .build());
     }
 
     @Override
@@ -341,7 +347,7 @@ public class MeterstoreMetadata
                 .build();
     }
 
-    /** Every served table has the readings columns: listing them reads neither the catalogue nor PostgreSQL. */
+    /** Every served table has the readings columns: listing them reads neither the catalogue nor PostgreSQL. The hidden ones are not listed. */
     @Override
     public Iterator<RelationColumnsMetadata> streamRelationColumns(ConnectorSession session, Optional<String> schemaName, UnaryOperator<Set<SchemaTableName>> relationFilter)
     {
@@ -358,7 +364,10 @@ public class MeterstoreMetadata
         if (tableHandle instanceof CompletenessTableHandle) {
             return Arrays.stream(CompletenessColumn.values()).collect(toImmutableMap(CompletenessColumn::columnName, CompletenessColumnHandle::new));
         }
-        return MeterstoreTypes.columnHandles().stream().collect(toImmutableMap(MeterstoreColumnHandle::name, column -> column));
+        return ImmutableMap.<String, ColumnHandle>builder()
+                .putAll(MeterstoreTypes.columnHandles().stream().collect(toImmutableMap(MeterstoreColumnHandle::name, column -> column)))
+                .putAll(Arrays.stream(HiddenColumn.values()).collect(toImmutableMap(HiddenColumn::columnName, HiddenColumnHandle::new)))
+                .buildOrThrow();
     }
 
     @Override
@@ -372,6 +381,9 @@ public class MeterstoreMetadata
         }
         if (columnHandle instanceof MergeRowIdHandle rowId) {
             return rowId.toColumnMetadata();
+        }
+        if (columnHandle instanceof HiddenColumnHandle hidden) {
+            return hidden.column().toColumnMetadata();
         }
         return ((MeterstoreColumnHandle) columnHandle).toColumnMetadata();
     }
@@ -400,7 +412,9 @@ public class MeterstoreMetadata
             return applyDeleteFilter(handle, constraint);
         }
         // a resolving read takes only predicates that select whole merge keys; the rest is applied after resolution
-        TupleDomain<MeterstoreColumnHandle> pushed = handle.resolution().pushable(constraint.getSummary().transformKeys(MeterstoreColumnHandle.class::cast));
+        // a predicate on "$tier" or "$watermark" becomes the "from" range of the tiers it leaves: the other is not read
+        TupleDomain<MeterstoreColumnHandle> pushed = handle.resolution().pushable(storedColumns(constraint.getSummary())
+                .intersect(HiddenColumn.pruning(constraint.getSummary(), handle.watermarkEpochMicros())));
         TupleDomain<MeterstoreColumnHandle> combined = handle.constraint().intersect(pushed);
         if (combined.equals(handle.constraint())) {
             return Optional.empty();
@@ -418,9 +432,11 @@ public class MeterstoreMetadata
      */
     private Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyDeleteFilter(MeterstoreTableHandle handle, Constraint constraint)
     {
-        TupleDomain<MeterstoreColumnHandle> summary = constraint.getSummary().transformKeys(MeterstoreColumnHandle.class::cast);
+        TupleDomain<MeterstoreColumnHandle> summary = storedColumns(constraint.getSummary());
         TupleDomain<MeterstoreColumnHandle> combined = handle.constraint().intersect(ErasureRequest.supported(summary));
-        TupleDomain<ColumnHandle> remaining = constraint.getSummary().filter((column, domain) -> !ErasureRequest.isSupported((MeterstoreColumnHandle) column, domain));
+        // a predicate on a hidden column is never an erasure's: it stays, and beginMerge refuses the statement
+        TupleDomain<ColumnHandle> remaining = constraint.getSummary().filter((column, domain) ->
+                !(column instanceof MeterstoreColumnHandle meterstoreColumn && ErasureRequest.isSupported(meterstoreColumn, domain)));
         if (combined.equals(handle.constraint()) && remaining.equals(constraint.getSummary())) {
             return Optional.empty();
         }
@@ -487,6 +503,12 @@ public class MeterstoreMetadata
         Erased result = erasureWriter.erase(session, (MeterstoreTableHandle) tableHandle);
         erased.put(session.getQueryId(), result);
         return OptionalLong.of(result.rows());
+    }
+
+    /** The domains of {@code predicate} on stored columns: those the tiers can push into their reads. */
+    private static TupleDomain<MeterstoreColumnHandle> storedColumns(TupleDomain<ColumnHandle> predicate)
+    {
+        return predicate.filter((column, _) -> column instanceof MeterstoreColumnHandle).transformKeys(MeterstoreColumnHandle.class::cast);
     }
 
     private static List<ColumnMetadata> columnsMetadata()
@@ -563,7 +585,10 @@ public class MeterstoreMetadata
         boolean hotOnly = isHotOnlyVersionsRead(handle);
         Map<MeterstoreColumnHandle, Domain> enforced = handle.constraint().getDomains().orElseThrow();
         return filter.filter((column, domain) -> {
-            MeterstoreColumnHandle meterstoreColumn = (MeterstoreColumnHandle) column;
+            if (!(column instanceof MeterstoreColumnHandle meterstoreColumn)) {
+                // a hidden column's predicate pruned a tier through "from"; Trino still checks it against the constants
+                return true;
+            }
             Domain pushed = enforced.get(meterstoreColumn);
             if (pushed == null) {
                 return true;
@@ -630,6 +655,10 @@ public class MeterstoreMetadata
         }
         // every pushed domain must be enforced by the statement: no row filter remains between the scan and the aggregation
         if (!handle.constraint().getDomains().orElseThrow().entrySet().stream().allMatch(entry -> HotSqlPredicate.isEnforced(entry.getKey(), entry.getValue()))) {
+            return Optional.empty();
+        }
+        // grouped by a hidden column: Trino aggregates the rows, whose "$tier" and "$watermark" the page source puts in
+        if (!groupingSets.getFirst().stream().allMatch(MeterstoreColumnHandle.class::isInstance)) {
             return Optional.empty();
         }
         Optional<List<HotAggregateColumn>> pushed = HotAggregations.toAggregateColumns(aggregates, assignments);

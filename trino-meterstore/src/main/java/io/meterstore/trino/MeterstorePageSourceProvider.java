@@ -3,6 +3,8 @@ package io.meterstore.trino;
 import com.google.common.collect.ImmutableList;
 import com.google.inject.Inject;
 import io.meterstore.core.ErasureKey;
+import io.meterstore.core.Tier;
+import io.meterstore.trino.base.HiddenColumnsPageSource;
 import io.meterstore.trino.base.MeterstoreTables;
 import io.meterstore.trino.base.LimitingPageSource;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
@@ -96,6 +98,17 @@ public class MeterstorePageSourceProvider
             // the statement enforces the handle's constraint; a dynamic filter is only an optimisation and is not needed
             return withConnection(session, connection -> new HotAggregationPageSource(connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint()));
         }
+        if (HiddenColumnsPageSource.hasHiddenColumns(columns)) {
+            // a split reads one tier at the handle's W: the tier reads the stored columns, the hidden ones are constants
+            Tier tier = switch (split) {
+                case HotSplit _ -> Tier.HOT;
+                case ColdSplit _, ColdFileGroupSplit _ -> Tier.COLD;
+                default -> throw new IllegalArgumentException("Unknown split " + split);
+            };
+            List<ColumnHandle> stored = ImmutableList.copyOf(HiddenColumnsPageSource.storedColumns(columns));
+            ConnectorPageSource source = createPageSource(transaction, session, split, table, tableCredentials, stored, dynamicFilter, memoryContext);
+            return new HiddenColumnsPageSource(source, columns, tier, handle.watermarkEpochMicros());
+        }
         List<MeterstoreColumnHandle> meterstoreColumns = columns.stream().map(MeterstoreColumnHandle.class::cast).toList();
         // a plain cold split of a resolving read holds one version per key (a resolved month's winners, or a file proven
         // to): only AS OF applies to it
@@ -104,7 +117,10 @@ public class MeterstorePageSourceProvider
                 : handle.resolution();
         // what the dynamic filter knows by now (e.g. the meters of a join's build side) narrows both tiers' reads
         TupleDomain<MeterstoreColumnHandle> predicate = handle.resolution().pruning(handle.constraint()
-                .intersect(dynamicFilter.getCurrentPredicate().transformKeys(MeterstoreColumnHandle.class::cast)));
+                .intersect(dynamicFilter.getCurrentPredicate()
+                        // a join on a hidden column filters the split's constants, after the read
+                        .filter((column, _) -> column instanceof MeterstoreColumnHandle)
+                        .transformKeys(MeterstoreColumnHandle.class::cast)));
         if (predicate.isNone()) {
             return new EmptyPageSource();
         }
