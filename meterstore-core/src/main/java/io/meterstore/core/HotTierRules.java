@@ -75,32 +75,34 @@ public final class HotTierRules
      */
     static String createFunction(String schema)
     {
-        // the new rows among the candidates, marked by their key in the transition table: under a savepoint their xmin
-        // is a subtransaction's, not the transaction's
-        String pair = firstBrokenPair("""
-                SELECT c.*, n.malo_id IS NOT NULL AS written FROM (%s) c
-                LEFT JOIN new_rows n ON n.malo_id = c.malo_id AND n.obis_code = c.obis_code AND n."from" = c."from" AND n.version = c.version""");
         String columns = "p.malo_id, p.obis_code, p.\"from\", p.\"to\", p.version, p.version_scope";
         String channel = "p.malo_id = n.malo_id AND p.obis_code = n.obis_code";
+        // the new rows, and the stored versions their checks need, each once; a stored row is marked by its key not being
+        // in the transition table (under a savepoint a new row's xmin is a subtransaction's, not the transaction's)
+        String stored = "NOT EXISTS (SELECT 1 FROM new_rows w WHERE w.malo_id = p.malo_id AND w.obis_code = p.obis_code AND w.\"from\" = p.\"from\" AND w.version = p.version)";
         // dense (a day's ingest): the stored versions from each channel's first new "from" to its last "to", and the one
         // before, which is the only earlier span that can reach into them
-        String dense = pair.formatted("""
-                SELECT %1$s FROM (SELECT malo_id, obis_code, min("from") AS lower_from, max("to") AS upper_to FROM new_rows GROUP BY 1, 2) n
-                JOIN %%1$s p ON %2$s AND p."from" >= n.lower_from AND p."from" < n.upper_to AND p."from" >= $1 AND p."from" < $2
+        String dense = firstBrokenPair("""
+                SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS written FROM new_rows
                 UNION ALL
-                SELECT b.* FROM (SELECT malo_id, obis_code, min("from") AS lower_from FROM new_rows GROUP BY 1, 2) n
+                SELECT %1$s, false FROM (SELECT malo_id, obis_code, min("from") AS lower_from, max("to") AS upper_to FROM new_rows GROUP BY 1, 2) n
+                JOIN %%1$s p ON %2$s AND p."from" >= n.lower_from AND p."from" < n.upper_to AND p."from" >= $1 AND p."from" < $2
+                WHERE %3$s
+                UNION ALL
+                SELECT b.*, false FROM (SELECT malo_id, obis_code, min("from") AS lower_from FROM new_rows GROUP BY 1, 2) n
                 CROSS JOIN LATERAL (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n.lower_from AND p."from" >= n.lower_from - $3 ORDER BY p."from" DESC LIMIT 1) b"""
-                .formatted(columns, channel));
+                .formatted(columns, channel, stored));
         // sparse (corrections): each new row, its own "from"'s versions, the span before it and the first one after it
-        String sparse = pair.formatted("""
-                SELECT %1$s FROM new_rows p
-                UNION
-                SELECT b.* FROM new_rows n CROSS JOIN LATERAL (
+        String sparse = firstBrokenPair("""
+                SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS written FROM new_rows
+                UNION ALL
+                SELECT b.*, false FROM (SELECT DISTINCT b.* FROM new_rows n CROSS JOIN LATERAL (
                     (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" = n."from")
                     UNION ALL
                     (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n."from" AND p."from" >= n."from" - $3 ORDER BY p."from" DESC LIMIT 1)
                     UNION ALL
-                    (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" > n."from" AND p."from" < n."to" ORDER BY p."from" LIMIT 1)) b"""
+                    (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" > n."from" AND p."from" < n."to" ORDER BY p."from" LIMIT 1)) b) b
+                WHERE NOT EXISTS (SELECT 1 FROM new_rows w WHERE w.malo_id = b.malo_id AND w.obis_code = b.obis_code AND w."from" = b."from" AND w.version = b.version)"""
                 .formatted(columns, channel));
         return """
                 CREATE OR REPLACE FUNCTION %1$s.%2$s() RETURNS trigger LANGUAGE plpgsql AS $function$
@@ -112,11 +114,11 @@ public final class HotTierRules
                     broken record;
                     rule text;
                 BEGIN
-                    SELECT min("from") - interval '%3$d seconds', max("to"), count(*), count(DISTINCT (malo_id, obis_code))
-                    INTO lower_from, upper_to, written_rows, channels FROM new_rows;
+                    SELECT min("from"), max("to"), count(*) INTO lower_from, upper_to, written_rows FROM new_rows;
                     IF written_rows = 0 THEN
                         RETURN NULL;
                     END IF;
+                    SELECT count(*) INTO channels FROM (SELECT 1 FROM new_rows GROUP BY malo_id, obis_code) c;
                     -- in ascending order, so that two writers never wait for each other's locks
                     PERFORM count(pg_advisory_xact_lock(hashtextextended('meterstore.channels:' || TG_ARGV[0], bucket)))
                     FROM (SELECT DISTINCT abs(hashtext(malo_id) %% %4$d) AS bucket FROM new_rows ORDER BY 1) b;
