@@ -148,10 +148,10 @@ public final class InsertWriter
         table.refresh();
         PinnedWatermark pinned = WatermarkReader.current(table);
         TieringWatermark watermark = pinned.watermark();
-        // no instant counted twice: the statement's rows against each other here; the cold rows against Iceberg's versions
-        // as they are looked up, the hot rows against PostgreSQL's by the hot tier's own trigger as they are written
+        // no instant counted twice: the statement's cold rows against each other here and against Iceberg's versions as
+        // they are looked up; the hot rows against each other and PostgreSQL's versions by the hot tier's own trigger
         ReadingRulesCheck rules = new ReadingRulesCheck(connection, handle.staging());
-        rules.requireStagedCompatible();
+        rules.requireStagedCompatible(watermark);
 
         ColdInsertCommit cold = new ColdInsertCommit(handle, session, table, pinned, coldLookup, committer);
         try {

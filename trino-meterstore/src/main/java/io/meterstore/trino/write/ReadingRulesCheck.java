@@ -4,6 +4,7 @@ import io.meterstore.core.HotTier;
 import io.meterstore.core.HotTierRules;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingRules;
+import io.meterstore.core.TieringWatermark;
 import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.TrinoException;
 
@@ -43,12 +44,16 @@ final class ReadingRulesCheck
         this.staging = requireNonNull(staging, "staging is null");
     }
 
-    /** Fails the statement at the first staged row that breaks a rule against another staged row. */
-    void requireStagedCompatible()
+    /**
+     * Fails the statement at the first staged row for Iceberg that breaks a rule against another staged row. The rows
+     * for PostgreSQL are checked against each other by the hot tier's trigger as they are written; those from W on that
+     * a span of a cold row can reach (it starts at most the longest span before them) are checked here too.
+     */
+    void requireStagedCompatible(TieringWatermark watermark)
             throws SQLException
     {
-        String rows = "SELECT malo_id, obis_code, \"from\", \"to\", version, version_scope, true AS written FROM %s".formatted(staging.qualifiedName());
-        firstBrokenPair(rows).ifPresent(pair -> refuse(pair, staging.qualifiedName()));
+        String rows = "SELECT malo_id, obis_code, \"from\", \"to\", version, version_scope, true AS written FROM %s WHERE \"from\" < ?".formatted(staging.qualifiedName());
+        firstBrokenPair(rows, watermark.instant().plus(ReadingRules.LONGEST_WRITTEN_SPAN)).ifPresent(pair -> refuse(pair, staging.qualifiedName()));
     }
 
     /**
@@ -89,19 +94,21 @@ final class ReadingRulesCheck
 
     private record BrokenPair(Row earlier, Row later) {}
 
-    private Optional<BrokenPair> firstBrokenPair(String rows)
+    private Optional<BrokenPair> firstBrokenPair(String rows, Instant below)
             throws SQLException
     {
-        try (PreparedStatement select = connection.prepareStatement(HotTierRules.firstBrokenPair(rows));
-                ResultSet result = select.executeQuery()) {
-            if (!result.next()) {
-                return Optional.empty();
+        try (PreparedStatement select = connection.prepareStatement(HotTierRules.firstBrokenPair(rows))) {
+            select.setObject(1, timestamp(below));
+            try (ResultSet result = select.executeQuery()) {
+                if (!result.next()) {
+                    return Optional.empty();
+                }
+                String maloId = result.getString("malo_id");
+                String obisCode = result.getString("obis_code");
+                Row later = new Row(maloId, obisCode, result.getObject("from", OffsetDateTime.class).toInstant(), result.getBigDecimal("version"), result.getBoolean("written"));
+                Row earlier = new Row(maloId, obisCode, result.getObject("previous_from", OffsetDateTime.class).toInstant(), result.getBigDecimal("previous_version"), result.getBoolean("previous_written"));
+                return Optional.of(new BrokenPair(earlier, later));
             }
-            String maloId = result.getString("malo_id");
-            String obisCode = result.getString("obis_code");
-            Row later = new Row(maloId, obisCode, result.getObject("from", OffsetDateTime.class).toInstant(), result.getBigDecimal("version"), result.getBoolean("written"));
-            Row earlier = new Row(maloId, obisCode, result.getObject("previous_from", OffsetDateTime.class).toInstant(), result.getBigDecimal("previous_version"), result.getBoolean("previous_written"));
-            return Optional.of(new BrokenPair(earlier, later));
         }
     }
 
