@@ -113,8 +113,9 @@ final class TestMeterstoreReadingRules
         for (int days : List.of(2, -1)) {
             Instant from = noon(days, 8);
             long version = TestingInserts.epochMicros(from).longValue() + 77;
-            Reading hour = hourly(correction(2, from, version, "2.0"));
-            Reading quarter = correction(2, from.plus(Duration.ofMinutes(15)), version, "0.5");
+            // a meter with nothing stored, so the two new rows meet nothing but each other
+            Reading hour = hourly(correction(50, from, version, "2.0"));
+            Reading quarter = correction(50, from.plus(Duration.ofMinutes(15)), version, "0.5");
             // a new hour and a quarter-hour inside it, in one statement, at one version
             assertThat(query(insert(hour, quarter)))
                     .failure()

@@ -25,7 +25,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Savepoint;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -158,12 +157,13 @@ public final class InsertWriter
             // every check before any commit: a conflicting redelivery in either tier fails the statement with nothing written
             long coldStaged = writeCold(session, handle, connection, table, pinned, cold);
             HotRowWriter.Result hot;
-            Savepoint beforeHotRows = connection.setSavepoint();
             try {
                 hot = new HotRowWriter(connection, hotTier, handle.staging(), watermark).write();
             }
             catch (SQLException e) {
-                rules.refuseBrokenRule(e, beforeHotRows, hotTier);
+                try (Connection fresh = tables.connectPostgres()) {
+                    rules.refuseBrokenRule(e, hotTier, fresh);
+                }
                 throw e;
             }
             if (hot.staged() + coldStaged != staged) {

@@ -13,7 +13,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Savepoint;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -53,33 +52,34 @@ final class ReadingRulesCheck
             throws SQLException
     {
         String rows = "SELECT malo_id, obis_code, \"from\", \"to\", version, version_scope, true AS written FROM %s WHERE \"from\" < ?".formatted(staging.qualifiedName());
-        firstBrokenPair(rows, watermark.instant().plus(ReadingRules.LONGEST_WRITTEN_SPAN)).ifPresent(pair -> refuse(pair, staging.qualifiedName()));
+        firstBrokenPair(rows, watermark.instant().plus(ReadingRules.LONGEST_WRITTEN_SPAN)).ifPresent(pair -> refuse(connection, pair, staging.qualifiedName()));
     }
 
     /**
      * Fails the statement with the rule the hot tier's trigger refused {@code e} for, worded as for the cold tier, if it
-     * was that; the statement's transaction is rolled back to {@code savepoint} first, so the rows can be read.
+     * was that. The statement's transaction is aborted by then, so the rows are read over {@code fresh}: the staged one
+     * from the staging table, whose chunks were committed, the stored one from the table. (A savepoint would have made
+     * the hot rows a subtransaction's, which the redelivery check's own-statement test cannot tell from another's.)
      */
-    void refuseBrokenRule(SQLException e, Savepoint savepoint, HotTier hotTier)
+    void refuseBrokenRule(SQLException e, HotTier hotTier, Connection fresh)
             throws SQLException
     {
         Optional<HotTierRules.Refusal> refusal = HotTierRules.Refusal.of(e);
         if (refusal.isEmpty()) {
             return;
         }
-        connection.rollback(savepoint);
-        Row earlier = row(refusal.get(), refusal.get().earlierFromMicros(), refusal.get().earlierVersion());
-        Row later = row(refusal.get(), refusal.get().laterFromMicros(), refusal.get().laterVersion());
-        refuse(new BrokenPair(earlier, later), hotTier.qualifiedParent());
+        Row earlier = row(fresh, refusal.get(), refusal.get().earlierFromMicros(), refusal.get().earlierVersion());
+        Row later = row(fresh, refusal.get(), refusal.get().laterFromMicros(), refusal.get().laterVersion());
+        refuse(fresh, new BrokenPair(earlier, later), hotTier.qualifiedParent());
     }
 
-    private Row row(HotTierRules.Refusal refusal, long fromMicros, String version)
+    private Row row(Connection reader, HotTierRules.Refusal refusal, long fromMicros, String version)
             throws SQLException
     {
         Instant from = MeterstoreTypes.fromEpochMicros(fromMicros);
         BigDecimal number = new BigDecimal(version);
         // the statement's row if it carries the key, else the stored one
-        try (PreparedStatement select = connection.prepareStatement("SELECT 1 FROM %s WHERE malo_id = ? AND obis_code = ? AND \"from\" = ? AND version = ?".formatted(staging.qualifiedName()))) {
+        try (PreparedStatement select = reader.prepareStatement("SELECT 1 FROM %s WHERE malo_id = ? AND obis_code = ? AND \"from\" = ? AND version = ?".formatted(staging.qualifiedName()))) {
             select.setString(1, refusal.maloId());
             select.setString(2, refusal.obisCode());
             select.setObject(3, timestamp(from));
@@ -112,13 +112,13 @@ final class ReadingRulesCheck
         }
     }
 
-    private void refuse(BrokenPair pair, String storedIn)
+    private void refuse(Connection reader, BrokenPair pair, String storedIn)
     {
         Reading earlier;
         Reading later;
         try {
-            earlier = read(pair.earlier(), storedIn);
-            later = read(pair.later(), storedIn);
+            earlier = read(reader, pair.earlier(), storedIn);
+            later = read(reader, pair.later(), storedIn);
         }
         catch (SQLException e) {
             throw new TrinoException(METERSTORE_WRITE_FAILED, "INSERT cannot read the rows that break a rule of the readings model: %s; nothing of this statement was written".formatted(e.getMessage()), e);
@@ -133,11 +133,11 @@ final class ReadingRulesCheck
         throw new TrinoException(METERSTORE_INVALID_READING, "%s (%s); nothing of this statement was written".formatted(violation.get().getMessage(), where), violation.get());
     }
 
-    private Reading read(Row row, String storedIn)
+    private Reading read(Connection reader, Row row, String storedIn)
             throws SQLException
     {
         String table = row.staged() ? staging.qualifiedName() : storedIn;
-        try (PreparedStatement select = connection.prepareStatement("SELECT * FROM %s WHERE malo_id = ? AND obis_code = ? AND \"from\" = ? AND version = ? LIMIT 1".formatted(table))) {
+        try (PreparedStatement select = reader.prepareStatement("SELECT * FROM %s WHERE malo_id = ? AND obis_code = ? AND \"from\" = ? AND version = ? LIMIT 1".formatted(table))) {
             select.setString(1, row.maloId());
             select.setString(2, row.obisCode());
             select.setObject(3, timestamp(row.from()));
