@@ -60,8 +60,8 @@ final class TestMeterstoreConnectionPool
 {
     private static final int MAX_CONNECTIONS = 2;
     private static final int PARTITIONS = 100;
-    // bounds a wait for what happens at once with turns by query, and never without them
-    // a bound on a wait that ends as soon as its condition holds; generous, for a loaded machine (a full run beside a benchmark missed 60 s)
+    // bounds a wait for what happens at once with turns by query, and never without them; generous for a loaded machine
+    // (a full run beside a benchmark missed 60 s), and a wait ends as soon as its condition holds
     private static final Duration AWAIT = Duration.ofMinutes(3);
 
     @Test
