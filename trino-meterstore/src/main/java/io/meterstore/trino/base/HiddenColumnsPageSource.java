@@ -7,12 +7,8 @@ import io.trino.spi.block.RunLengthEncodedBlock;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ConnectorPageSource;
 import io.trino.spi.connector.SourcePage;
-import io.trino.spi.metrics.Metrics;
 
-import java.io.IOException;
 import java.util.List;
-import java.util.OptionalLong;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.ObjLongConsumer;
 
 import static io.trino.spi.type.TypeUtils.writeNativeValue;
@@ -23,9 +19,8 @@ import static java.util.Objects.requireNonNull;
  * columns alone, and each hidden column is one value repeated, since a split reads one tier at the pinned W.
  */
 public final class HiddenColumnsPageSource
-        implements ConnectorPageSource
+        extends ForwardingPageSource
 {
-    private final ConnectorPageSource delegate;
     // per output channel: the delegate's channel, or -1 for a hidden column
     private final int[] delegateChannels;
     // per output channel: the hidden column's value, one position; null for a stored column
@@ -37,7 +32,7 @@ public final class HiddenColumnsPageSource
      */
     public HiddenColumnsPageSource(ConnectorPageSource delegate, List<ColumnHandle> columns, Tier tier, long watermarkEpochMicros)
     {
-        this.delegate = requireNonNull(delegate, "delegate is null");
+        super(delegate);
         requireNonNull(tier, "tier is null");
         this.delegateChannels = new int[columns.size()];
         this.values = new Block[columns.size()];
@@ -72,61 +67,11 @@ public final class HiddenColumnsPageSource
     @Override
     public SourcePage getNextSourcePage()
     {
-        SourcePage page = delegate.getNextSourcePage();
+        SourcePage page = delegate().getNextSourcePage();
         if (page == null) {
             return null;
         }
         return new HiddenColumnsSourcePage(page);
-    }
-
-    @Override
-    public boolean isFinished()
-    {
-        return delegate.isFinished();
-    }
-
-    @Override
-    public CompletableFuture<?> isBlocked()
-    {
-        return delegate.isBlocked();
-    }
-
-    @Override
-    public long getCompletedBytes()
-    {
-        return delegate.getCompletedBytes();
-    }
-
-    @Override
-    public OptionalLong getCompletedPositions()
-    {
-        return delegate.getCompletedPositions();
-    }
-
-    @Override
-    public long getReadTimeNanos()
-    {
-        return delegate.getReadTimeNanos();
-    }
-
-    @Override
-    @SuppressWarnings("deprecation") // forwards the reader's memory
-    public long getMemoryUsage()
-    {
-        return delegate.getMemoryUsage();
-    }
-
-    @Override
-    public Metrics getMetrics()
-    {
-        return delegate.getMetrics();
-    }
-
-    @Override
-    public void close()
-            throws IOException
-    {
-        delegate.close();
     }
 
     private final class HiddenColumnsSourcePage
