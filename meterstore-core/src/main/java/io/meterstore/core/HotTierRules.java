@@ -40,6 +40,9 @@ public final class HotTierRules
     private static final String UPDATE_TRIGGER = "meterstore_reading_rules_update";
     // the writers of one channel are serialized by one of this many transaction locks, taken in order
     private static final int CHANNEL_LOCKS = 64;
+    // the dense check sorts a day's ingest of a thousand meters (96,000 rows, 8 MB) in memory; PostgreSQL's default
+    // of 4 MB spilled it to disk
+    private static final String WORK_MEM = "64MB";
 
     private static final String CANONICAL_GROUP = "(0|[1-9][0-9]{0,2})";
 
@@ -77,21 +80,22 @@ public final class HotTierRules
     {
         String columns = "p.malo_id, p.obis_code, p.\"from\", p.\"to\", p.version, p.version_scope";
         String channel = "p.malo_id = n.malo_id AND p.obis_code = n.obis_code";
-        // the new rows, and the stored versions their checks need, each once; a stored row is marked by its key not being
-        // in the transition table (under a savepoint a new row's xmin is a subtransaction's, not the transaction's)
-        String stored = "NOT EXISTS (SELECT 1 FROM new_rows w WHERE w.malo_id = p.malo_id AND w.obis_code = p.obis_code AND w.\"from\" = p.\"from\" AND w.version = p.version)";
         // dense (a day's ingest): the stored versions from each channel's first new "from" to its last "to", and the one
-        // before, which is the only earlier span that can reach into them
+        // before, which is the only earlier span that can reach into them. The stored rows include the new ones (the
+        // trigger runs after the statement): grouped by key, each row counts once and is written if the statement wrote
+        // it. A join that leaves out the new rows instead was planned as a nested loop over the transition table once
+        // statistics made the stored rows look few, which is quadratic in the statement's rows.
         String dense = firstBrokenPair("""
-                SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS written FROM new_rows
-                UNION ALL
-                SELECT %1$s, false FROM (SELECT malo_id, obis_code, min("from") AS lower_from, max("to") AS upper_to FROM new_rows GROUP BY 1, 2) n
-                JOIN %%1$s p ON %2$s AND p."from" >= n.lower_from AND p."from" < n.upper_to AND p."from" >= $1 AND p."from" < $2
-                WHERE %3$s
-                UNION ALL
-                SELECT b.*, false FROM (SELECT malo_id, obis_code, min("from") AS lower_from FROM new_rows GROUP BY 1, 2) n
-                CROSS JOIN LATERAL (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n.lower_from AND p."from" >= n.lower_from - $3 ORDER BY p."from" DESC LIMIT 1) b"""
-                .formatted(columns, channel, stored));
+                SELECT malo_id, obis_code, "from", max("to") AS "to", version, max(version_scope) AS version_scope, bool_or(written) AS written FROM (
+                    SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS written FROM new_rows
+                    UNION ALL
+                    SELECT %1$s, false FROM (SELECT malo_id, obis_code, min("from") AS lower_from, max("to") AS upper_to FROM new_rows GROUP BY 1, 2) n
+                    JOIN %%1$s p ON %2$s AND p."from" >= n.lower_from AND p."from" < n.upper_to AND p."from" >= $1 AND p."from" < $2
+                    UNION ALL
+                    SELECT b.*, false FROM (SELECT malo_id, obis_code, min("from") AS lower_from FROM new_rows GROUP BY 1, 2) n
+                    CROSS JOIN LATERAL (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n.lower_from AND p."from" >= n.lower_from - $3 ORDER BY p."from" DESC LIMIT 1) b) rows
+                GROUP BY malo_id, obis_code, "from", version"""
+                .formatted(columns, channel));
         // sparse (corrections): each new row, its own "from"'s versions, the span before it and the first one after it
         String sparse = firstBrokenPair("""
                 SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS written FROM new_rows
@@ -105,7 +109,7 @@ public final class HotTierRules
                 WHERE NOT EXISTS (SELECT 1 FROM new_rows w WHERE w.malo_id = b.malo_id AND w.obis_code = b.obis_code AND w."from" = b."from" AND w.version = b.version)"""
                 .formatted(columns, channel));
         return """
-                CREATE OR REPLACE FUNCTION %1$s.%2$s() RETURNS trigger LANGUAGE plpgsql AS $function$
+                CREATE OR REPLACE FUNCTION %1$s.%2$s() RETURNS trigger LANGUAGE plpgsql SET work_mem = '%8$s' AS $function$
                 DECLARE
                     lower_from timestamptz;
                     upper_to timestamptz;
@@ -126,17 +130,14 @@ public final class HotTierRules
                     -- each new row is checked against its neighbours: in one pass over its channels' range when the new rows
                     -- fill it, else by index probes around each
                     IF written_rows >= 24 * channels THEN
-                        EXECUTE format($query$%8$s$query$, TG_ARGV[0]) INTO broken USING lower_from, upper_to, interval '%3$d seconds';
+                        EXECUTE format($query$%6$s$query$, TG_ARGV[0]) INTO broken USING lower_from, upper_to, interval '%3$d seconds';
                     ELSE
-                        EXECUTE format($query$%9$s$query$, TG_ARGV[0]) INTO broken USING lower_from, upper_to, interval '%3$d seconds';
+                        EXECUTE format($query$%7$s$query$, TG_ARGV[0]) INTO broken USING lower_from, upper_to, interval '%3$d seconds';
                     END IF;
                     IF broken IS NULL THEN
                         RETURN NULL;
                     END IF;
-                    rule := CASE
-                        WHEN broken.previous_from = broken."from" AND broken.previous_to = broken."to" THEN '%5$s'
-                        WHEN broken.previous_version = broken.version THEN '%6$s'
-                        ELSE '%7$s' END;
+                    rule := %5$s;
                     RAISE EXCEPTION 'Reading (malo_id %%, obis_code %%): version %% over [%%, %%) under scope %% meets version %% over [%%, %%) under scope %%, which rule %% refuses: a reading has one network operator, the spans of one version do not overlap, and a correction uses the stored grid',
                             quote_literal(broken.malo_id), quote_literal(broken.obis_code),
                             broken.previous_version, broken.previous_from, broken.previous_to, broken.previous_scope,
@@ -147,8 +148,8 @@ public final class HotTierRules
                                 extract(epoch FROM broken."from") * 1000000, broken.version);
                 END
                 $function$""".formatted(quoteIdentifier(schema), FUNCTION, ReadingRules.LONGEST_WRITTEN_SPAN.toSeconds(), CHANNEL_LOCKS,
-                ReadingRules.ONE_OPERATOR_PER_READING, ReadingRules.SPANS_DO_NOT_OVERLAP, ReadingRules.ONE_GRID_PER_READING,
-                dense, sparse);
+                rule("broken.previous_from", "broken.previous_to", "broken.previous_version", "broken.\"from\"", "broken.\"to\"", "broken.version"),
+                dense, sparse, WORK_MEM);
     }
 
     /**
@@ -160,6 +161,12 @@ public final class HotTierRules
      */
     public static String firstBrokenPair(String candidates)
     {
+        return brokenPairs(candidates, 1);
+    }
+
+    /** The first {@code limit} pairs of rows among {@code candidates} that break a rule, as {@link #firstBrokenPair}. */
+    public static String brokenPairs(String candidates, int limit)
+    {
         return """
                 SELECT * FROM (
                     SELECT malo_id, obis_code, "from", "to", version, version_scope, written,
@@ -167,10 +174,24 @@ public final class HotTierRules
                         lag(version_scope) OVER w AS previous_scope, lag(written) OVER w AS previous_written
                     FROM (%s) candidates
                     WINDOW w AS (PARTITION BY malo_id, obis_code ORDER BY "from", version)) x
-                WHERE (written OR previous_written) AND previous_to > "from"
-                    AND (previous_from <> "from" OR previous_to <> "to" OR split_part(previous_scope, ':', 1) <> split_part(version_scope, ':', 1))
+                WHERE (written OR previous_written) AND %s
                 ORDER BY malo_id, obis_code, "from", version
-                LIMIT 1""".formatted(candidates);
+                LIMIT %d""".formatted(candidates, breaks("previous_from", "previous_to", "previous_scope", "\"from\"", "\"to\"", "version_scope"), limit);
+    }
+
+    /** The rule a pair that {@link #breaks} breaks, as the name of a rule of {@link ReadingRules}. */
+    static String rule(String earlierFrom, String earlierTo, String earlierVersion, String laterFrom, String laterTo, String laterVersion)
+    {
+        return "CASE WHEN %1$s = %4$s AND %2$s = %5$s THEN '%7$s' WHEN %3$s = %6$s THEN '%8$s' ELSE '%9$s' END".formatted(
+                earlierFrom, earlierTo, earlierVersion, laterFrom, laterTo, laterVersion,
+                ReadingRules.ONE_OPERATOR_PER_READING, ReadingRules.SPANS_DO_NOT_OVERLAP, ReadingRules.ONE_GRID_PER_READING);
+    }
+
+    /** Whether an earlier span breaks a rule against a later one of the same channel sorting after it by ("from", version). */
+    static String breaks(String earlierFrom, String earlierTo, String earlierScope, String laterFrom, String laterTo, String laterScope)
+    {
+        return "%2$s > %4$s AND (%1$s <> %4$s OR %2$s <> %5$s OR split_part(%3$s, ':', 1) <> split_part(%6$s, ':', 1))"
+                .formatted(earlierFrom, earlierTo, earlierScope, laterFrom, laterTo, laterScope);
     }
 
     /** The triggers of one table, the parent or a partition, every version of whose channels is in {@code qualifiedParent}. */
@@ -215,20 +236,7 @@ public final class HotTierRules
     static List<String> validate(Connection connection, String qualifiedTable, String schema, String table)
             throws SQLException
     {
-        List<String> unvalidated = new ArrayList<>();
-        try (PreparedStatement select = connection.prepareStatement("""
-                SELECT k.conname FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-                WHERE n.nspname = ? AND c.relname = ? AND k.contype = 'c' AND NOT k.convalidated ORDER BY 1""")) {
-            select.setString(1, schema);
-            select.setString(2, table);
-            try (ResultSet result = select.executeQuery()) {
-                while (result.next()) {
-                    if (CHECKS.containsKey(result.getString(1))) {
-                        unvalidated.add(result.getString(1));
-                    }
-                }
-            }
-        }
+        List<String> unvalidated = unvalidated(connection, schema, table);
         List<String> broken = new ArrayList<>();
         boolean autoCommit = connection.getAutoCommit();
         connection.setAutoCommit(true);
@@ -249,6 +257,27 @@ public final class HotTierRules
             connection.setAutoCommit(autoCommit);
         }
         return List.copyOf(broken);
+    }
+
+    /** The CHECK constraints of {@code table} that stored rows may still break, NOT VALID, by name. */
+    static List<String> unvalidated(Connection connection, String schema, String table)
+            throws SQLException
+    {
+        List<String> unvalidated = new ArrayList<>();
+        try (PreparedStatement select = connection.prepareStatement("""
+                SELECT k.conname FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = ? AND c.relname = ? AND k.contype = 'c' AND NOT k.convalidated ORDER BY 1""")) {
+            select.setString(1, schema);
+            select.setString(2, table);
+            try (ResultSet result = select.executeQuery()) {
+                while (result.next()) {
+                    if (CHECKS.containsKey(result.getString(1))) {
+                        unvalidated.add(result.getString(1));
+                    }
+                }
+            }
+        }
+        return unvalidated;
     }
 
     /** The rule a trigger's refusal names, and the keys of the two rows it names, if {@code e} is one. */
