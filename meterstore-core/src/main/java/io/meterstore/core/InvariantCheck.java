@@ -28,7 +28,9 @@ import static io.meterstore.core.TieringWatermark.formatInstant;
  * "from" at or above W (its rows would be read twice), every detached partition reaching above W will be archived
  * (none overlaps another partition), and every detached partition below W holds no row its archival commits lack.
  * A window the archiver refused to archive (a row the write path's validation refuses, see {@link InvariantLog.Refusal})
- * is reported too until W passes it: the watermark stays at its start, and only repairing the row moves it.
+ * is reported too until W passes it: the watermark stays at its start, and only repairing the row moves it. So are the
+ * rows stored before the table had the rules that break one: its CHECK constraints still NOT VALID, and the pairs
+ * {@link StoredRuleViolations} found that still break a rule.
  * <p>
  * The cold side scans no row: it plans the snapshot's files with the filter {@code "from" >= W}, so manifests and files
  * whose statistics put them below W are pruned by Iceberg itself and only suspects are looked at. A file without an
@@ -65,6 +67,12 @@ public final class InvariantCheck
         InvariantLog.lastRefusal(connection, hotTier)
                 .filter(refusal -> refusal.windowEnd().isAfter(watermark.instant()))
                 .ifPresent(refusal -> violations.add("%s (refused by the archival cycle at %s)".formatted(refusal.message(), formatInstant(refusal.refusedAt()))));
+        // rows stored before the table had the rules: the CHECKs they break, and the pairs create found that still break one
+        for (String check : HotTierRules.unvalidated(connection, hotTier.schema(), hotTier.naming().table())) {
+            violations.add("CHECK constraint %s of table '%s' is NOT VALID: rows stored before the rules may break it (find them with SELECT * FROM %s WHERE NOT (%s)); repair them, then run bin/archiver create again"
+                    .formatted(check, name, hotTier.qualifiedParent(), HotTierRules.CHECKS.get(check)));
+        }
+        violations.addAll(StoredRuleViolations.stillBroken(connection, hotTier));
         if (pinned.snapshotId().isPresent()) {
             violations.addAll(filesAtOrAboveWatermark(table, name, pinned.snapshotId().get(), watermark));
         }

@@ -8,6 +8,7 @@ import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Reading;
 import io.meterstore.core.Sparte;
+import io.meterstore.core.StoredRuleViolations;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -339,23 +340,32 @@ final class TestHotTier
                     INSERT INTO older_table.readings (malo_id, obis_code, sparte, "from", "to", value, unit, quality, resolution, source_kind, version, version_scope, recorded_at, balancing_day)
                     VALUES ('41373559241', '1-1:1.29.0', 'STROM', '2026-08-20 00:15:00+00', '2026-08-20 01:15:00+00', 6, 'KWH', 'MEASURED', 'PT1H', 'MSCONS', 2, '9900000000003:2026-08', now(), '2026-08-20')""";
             statement.execute(hour);
-            statement.execute("DELETE FROM older_table.readings WHERE version = 2");
+            assertThat(StoredRuleViolations.stillBroken(connection, hotTier)).isEmpty();
 
-            // create again: the rules hold for new rows, and the constraint the stored row breaks is named, not validated
+            // create again: the rules hold for new rows, the constraint the stored row breaks is named, not validated,
+            // and the pair of stored rows that breaks a rule (the hour over the quarter-hour 00:15) is found and kept
             assertThat(hotTier.createParent(connection))
                     .singleElement(InstanceOfAssertFactories.STRING)
                     .startsWith("obis_code_canonical (")
                     .contains("is violated by some row");
-            assertThatThrownBy(() -> statement.execute(hour))
+            assertThat(StoredRuleViolations.find(connection, hotTier))
+                    .singleElement(InstanceOfAssertFactories.STRING)
+                    .contains("rule one_grid_per_reading", "malo_id '41373559241'", "version 1 over [2026-08-20T00:15:00Z, 2026-08-20T00:30:00Z)", "version 2 over [2026-08-20T00:15:00Z, 2026-08-20T01:15:00Z)");
+            assertThat(StoredRuleViolations.stillBroken(connection, hotTier)).hasSize(1);
+            assertThatThrownBy(() -> statement.execute(hour.replace("00:15:00+00', '2026-08-20 01:15", "00:00:00+00', '2026-08-20 01:00").replace("'PT1H', 'MSCONS', 2", "'PT1H', 'MSCONS', 3")))
                     .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo(HotTierRules.RULE_VIOLATION))
                     .hasMessageContaining("one_grid_per_reading");
             assertThatThrownBy(() -> statement.execute("UPDATE older_table.readings SET obis_code = '1-1:1.29.0*255' WHERE obis_code = '1-1:1.29.0'"))
                     .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("23514"))
                     .hasMessageContaining("obis_code_canonical");
-            // still writable, and the row repaired, create again validates the constraint
-            insert(connection, hotTier, AUGUST_20.plus(Duration.ofMinutes(30)));
+            // still writable where no stored row breaks a rule; the rows repaired, create again validates the
+            // constraint, and the pair is no longer reported
+            insert(connection, hotTier, AUGUST_20.plus(Duration.ofHours(2)));
             statement.execute("UPDATE older_table.readings SET obis_code = '1-1:1.29.0' WHERE obis_code = '1-1:1.29.0*255'");
+            statement.execute("DELETE FROM older_table.readings WHERE version = 2");
+            assertThat(StoredRuleViolations.stillBroken(connection, hotTier)).isEmpty();
             assertThat(hotTier.createParent(connection)).isEmpty();
+            assertThat(StoredRuleViolations.find(connection, hotTier)).isEmpty();
             assertThat(scalar(connection, "SELECT bool_and(convalidated) FROM pg_constraint WHERE conrelid = 'older_table.readings'::regclass AND contype = 'c'")).isEqualTo(true);
             assertThat(scalar(connection, "SELECT count(*) FROM older_table.readings")).isEqualTo(3L);
         }

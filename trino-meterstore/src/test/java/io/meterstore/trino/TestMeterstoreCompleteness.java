@@ -6,6 +6,7 @@ import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
 import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
+import io.meterstore.core.StoredRuleViolations;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
@@ -393,6 +394,61 @@ final class TestMeterstoreCompleteness
         finally {
             Files.delete(config);
         }
+    }
+
+    /**
+     * The second operator's hour, stored before the rules, is listed once the table gets them: by {@code create} run
+     * again (as a table created before the rules is upgraded), then by {@code status} and {@code "readings$invariant"}
+     * for as long as its rows still break the rule; and the query docs/operations.md gives finds it over both tiers.
+     */
+    @Test
+    void testRowsBreakingARuleAreListed()
+            throws Exception
+    {
+        Path config = Files.createTempFile("archiver", ".properties");
+        try {
+            Files.writeString(config, """
+                    meterstore.postgresql.url=%s
+                    meterstore.postgresql.user=%s
+                    meterstore.iceberg.warehouse=%s
+                    """.formatted(warehouse.database().jdbcUrl(), warehouse.database().user(), warehouse.location()));
+            // the hour of 17 March 08:00 Berlin (07:00 UTC): each quarter-hour's first operator's version meets the other operator's
+            List<String> created = archiver(config, "create");
+            assertThat(created.stream().filter(line -> line.contains("rule one_operator_per_reading")).toList())
+                    .hasSize(4)
+                    .allSatisfy(line -> assertThat(line).contains("malo_id '%s'".formatted(ReadingsGenerator.maloId(5)), "under scope '%s:2026-03'".formatted(OTHER_OPERATOR)))
+                    .anySatisfy(line -> assertThat(line).contains("over [2026-03-17T07:00:00Z, 2026-03-17T07:15:00Z)"));
+            assertThat(archiver(config, "status").stream().filter(line -> line.contains("rule one_operator_per_reading")).toList()).hasSize(4);
+            assertThat(queryRunner.execute("SELECT violation FROM \"readings$invariant\" WHERE \"check\" = 'fresh'").getOnlyColumnAsSet())
+                    .filteredOn(violation -> violation != null && violation.toString().contains("rule one_operator_per_reading"))
+                    .hasSize(4);
+            // the query docs/operations.md gives for both tiers: per channel by "from" and version, a span its predecessor reaches into
+            assertThat(queryRunner.execute("""
+                    SELECT malo_id, "from", previous_version, version FROM (
+                        SELECT malo_id, obis_code, "from", "to", version, version_scope,
+                            lag("from") OVER w AS previous_from, lag("to") OVER w AS previous_to, lag(version) OVER w AS previous_version, lag(version_scope) OVER w AS previous_scope
+                        FROM readings_versions
+                        WINDOW w AS (PARTITION BY malo_id, obis_code ORDER BY "from", version))
+                    WHERE previous_to > "from" AND (previous_from <> "from" OR previous_to <> "to" OR split_part(previous_scope, ':', 1) <> split_part(version_scope, ':', 1))""")
+                    .getMaterializedRows().stream().map(row -> row.getField(0) + " " + row.getField(1)).toList())
+                    .hasSize(4)
+                    .allSatisfy(pair -> assertThat(pair).startsWith(ReadingsGenerator.maloId(5) + " 2026-03-17T07:"));
+        }
+        finally {
+            // the listing is this test's: other tests see the table's invariant as the fixture leaves it
+            try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement()) {
+                statement.execute("DROP TABLE IF EXISTS %s.%s".formatted(TestingMeterstoreTables.hotTier().schema(), StoredRuleViolations.TABLE));
+            }
+            Files.delete(config);
+        }
+    }
+
+    private List<String> archiver(Path config, String command)
+    {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        new ArchiverCli(new PrintStream(out, true, UTF_8), new PrintStream(err, true, UTF_8), InstantSource.system()).run(new String[] {command, "--config", config.toString()});
+        return out.toString(UTF_8).lines().toList();
     }
 
     @Test

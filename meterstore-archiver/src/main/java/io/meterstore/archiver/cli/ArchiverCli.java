@@ -15,6 +15,7 @@ import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.ErasureLog;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.StoredRuleViolations;
 import io.meterstore.storage.ColdStorage;
 import org.apache.iceberg.Table;
 
@@ -281,9 +282,12 @@ public final class ArchiverCli
         HotTier hotTier = tables.hotTier(table);
         boolean existed;
         List<String> brokenChecks;
+        List<String> brokenPairs;
         try (Connection connection = tables.connect()) {
             existed = hotTier.parentExists(connection) && tables.catalog().tableExists(tables.identifier(table));
             brokenChecks = hotTier.createParent(connection);
+            // rows stored before the rules that break one between them, in one pass over the hot tier
+            brokenPairs = existed ? StoredRuleViolations.find(connection, hotTier) : List.of();
             // the audit trail of erasures and the suppression list INSERT checks, one per schema
             ErasureLog.create(connection, hotTier.schema());
         }
@@ -306,6 +310,9 @@ public final class ArchiverCli
             // new rows are checked; the stored ones that break it are the operator's to repair (docs/operations.md)
             out.println("%s: rows stored before the rules break CHECK constraint %s; it holds for new rows and stays NOT VALID until they are repaired, then run create again"
                     .formatted(tables.qualifiedName(table), broken));
+        }
+        for (String broken : brokenPairs) {
+            out.println("%s: %s".formatted(tables.qualifiedName(table), broken));
         }
     }
 

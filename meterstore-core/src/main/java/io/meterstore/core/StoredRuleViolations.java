@@ -1,0 +1,149 @@
+package io.meterstore.core;
+
+import com.google.common.collect.ImmutableList;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.OffsetDateTime;
+import java.util.List;
+
+import static io.meterstore.core.Sql.qualified;
+import static io.meterstore.core.TieringWatermark.formatInstant;
+
+/**
+ * The pairs of hot rows that break a rule of {@link ReadingRules} although the triggers of {@link HotTierRules} hold:
+ * rows stored before the table had the rules. {@code bin/archiver create}, run again on such a table, finds them in one
+ * pass over the hot tier and keeps them beside the table ({@code meterstore_rule_violations}); {@link InvariantCheck}
+ * (so {@code status} and {@code "<table>$invariant"}) reports each for as long as its two rows still break the rule,
+ * which a look-up by key tells. A row written around the triggers later is the archival cycle's to find: it refuses the
+ * window (see {@link InvariantLog.Refusal}).
+ */
+public final class StoredRuleViolations
+{
+    public static final String TABLE = "meterstore_rule_violations";
+    // the pairs kept per table: enough to repair by, and the count says how many there are
+    private static final int KEPT = 1_000;
+
+    private StoredRuleViolations() {}
+
+    /**
+     * Finds the pairs of stored rows of {@code hotTier} that break a rule, keeps the first ones in place of those found
+     * before, and returns them worded for the operator, with their count. One sorted pass over every hot row.
+     */
+    public static List<String> find(Connection connection, HotTier hotTier)
+            throws SQLException
+    {
+        String kept = qualified(hotTier.schema(), TABLE);
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("""
+                    CREATE TABLE IF NOT EXISTS %s (
+                        "table" text NOT NULL,
+                        rule text NOT NULL,
+                        malo_id text NOT NULL,
+                        obis_code text NOT NULL,
+                        earlier_from timestamptz NOT NULL,
+                        earlier_version numeric(20, 0) NOT NULL,
+                        later_from timestamptz NOT NULL,
+                        later_version numeric(20, 0) NOT NULL,
+                        message text NOT NULL,
+                        PRIMARY KEY ("table", malo_id, obis_code, earlier_from, earlier_version, later_from, later_version))""".formatted(kept));
+        }
+        String pairs = HotTierRules.brokenPairs("SELECT malo_id, obis_code, \"from\", \"to\", version, version_scope, true AS written FROM " + hotTier.qualifiedParent(), Integer.MAX_VALUE);
+        ImmutableList.Builder<String> found = ImmutableList.builder();
+        long count = 0;
+        boolean autoCommit = connection.getAutoCommit();
+        connection.setAutoCommit(false);
+        try (PreparedStatement forget = connection.prepareStatement("DELETE FROM %s WHERE \"table\" = ?".formatted(kept));
+                PreparedStatement keep = connection.prepareStatement("INSERT INTO %s VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)".formatted(kept));
+                PreparedStatement select = connection.prepareStatement("SELECT *, %s AS rule FROM (%s) pairs".formatted(
+                        HotTierRules.rule("previous_from", "previous_to", "previous_version", "\"from\"", "\"to\"", "version"), pairs))) {
+            forget.setString(1, hotTier.naming().table());
+            forget.executeUpdate();
+            select.setFetchSize(KEPT);
+            try (ResultSet result = select.executeQuery()) {
+                while (result.next()) {
+                    count++;
+                    if (count > KEPT) {
+                        continue;
+                    }
+                    String message = message(hotTier, result);
+                    keep.setString(1, hotTier.naming().table());
+                    keep.setString(2, result.getString("rule"));
+                    keep.setString(3, result.getString("malo_id"));
+                    keep.setString(4, result.getString("obis_code"));
+                    keep.setObject(5, result.getObject("previous_from", OffsetDateTime.class));
+                    keep.setBigDecimal(6, result.getBigDecimal("previous_version"));
+                    keep.setObject(7, result.getObject("from", OffsetDateTime.class));
+                    keep.setBigDecimal(8, result.getBigDecimal("version"));
+                    keep.setString(9, message);
+                    keep.executeUpdate();
+                    found.add(message);
+                }
+            }
+            connection.commit();
+        }
+        catch (SQLException e) {
+            connection.rollback();
+            throw e;
+        }
+        finally {
+            connection.setAutoCommit(autoCommit);
+        }
+        if (count > KEPT) {
+            found.add("%s more pairs of rows of table %s break a rule; after repairing the ones above, run create again to list them".formatted(count - KEPT, hotTier.qualifiedParent()));
+        }
+        return found.build();
+    }
+
+    /** The kept pairs of {@code hotTier} whose two rows still break their rule, worded as {@link #find} words them. */
+    public static List<String> stillBroken(Connection connection, HotTier hotTier)
+            throws SQLException
+    {
+        String kept = qualified(hotTier.schema(), TABLE);
+        // looked up, not tried: the invariant check may run inside a transaction, which a failed statement would abort
+        try (PreparedStatement statement = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+            statement.setString(1, kept);
+            try (ResultSet result = statement.executeQuery()) {
+                result.next();
+                if (!result.getBoolean(1)) {
+                    return List.of();
+                }
+            }
+        }
+        String parent = hotTier.qualifiedParent();
+        ImmutableList.Builder<String> broken = ImmutableList.builder();
+        try (PreparedStatement select = connection.prepareStatement("""
+                SELECT v.message FROM %s v
+                JOIN %s e ON e.malo_id = v.malo_id AND e.obis_code = v.obis_code AND e."from" = v.earlier_from AND e.version = v.earlier_version
+                JOIN %s l ON l.malo_id = v.malo_id AND l.obis_code = v.obis_code AND l."from" = v.later_from AND l.version = v.later_version
+                WHERE v."table" = ? AND %s
+                ORDER BY v.malo_id, v.obis_code, v.later_from, v.later_version""".formatted(kept, parent, parent,
+                HotTierRules.breaks("e.\"from\"", "e.\"to\"", "e.version_scope", "l.\"from\"", "l.\"to\"", "l.version_scope")))) {
+            select.setString(1, hotTier.naming().table());
+            try (ResultSet result = select.executeQuery()) {
+                while (result.next()) {
+                    broken.add(result.getString(1));
+                }
+            }
+        }
+        return broken.build();
+    }
+
+    private static String message(HotTier hotTier, ResultSet pair)
+            throws SQLException
+    {
+        return "Rows stored before the rules break rule %s in table %s: reading (malo_id '%s', obis_code '%s') version %s over [%s, %s) under scope '%s' and version %s over [%s, %s) under scope '%s'; keep the row that is right and DELETE the other (docs/operations.md, \"Rows that break a rule\")"
+                .formatted(pair.getString("rule"), hotTier.qualifiedParent(), pair.getString("malo_id"), pair.getString("obis_code"),
+                        pair.getBigDecimal("previous_version").toPlainString(), instant(pair, "previous_from"), instant(pair, "previous_to"), pair.getString("previous_scope"),
+                        pair.getBigDecimal("version").toPlainString(), instant(pair, "from"), instant(pair, "to"), pair.getString("version_scope"));
+    }
+
+    private static String instant(ResultSet result, String column)
+            throws SQLException
+    {
+        return formatInstant(result.getObject(column, OffsetDateTime.class).toInstant());
+    }
+}
