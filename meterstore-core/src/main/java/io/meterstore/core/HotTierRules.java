@@ -85,6 +85,10 @@ public final class HotTierRules
         // trigger runs after the statement): grouped by key, each row counts once and is written if the statement wrote
         // it. A join that leaves out the new rows instead was planned as a nested loop over the transition table once
         // statistics made the stored rows look few, which is quadratic in the statement's rows.
+        String before = """
+                SELECT b.*, false FROM (SELECT malo_id, obis_code, min("from") AS lower_from FROM new_rows GROUP BY 1, 2) n
+                CROSS JOIN LATERAL (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n.lower_from AND p."from" >= n.lower_from - $3 ORDER BY p."from" DESC LIMIT 1) b"""
+                .formatted(columns, channel);
         String dense = firstBrokenPair("""
                 SELECT malo_id, obis_code, "from", max("to") AS "to", version, max(version_scope) AS version_scope, bool_or(written) AS written FROM (
                     SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS written FROM new_rows
@@ -92,10 +96,15 @@ public final class HotTierRules
                     SELECT %1$s, false FROM (SELECT malo_id, obis_code, min("from") AS lower_from, max("to") AS upper_to FROM new_rows GROUP BY 1, 2) n
                     JOIN %%1$s p ON %2$s AND p."from" >= n.lower_from AND p."from" < n.upper_to AND p."from" >= $1 AND p."from" < $2
                     UNION ALL
-                    SELECT b.*, false FROM (SELECT malo_id, obis_code, min("from") AS lower_from FROM new_rows GROUP BY 1, 2) n
-                    CROSS JOIN LATERAL (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n.lower_from AND p."from" >= n.lower_from - $3 ORDER BY p."from" DESC LIMIT 1) b) rows
+                    %3$s) rows
                 GROUP BY malo_id, obis_code, "from", version"""
-                .formatted(columns, channel));
+                .formatted(columns, channel, before));
+        // alone (a day's first ingest): the new rows are all the table holds in their range, one count shows it, so they
+        // are checked against each other and the span before each channel's first
+        String alone = firstBrokenPair("""
+                SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS written FROM new_rows
+                UNION ALL
+                %s""".formatted(before));
         // sparse (corrections): each new row, its own "from"'s versions, the span before it and the first one after it
         String sparse = firstBrokenPair("""
                 SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS written FROM new_rows
@@ -114,6 +123,7 @@ public final class HotTierRules
                     lower_from timestamptz;
                     upper_to timestamptz;
                     written_rows bigint;
+                    stored_rows bigint;
                     channels bigint;
                     broken record;
                     rule text;
@@ -128,9 +138,14 @@ public final class HotTierRules
                     FROM (SELECT DISTINCT abs(hashtext(malo_id) %% %4$d) AS bucket FROM new_rows ORDER BY 1) b;
                     -- sorted by channel, "from" and version, a rule can only break between a row and the one before it, so
                     -- each new row is checked against its neighbours: in one pass over its channels' range when the new rows
-                    -- fill it, else by index probes around each
+                    -- fill it (over the new rows alone when the range holds nothing else), else by index probes around each
                     IF written_rows >= 24 * channels THEN
-                        EXECUTE format($query$%6$s$query$, TG_ARGV[0]) INTO broken USING lower_from, upper_to, interval '%3$d seconds';
+                        EXECUTE format('SELECT count(*) FROM %%s WHERE "from" >= $1 AND "from" < $2', TG_ARGV[0]) INTO stored_rows USING lower_from, upper_to;
+                        IF stored_rows = written_rows THEN
+                            EXECUTE format($query$%9$s$query$, TG_ARGV[0]) INTO broken USING lower_from, upper_to, interval '%3$d seconds';
+                        ELSE
+                            EXECUTE format($query$%6$s$query$, TG_ARGV[0]) INTO broken USING lower_from, upper_to, interval '%3$d seconds';
+                        END IF;
                     ELSE
                         EXECUTE format($query$%7$s$query$, TG_ARGV[0]) INTO broken USING lower_from, upper_to, interval '%3$d seconds';
                     END IF;
@@ -149,7 +164,7 @@ public final class HotTierRules
                 END
                 $function$""".formatted(quoteIdentifier(schema), FUNCTION, ReadingRules.LONGEST_WRITTEN_SPAN.toSeconds(), CHANNEL_LOCKS,
                 rule("broken.previous_from", "broken.previous_to", "broken.previous_version", "broken.\"from\"", "broken.\"to\"", "broken.version"),
-                dense, sparse, WORK_MEM);
+                dense, sparse, WORK_MEM, alone);
     }
 
     /**

@@ -38,6 +38,7 @@ final class TestHotTier
     private static final Instant AUGUST_20 = Instant.parse("2026-08-20T00:00:00Z");
     private static final Instant AUGUST_21 = Instant.parse("2026-08-21T00:00:00Z");
     private static final Instant AUGUST_22 = Instant.parse("2026-08-22T00:00:00Z");
+    private static final String OPERATOR = "9900000000003";
 
     private TestingDatabase database;
 
@@ -369,6 +370,61 @@ final class TestHotTier
             assertThat(scalar(connection, "SELECT bool_and(convalidated) FROM pg_constraint WHERE conrelid = 'older_table.readings'::regclass AND contype = 'c'")).isEqualTo(true);
             assertThat(scalar(connection, "SELECT count(*) FROM older_table.readings")).isEqualTo(3L);
         }
+    }
+
+    /**
+     * A day's ingest of a channel is checked in one pass: over the new rows alone when their range holds nothing else, with
+     * the stored versions of the range when it does, and against the span before each channel's first new row.
+     */
+    @Test
+    void testDaysIngestMeetsTheRules()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("day_rules");
+        Duration day = Duration.ofDays(1);
+        try (Connection connection = database.connect(); Statement statement = connection.createStatement()) {
+            hotTier.createParent(connection);
+            for (Instant start : List.of(AUGUST_20, AUGUST_21, AUGUST_22)) {
+                hotTier.ensurePartition(connection, start);
+            }
+            // into an empty range: a day of quarter-hours is taken; with an hour over four of them at another version, refused
+            assertThat(statement.executeUpdate(insert(hotTier, intervals("41373559241", AUGUST_20, day, 1, OPERATOR, "PT15M")))).isEqualTo(96);
+            assertRuleRefused(statement, insert(hotTier, intervals("51238696781", AUGUST_20, day, 1, OPERATOR, "PT15M"), intervals("51238696781", AUGUST_20.plus(Duration.ofHours(10)), Duration.ofHours(1), 2, OPERATOR, "PT1H")),
+                    "one_grid_per_reading");
+            // a range that holds other rows: the same grid at a higher version is taken, another grid refused
+            assertRuleRefused(statement, insert(hotTier, intervals("41373559241", AUGUST_20, day, 2, OPERATOR, "PT1H")), "one_grid_per_reading");
+            assertThat(statement.executeUpdate(insert(hotTier, intervals("41373559241", AUGUST_20, day, 2, OPERATOR, "PT15M")))).isEqualTo(96);
+            // the span before the day reaches into it: an hour stored from 23:30 the day before
+            statement.executeUpdate(insert(hotTier, intervals("51238696781", AUGUST_21.minus(Duration.ofMinutes(30)), Duration.ofHours(1), 1, OPERATOR, "PT1H")));
+            assertRuleRefused(statement, insert(hotTier, intervals("51238696781", AUGUST_21, day, 2, OPERATOR, "PT15M")), "one_grid_per_reading");
+            // a day of another operator's versions on the stored grid
+            assertRuleRefused(statement, insert(hotTier, intervals("41373559241", AUGUST_20, day, 3, "9900000000010", "PT15M")), "one_operator_per_reading");
+            assertThat(scalar(connection, "SELECT count(*) FROM day_rules.readings")).isEqualTo(2L * 96 + 1);
+        }
+    }
+
+    /** One INSERT of the rows the {@code selects} give. */
+    private static String insert(HotTier hotTier, String... selects)
+    {
+        return "INSERT INTO %s (malo_id, obis_code, sparte, \"from\", \"to\", value, unit, quality, resolution, source_kind, version, version_scope, recorded_at, balancing_day) %s"
+                .formatted(hotTier.qualifiedParent(), String.join(" UNION ALL ", selects));
+    }
+
+    /** The intervals of {@code resolution} of {@code maloId} from {@code start} for {@code length}, at {@code version} under {@code operator}. */
+    private static String intervals(String maloId, Instant start, Duration length, int version, String operator, String resolution)
+    {
+        Duration step = resolution.equals("PT1H") ? Duration.ofHours(1) : Duration.ofMinutes(15);
+        return """
+                SELECT '%s', '1-1:1.29.0', 'STROM', t, t + interval '%d seconds', 1, 'KWH', 'MEASURED', '%s', 'MSCONS', %d, '%s:2026-08', now(), DATE '2026-08-20'
+                FROM generate_series(timestamptz '%s', timestamptz '%s', interval '%d seconds') t"""
+                .formatted(maloId, step.toSeconds(), resolution, version, operator, start, start.plus(length).minus(step), step.toSeconds());
+    }
+
+    private static void assertRuleRefused(Statement statement, String sql, String rule)
+    {
+        assertThatThrownBy(() -> statement.executeUpdate(sql))
+                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo(HotTierRules.RULE_VIOLATION))
+                .hasMessageContaining(rule);
     }
 
     private HotTier hotTier(String schema)
