@@ -9,6 +9,7 @@ import java.util.Collection;
 import java.util.Optional;
 
 import static io.meterstore.core.Sql.qualified;
+import static io.meterstore.core.Sql.tableExists;
 
 /**
  * The Iceberg snapshots the archiver expired to make an erasure physical, one PostgreSQL table per MeterStore schema
@@ -53,14 +54,8 @@ public final class ErasedSnapshots
     public static Optional<Long> erasureOf(Connection connection, String schema, String table, long snapshotId)
             throws SQLException
     {
-        try (PreparedStatement exists = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-            exists.setString(1, qualified(schema, TABLE));
-            try (ResultSet result = exists.executeQuery()) {
-                result.next();
-                if (!result.getBoolean(1)) {
-                    return Optional.empty();
-                }
-            }
+        if (!tableExists(connection, qualified(schema, TABLE))) {
+            return Optional.empty();
         }
         try (PreparedStatement select = connection.prepareStatement("SELECT erasure_id FROM %s WHERE \"table\" = ? AND snapshot_id = ?".formatted(qualified(schema, TABLE)))) {
             select.setString(1, table);

@@ -20,6 +20,7 @@ import java.util.SortedSet;
 import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.core.Sql.qualified;
 import static io.meterstore.core.Sql.quoteIdentifier;
+import static io.meterstore.core.Sql.tableExists;
 import static java.util.Locale.ROOT;
 import static java.util.Objects.requireNonNull;
 
@@ -225,13 +226,7 @@ public final class ErasureLog
     public static boolean exists(Connection connection, String schema)
             throws SQLException
     {
-        try (PreparedStatement statement = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-            statement.setString(1, qualified(schema, TABLE));
-            try (ResultSet result = statement.executeQuery()) {
-                result.next();
-                return result.getBoolean(1);
-            }
-        }
+        return tableExists(connection, qualified(schema, TABLE));
     }
 
     /** Appends {@code erasure} in the caller's transaction (that of the hot rows' DELETE), returning it with its id. */

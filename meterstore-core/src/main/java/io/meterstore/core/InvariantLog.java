@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Optional;
 
 import static io.meterstore.core.Sql.qualified;
+import static io.meterstore.core.Sql.tableExists;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -92,15 +93,8 @@ public final class InvariantLog
             throws SQLException
     {
         String refusals = qualified(hotTier.schema(), REFUSALS_TABLE);
-        // looked up, not tried: the invariant check may run inside a transaction, which a failed statement would abort
-        try (PreparedStatement statement = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-            statement.setString(1, refusals);
-            try (ResultSet result = statement.executeQuery()) {
-                result.next();
-                if (!result.getBoolean(1)) {
-                    return Optional.empty();
-                }
-            }
+        if (!tableExists(connection, refusals)) {
+            return Optional.empty();
         }
         try (PreparedStatement statement = connection.prepareStatement("SELECT refused_at, window_start, window_end, message FROM %s WHERE \"table\" = ?".formatted(refusals))) {
             statement.setString(1, hotTier.naming().table());

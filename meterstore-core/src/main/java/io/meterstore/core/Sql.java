@@ -1,5 +1,10 @@
 package io.meterstore.core;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
 import static com.google.common.base.Preconditions.checkArgument;
 
 /** The one place SQL identifiers sent to PostgreSQL are quoted; values are always bound, never inlined. */
@@ -17,5 +22,21 @@ public final class Sql
     public static String qualified(String schema, String table)
     {
         return quoteIdentifier(schema) + "." + quoteIdentifier(table);
+    }
+
+    /**
+     * Whether the table {@code qualifiedTable} names exists. Looked up, not tried: a caller inside a transaction would
+     * have it aborted by a failed statement.
+     */
+    public static boolean tableExists(Connection connection, String qualifiedTable)
+            throws SQLException
+    {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+            statement.setString(1, qualifiedTable);
+            try (ResultSet result = statement.executeQuery()) {
+                result.next();
+                return result.getBoolean(1);
+            }
+        }
     }
 }

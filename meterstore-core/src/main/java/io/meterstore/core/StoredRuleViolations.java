@@ -11,6 +11,7 @@ import java.time.OffsetDateTime;
 import java.util.List;
 
 import static io.meterstore.core.Sql.qualified;
+import static io.meterstore.core.Sql.tableExists;
 import static io.meterstore.core.TieringWatermark.formatInstant;
 
 /**
@@ -103,15 +104,8 @@ public final class StoredRuleViolations
             throws SQLException
     {
         String kept = qualified(hotTier.schema(), TABLE);
-        // looked up, not tried: the invariant check may run inside a transaction, which a failed statement would abort
-        try (PreparedStatement statement = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-            statement.setString(1, kept);
-            try (ResultSet result = statement.executeQuery()) {
-                result.next();
-                if (!result.getBoolean(1)) {
-                    return List.of();
-                }
-            }
+        if (!tableExists(connection, kept)) {
+            return List.of();
         }
         String parent = hotTier.qualifiedParent();
         ImmutableList.Builder<String> broken = ImmutableList.builder();

@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -365,13 +366,8 @@ final class TestMeterstoreCompleteness
     void testCommandLine()
             throws Exception
     {
-        Path config = Files.createTempFile("archiver", ".properties");
+        Path config = archiverConfig();
         try {
-            Files.writeString(config, """
-                    meterstore.postgresql.url=%s
-                    meterstore.postgresql.user=%s
-                    meterstore.iceberg.warehouse=%s
-                    """.formatted(warehouse.database().jdbcUrl(), warehouse.database().user(), warehouse.location()));
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             ByteArrayOutputStream err = new ByteArrayOutputStream();
             int exitCode = new ArchiverCli(new PrintStream(out, true, UTF_8), new PrintStream(err, true, UTF_8), InstantSource.system()).run(new String[] {
@@ -405,13 +401,8 @@ final class TestMeterstoreCompleteness
     void testRowsBreakingARuleAreListed()
             throws Exception
     {
-        Path config = Files.createTempFile("archiver", ".properties");
+        Path config = archiverConfig();
         try {
-            Files.writeString(config, """
-                    meterstore.postgresql.url=%s
-                    meterstore.postgresql.user=%s
-                    meterstore.iceberg.warehouse=%s
-                    """.formatted(warehouse.database().jdbcUrl(), warehouse.database().user(), warehouse.location()));
             // the hour of 17 March 08:00 Berlin (07:00 UTC): each quarter-hour's first operator's version meets the other operator's
             List<String> created = archiver(config, "create");
             assertThat(created.stream().filter(line -> line.contains("rule one_operator_per_reading")).toList())
@@ -441,6 +432,19 @@ final class TestMeterstoreCompleteness
             }
             Files.delete(config);
         }
+    }
+
+    /** A configuration of the archiver command line for this test's warehouse, in a file the caller deletes. */
+    private Path archiverConfig()
+            throws IOException
+    {
+        Path config = Files.createTempFile("archiver", ".properties");
+        Files.writeString(config, """
+                meterstore.postgresql.url=%s
+                meterstore.postgresql.user=%s
+                meterstore.iceberg.warehouse=%s
+                """.formatted(warehouse.database().jdbcUrl(), warehouse.database().user(), warehouse.location()));
+        return config;
     }
 
     private List<String> archiver(Path config, String command)
