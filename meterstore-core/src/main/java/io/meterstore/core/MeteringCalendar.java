@@ -74,6 +74,24 @@ public final class MeteringCalendar
         return startOfLocalDay(day);
     }
 
+    /** The start of a balancing month: its first balancing day's, Berlin midnight on the 1st, for gas 06:00 on the 1st. */
+    public static Instant startOfBalancingMonth(Sparte sparte, YearMonth month)
+    {
+        return startOfBalancingDay(sparte, month.atDay(1));
+    }
+
+    /** What a balancing day of {@code sparte} is, for a message: "the Berlin day (...)" or "the gas day (...)". */
+    public static String describeBalancingDay(Sparte sparte)
+    {
+        return sparte == Sparte.GAS ? "the gas day, 06:00 to 06:00 Europe/Berlin" : "the Berlin day, Europe/Berlin midnight to midnight";
+    }
+
+    /** What a balancing month of {@code sparte} is, for a message. */
+    public static String describeBalancingMonth(Sparte sparte)
+    {
+        return sparte == Sparte.GAS ? "the gas month, from 06:00 Europe/Berlin on the 1st" : "the Berlin month, from Europe/Berlin midnight on the 1st";
+    }
+
     /** How many intervals of {@code resolution} a Berlin day has: 92, 96 or 100 quarter-hours. */
     public static long expectedIntervals(LocalDate day, Duration resolution)
     {
@@ -84,18 +102,19 @@ public final class MeteringCalendar
     /**
      * How many intervals of {@code resolution} the balancing day {@code day} of {@code sparte} holds: 92, 96 or 100
      * quarter-hours, 1380, 1440 or 1500 minutes; for gas the 23- and 25-hour days are the Saturdays before the clocks
-     * change. Empty for a calendar resolution (P1M), which has no fixed count within a day.
+     * change; P1D 1; P1M 1 on the first balancing day of a month, 0 on the others. Empty for another calendar period
+     * (P1Y), which has no count within a day.
      */
     public static Optional<Long> expectedIntervals(LocalDate day, IntervalResolution resolution, Sparte sparte)
     {
         Instant start = startOfBalancingDay(sparte, day);
         Instant end = startOfBalancingDay(sparte, day.plusDays(1));
-        return resolution.intervals(start, end, start, end);
+        return resolution.intervals(day, start, end, start, end);
     }
 
     /** As {@link #expectedIntervals(LocalDate, IntervalResolution, Sparte)}, counting only the intervals that start in [lower, upper). */
     public static Optional<Long> expectedIntervals(LocalDate day, IntervalResolution resolution, Sparte sparte, Instant lower, Instant upper)
     {
-        return resolution.intervals(startOfBalancingDay(sparte, day), startOfBalancingDay(sparte, day.plusDays(1)), lower, upper);
+        return resolution.intervals(day, startOfBalancingDay(sparte, day), startOfBalancingDay(sparte, day.plusDays(1)), lower, upper);
     }
 }

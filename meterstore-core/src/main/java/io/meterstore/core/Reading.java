@@ -70,14 +70,11 @@ public record Reading(
         if (!sparte.allows(unit)) {
             throw new InvalidReadingException("Unit %s does not fit sparte %s: %s".formatted(unit, sparte, sparte == Sparte.GAS ? "gas is M3 or KWH" : sparte == Sparte.WASSER ? "water is M3" : "use KWH"));
         }
-        Duration step = resolutionDuration(resolution);
+        IntervalResolution grid = IntervalResolution.parse(resolution);
         if (!from.isBefore(to)) {
             throw new InvalidReadingException("Interval [%s, %s) of MaLo-ID '%s' is empty or reversed: \"from\" must be before \"to\"".formatted(from, to, maloId));
         }
-        if (from.getEpochSecond() % step.toSeconds() != 0 || from.getNano() != 0 || !Duration.between(from, to).equals(step)) {
-            throw new InvalidReadingException("Interval [%s, %s) of MaLo-ID '%s' is not on the %s grid: it must start at a multiple of %s and last exactly %s"
-                    .formatted(from, to, maloId, resolution, step, step));
-        }
+        requireOnGrid(grid);
         BigDecimal scaled;
         try {
             scaled = value.setScale(VALUE_SCALE);
@@ -104,6 +101,33 @@ public record Reading(
         return this;
     }
 
+    // both ends on the grid's calendar: a fixed step from the epoch, a P1D row its balancing day, a P1M row its balancing
+    // month, each as long as the calendar makes it (23 to 25 hours, 28 to 31 days), so "to" is checked, never derived
+    private void requireOnGrid(IntervalResolution grid)
+    {
+        Optional<IntervalResolution.Span> fitting = grid.intervalHolding(sparte, from);
+        if (fitting.isEmpty()) {
+            throw new InvalidReadingException("Resolution '%s' of MaLo-ID '%s' is a calendar period INSERT does not take: use a step that divides a day (PT15M, PT1H), P1D (one value a balancing day) or P1M (one a balancing month)"
+                    .formatted(resolution, maloId));
+        }
+        IntervalResolution.Span span = fitting.get();
+        if (span.from().equals(from) && span.to().equals(to)) {
+            return;
+        }
+        switch (grid.kind()) {
+            case FIXED -> {
+                Duration step = grid.step().orElseThrow();
+                throw new InvalidReadingException("Interval [%s, %s) of MaLo-ID '%s' is not on the %s grid: it must start at a multiple of %s and last exactly %s"
+                        .formatted(from, to, maloId, resolution, step, step));
+            }
+            case DAILY -> throw new InvalidReadingException("Interval [%s, %s) of MaLo-ID '%s' is not a P1D interval of sparte %s, whose day is %s: for balancing day %s write \"from\" %s and \"to\" %s"
+                    .formatted(from, to, maloId, sparte, MeteringCalendar.describeBalancingDay(sparte), MeteringCalendar.balancingDay(sparte, from), span.from(), span.to()));
+            case MONTHLY -> throw new InvalidReadingException("Interval [%s, %s) of MaLo-ID '%s' is not a P1M interval of sparte %s, whose month is %s: for balancing month %s write \"from\" %s and \"to\" %s"
+                    .formatted(from, to, maloId, sparte, MeteringCalendar.describeBalancingMonth(sparte), MeteringCalendar.settlementMonth(sparte, from), span.from(), span.to()));
+            case CALENDAR -> throw new IllegalStateException("a calendar period has no interval");
+        }
+    }
+
     /**
      * Whether {@code other} carries the same payload: every column but recorded_at, values compared as numbers. A
      * redelivered version with the same payload is the same fact learned again; any other difference is a conflict.
@@ -128,7 +152,7 @@ public record Reading(
                 && balancingDay.equals(other.balancingDay);
     }
 
-    /** The length of an ISO-8601 resolution: {@code PT15M}, {@code PT1H}, {@code PT60S}, ... */
+    /** The length of a fixed ISO-8601 resolution: {@code PT15M}, {@code PT1H}, {@code PT60S}, ...; P1D and P1M have none. */
     public static Duration resolutionDuration(String resolution)
     {
         return IntervalResolution.parse(resolution).length();

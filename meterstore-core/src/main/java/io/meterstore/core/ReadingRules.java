@@ -1,7 +1,10 @@
 package io.meterstore.core;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 import static java.util.Objects.requireNonNull;
 
@@ -27,10 +30,18 @@ public final class ReadingRules
     public static final String ONE_GRID_PER_READING = "one_grid_per_reading";
 
     /**
-     * The longest span {@link Reading#validate} lets a row have: a fixed step divides a day, and P1D lasts 24 hours. A
-     * span that overlaps a written row starts at most this long before it, which bounds every look-up of the rules.
+     * The longest span {@link Reading#validate} lets a row have: a P1M interval, 31 days and the hour October's last
+     * Sunday adds (a fixed step divides a day, a P1D interval lasts at most 25 hours). A span that overlaps a written row
+     * starts at most this long before it, which bounds every look-up of the rules.
      */
-    public static final Duration LONGEST_WRITTEN_SPAN = Duration.ofDays(1);
+    public static final Duration LONGEST_WRITTEN_SPAN = Duration.ofDays(31).plusHours(1);
+
+    /**
+     * The longest span that can start anywhere on its grid: a P1D interval, the 25-hour day. A longer one (P1M) starts
+     * where a balancing month does, so a look-up needs only this long before a row and those instants
+     * ({@link #monthStartsReaching}), where {@link #LONGEST_WRITTEN_SPAN} before it would read a month.
+     */
+    public static final Duration LONGEST_DAILY_SPAN = Duration.ofHours(25);
 
     private ReadingRules() {}
 
@@ -118,6 +129,18 @@ public final class ReadingRules
             }
             last = Optional.of(reading);
         }
+    }
+
+    /**
+     * Where a span longer than {@link #LONGEST_DAILY_SPAN} that holds {@code instant} starts: the start of the balancing
+     * month holding it, on the Berlin calendar or the gas one (a P1M row of either may be stored), in order.
+     */
+    public static List<Instant> monthStartsReaching(Instant instant)
+    {
+        return Stream.of(Sparte.STROM, Sparte.GAS)
+                .map(sparte -> MeteringCalendar.startOfBalancingMonth(sparte, MeteringCalendar.settlementMonth(sparte, instant)))
+                .sorted()
+                .toList();
     }
 
     /** The network operator of a reading: the first half of its version scope. */

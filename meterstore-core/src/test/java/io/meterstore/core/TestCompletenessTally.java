@@ -35,14 +35,33 @@ final class TestCompletenessTally
     }
 
     @Test
-    void testCalendarGridIsNotJudged()
+    void testCalendarGridsAreCounted()
     {
+        // a monthly value: one expected in the month, on its first balancing day
         CompletenessTally tally = new CompletenessTally();
         tally.add(READING, "P1M", LocalDate.of(2026, 3, 1), 1, 0, 1, start(LocalDate.of(2026, 3, 1)), start(LocalDate.of(2026, 3, 1)));
         ChannelCompleteness row = tally.rollUp(MARCH).getFirst();
-        assertThat(List.of(row.expected(), row.actual(), row.missing(), row.surplus(), row.notBillable())).containsExactly(0L, 1L, 0L, 0L, 1L);
-        assertThat(row.measurable()).isFalse();
+        assertThat(List.of(row.expected(), row.actual(), row.missing(), row.surplus(), row.notBillable())).containsExactly(1L, 1L, 0L, 0L, 1L);
+        assertThat(row.measurable()).isTrue();
         assertThat(row.complete()).isTrue();
+
+        // daily values: one a balancing day, 31 in March whatever the 29th's length; two missing
+        tally = new CompletenessTally();
+        for (LocalDate day = LocalDate.of(2026, 3, 1); day.isBefore(LocalDate.of(2026, 4, 1)); day = day.plusDays(1)) {
+            if (day.getDayOfMonth() != 10 && day.getDayOfMonth() != 29) {
+                tally.add(READING, "P1D", day, 1, 0, 0, start(day), start(day));
+            }
+        }
+        row = tally.rollUp(MARCH).getFirst();
+        assertThat(List.of(row.expected(), row.actual(), row.missing(), row.surplus())).containsExactly(31L, 29L, 2L, 0L);
+        assertThat(row.firstGap()).contains(LocalDate.of(2026, 3, 10));
+
+        // a grid INSERT does not take is not judged
+        tally = new CompletenessTally();
+        tally.add(READING, "P1Y", LocalDate.of(2026, 3, 1), 1, 0, 0, start(LocalDate.of(2026, 3, 1)), start(LocalDate.of(2026, 3, 1)));
+        row = tally.rollUp(MARCH).getFirst();
+        assertThat(List.of(row.expected(), row.actual(), row.missing(), row.surplus())).containsExactly(0L, 1L, 0L, 0L);
+        assertThat(row.measurable()).isFalse();
         assertThat(row.firstGap()).isEmpty();
     }
 

@@ -175,6 +175,67 @@ final class TestReading
                 .isEqualTo(LocalDate.of(2026, 10, 24));
     }
 
+    @Test
+    void testDailyValueOnTheBalancingDay()
+    {
+        // the Berlin day: 23 hours on 29 March, 25 on 25 October, "to" the next day's Berlin midnight
+        assertThat(daily(Sparte.STROM, "2026-03-28T23:00:00Z", "2026-03-29T22:00:00Z").validate().balancingDay()).isEqualTo(LocalDate.of(2026, 3, 29));
+        assertThat(daily(Sparte.WAERME, "2026-10-24T22:00:00Z", "2026-10-25T23:00:00Z").validate().balancingDay()).isEqualTo(LocalDate.of(2026, 10, 25));
+        daily(Sparte.WASSER, "2026-08-19T22:00:00Z", "2026-08-20T22:00:00Z").validate();
+        // the gas day, 06:00 to 06:00: the one from Saturday 28 March lasts 23 hours
+        assertThat(daily(Sparte.GAS, "2026-03-28T05:00:00Z", "2026-03-29T04:00:00Z").validate().balancingDay()).isEqualTo(LocalDate.of(2026, 3, 28));
+        daily(Sparte.GAS, "2026-10-24T04:00:00Z", "2026-10-25T05:00:00Z").validate();
+
+        // a day from UTC midnight, as INSERT took it before, is not a balancing day: the calendar and the fitting ends are named
+        assertThatThrownBy(() -> daily(Sparte.STROM, "2026-03-29T00:00:00Z", "2026-03-30T00:00:00Z").validate())
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessage("Interval [2026-03-29T00:00:00Z, 2026-03-30T00:00:00Z) of MaLo-ID '41373559241' is not a P1D interval of sparte STROM, whose day is the Berlin day, "
+                        + "Europe/Berlin midnight to midnight: for balancing day 2026-03-29 write \"from\" 2026-03-28T23:00:00Z and \"to\" 2026-03-29T22:00:00Z");
+        assertThatThrownBy(() -> daily(Sparte.STROM, "2026-10-25T00:00:00Z", "2026-10-26T00:00:00Z").validate())
+                .hasMessageContaining("write \"from\" 2026-10-24T22:00:00Z and \"to\" 2026-10-25T23:00:00Z");
+        // the right start, 24 hours long on a 23-hour day: "to" is checked too
+        assertThatThrownBy(() -> daily(Sparte.STROM, "2026-03-28T23:00:00Z", "2026-03-29T23:00:00Z").validate())
+                .hasMessageContaining("write \"from\" 2026-03-28T23:00:00Z and \"to\" 2026-03-29T22:00:00Z");
+        // a Berlin day is not a gas day
+        assertThatThrownBy(() -> daily(Sparte.GAS, "2026-03-28T23:00:00Z", "2026-03-29T22:00:00Z").validate())
+                .hasMessageContaining("not a P1D interval of sparte GAS, whose day is the gas day, 06:00 to 06:00 Europe/Berlin: for balancing day 2026-03-28 write \"from\" 2026-03-28T05:00:00Z and \"to\" 2026-03-29T04:00:00Z");
+    }
+
+    @Test
+    void testMonthlyValueOnTheBalancingMonth()
+    {
+        // March 2026 has the 23-hour Sunday, October the 25-hour one
+        assertThat(monthly(Sparte.STROM, "2026-02-28T23:00:00Z", "2026-03-31T22:00:00Z").validate().balancingDay()).isEqualTo(LocalDate.of(2026, 3, 1));
+        monthly(Sparte.STROM, "2026-09-30T22:00:00Z", "2026-10-31T23:00:00Z").validate();
+        // the gas month starts at 06:00 on the 1st
+        assertThat(monthly(Sparte.GAS, "2026-03-01T05:00:00Z", "2026-04-01T04:00:00Z").validate().versionScope()).isEqualTo(OPERATOR + ":2026-03");
+        assertThatThrownBy(() -> monthly(Sparte.STROM, "2026-03-01T00:00:00Z", "2026-04-01T00:00:00Z").validate())
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessage("Interval [2026-03-01T00:00:00Z, 2026-04-01T00:00:00Z) of MaLo-ID '41373559241' is not a P1M interval of sparte STROM, whose month is the Berlin month, "
+                        + "from Europe/Berlin midnight on the 1st: for balancing month 2026-03 write \"from\" 2026-02-28T23:00:00Z and \"to\" 2026-03-31T22:00:00Z");
+        assertThatThrownBy(() -> monthly(Sparte.GAS, "2026-02-28T23:00:00Z", "2026-03-31T22:00:00Z").validate())
+                .hasMessageContaining("the gas month, from 06:00 Europe/Berlin on the 1st: for balancing month 2026-02 write \"from\" 2026-02-01T05:00:00Z and \"to\" 2026-03-01T05:00:00Z");
+        // other calendar periods are not taken
+        assertThatThrownBy(() -> withResolution(monthly(Sparte.STROM, "2025-12-31T23:00:00Z", "2026-12-31T23:00:00Z"), "P1Y").validate())
+                .hasMessageContaining("Resolution 'P1Y' of MaLo-ID '41373559241' is a calendar period INSERT does not take: use a step that divides a day (PT15M, PT1H), P1D");
+    }
+
+    private static Reading daily(Sparte sparte, String from, String to)
+    {
+        return withResolution(reading(sparte, sparte == Sparte.WASSER ? MeasurementUnit.M3 : MeasurementUnit.KWH, Instant.parse(from), Instant.parse(to), BigDecimal.ONE), "P1D");
+    }
+
+    private static Reading monthly(Sparte sparte, String from, String to)
+    {
+        return withResolution(reading(sparte, MeasurementUnit.KWH, Instant.parse(from), Instant.parse(to), BigDecimal.ONE), "P1M");
+    }
+
+    private static Reading withResolution(Reading reading, String resolution)
+    {
+        return new Reading(reading.maloId(), reading.meloId(), reading.obisCode(), reading.sparte(), reading.from(), reading.to(), reading.value(), reading.unit(), reading.quality(),
+                resolution, reading.sourceKind(), reading.sourceDetail(), reading.provenance(), reading.version(), reading.versionScope(), reading.recordedAt(), reading.balancingDay());
+    }
+
     private static Reading reading(Sparte sparte, MeasurementUnit unit, Instant from, Instant to, BigDecimal value)
     {
         Instant recordedAt = Instant.parse("2026-10-26T05:00:00Z");
