@@ -173,8 +173,8 @@ final class TestMeterstoreFunctions
                 assertThat(result.getLong(6)).as("minutes of gas day %s", day).isEqualTo(gasHours * 60);
                 assertThat(result.getLong(7)).as("quarter-hours of %s for STROM", day).isEqualTo(calendarHours * 4);
                 assertThat(result.getLong(8)).as("daily values of gas day %s", day).isEqualTo(1);
-                // a month is not a fixed number of intervals in a day
-                assertThat(result.getObject(9)).as("P1M on %s", day).isNull();
+                // a month's value is one interval, starting on its first balancing day
+                assertThat(result.getLong(9)).as("P1M on %s", day).isEqualTo(day.getDayOfMonth() == 1 ? 1 : 0);
                 calendarDays.merge(result.getLong(2), 1, Integer::sum);
                 gasDays.merge(result.getLong(5), 1, Integer::sum);
                 calendarQuarterHours.put(day, result.getLong(2));

@@ -48,7 +48,7 @@ public final class CalendarFunctions
             VersionScopeFunction.class);
 
     @ScalarFunction("meter_expected_intervals")
-    @Description("Intervals of a resolution a Berlin calendar day holds: 92, 96 or 100 quarter-hours; NULL for a calendar period such as P1M")
+    @Description("Intervals of a resolution a Berlin calendar day holds: 92, 96 or 100 quarter-hours; P1D 1; P1M 1 on the 1st, else 0; NULL for another calendar period such as P1Y")
     @SqlNullable
     @SqlType(StandardTypes.BIGINT)
     public static Long expectedIntervals(@SqlType(StandardTypes.DATE) long day, @SqlType(StandardTypes.VARCHAR) Slice resolution)

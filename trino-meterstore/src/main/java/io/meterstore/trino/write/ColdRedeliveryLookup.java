@@ -117,10 +117,14 @@ public final class ColdRedeliveryLookup
         Map<Key, Reading> wanted = new LinkedHashMap<>();
         chunk.forEach(reading -> wanted.put(Key.of(reading), reading));
         List<StoredRow> near = new ArrayList<>();
-        // from the longest span before the chunk: a stored span that meets a written one starts no earlier
-        Instant lower = chunk.stream().map(Reading::from).min(Instant::compareTo).orElseThrow().minus(ReadingRules.LONGEST_WRITTEN_SPAN);
+        // a stored span that meets a written one starts at most a day before the chunk, or where the balancing month of
+        // its first row starts (a P1M span): those instants, not the month before the chunk
+        Instant first = chunk.stream().map(Reading::from).min(Instant::compareTo).orElseThrow();
         Instant upper = chunk.stream().map(Reading::to).max(Instant::compareTo).orElseThrow();
-        scan(session, table, pinned, chunk, lower, upper, ReadOptions.PLAIN, (stored, path, position) -> {
+        List<Range> froms = new ArrayList<>();
+        froms.add(fromRange(first.minus(ReadingRules.LONGEST_DAILY_SPAN), upper));
+        ReadingRules.monthStartsReaching(first).forEach(start -> froms.add(Range.equal(TIMESTAMP_TZ_MICROS, MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(start)))));
+        scan(session, table, pinned, chunk, ValueSet.ofRanges(froms), ReadOptions.PLAIN, (stored, path, position) -> {
             Reading reading = wanted.remove(Key.of(stored));
             if (reading != null) {
                 Redeliveries.requireSamePayload(stored, reading, "Iceberg data file '%s' holds it".formatted(path));
@@ -205,7 +209,7 @@ public final class ColdRedeliveryLookup
         Map<ScopedKey, StoredWinner> stored = new HashMap<>();
         Instant minFrom = rows.stream().map(Reading::from).min(Instant::compareTo).orElseThrow();
         Instant maxFrom = rows.stream().map(Reading::from).max(Instant::compareTo).orElseThrow();
-        scan(session, table, pinned, rows, minFrom, maxFrom.plusNanos(1000), ReadOptions.ROW_POSITIONS, (reading, path, position) -> {
+        scan(session, table, pinned, rows, ValueSet.ofRanges(fromRange(minFrom, maxFrom.plusNanos(1000))), ReadOptions.ROW_POSITIONS, (reading, path, position) -> {
             if (!ColdFileRole.of(path).equals(Optional.of(ColdFileRole.WINNERS))) {
                 return;
             }
@@ -229,17 +233,50 @@ public final class ColdRedeliveryLookup
     }
 
     /**
-     * Every stored row of the pinned snapshot of the malo_ids of {@code rows} whose "from" lies in [lower, upper): files
+     * The versions the pinned snapshot holds whose span reaches above its W: "from" below W and "to" after it (a P1D row
+     * of a Berlin day, which starts at 22:00 or 23:00 UTC, under partitions of UTC days; a P1M row). The hot rows of an
+     * INSERT may meet them, and the hot tier's trigger does not see them. Only files and row groups whose "to" reaches
+     * above W are read, so a table of fixed steps archived on their grid reads none.
+     */
+    List<Reading> spansReachingAbove(ConnectorSession session, Table table, PinnedWatermark pinned)
+    {
+        Instant watermark = pinned.watermark().instant();
+        List<Range> froms = new ArrayList<>();
+        froms.add(fromRange(watermark.minus(ReadingRules.LONGEST_DAILY_SPAN), watermark));
+        ReadingRules.monthStartsReaching(watermark.minusNanos(1000)).forEach(start -> froms.add(Range.equal(TIMESTAMP_TZ_MICROS, MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(start)))));
+        TupleDomain<MeterstoreColumnHandle> constraint = TupleDomain.withColumnDomains(Map.of(
+                MeterstoreTypes.columnHandle(ReadingsColumn.FROM), Domain.create(ValueSet.ofRanges(froms), false),
+                MeterstoreTypes.columnHandle(ReadingsColumn.TO), Domain.create(ValueSet.ofRanges(Range.greaterThan(TIMESTAMP_TZ_MICROS,
+                        MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(watermark)))), false)));
+        List<Reading> reaching = new ArrayList<>();
+        scan(session, table, pinned, constraint, ReadOptions.PLAIN, (stored, _, _) -> {
+            if (stored.from().isBefore(watermark) && stored.to().isAfter(watermark)) {
+                reaching.add(stored);
+            }
+        });
+        return List.copyOf(reaching);
+    }
+
+    private static Range fromRange(Instant lower, Instant upper)
+    {
+        return Range.range(TIMESTAMP_TZ_MICROS, MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(lower)), true, MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(upper)), false);
+    }
+
+    /**
+     * Every stored row of the pinned snapshot of the malo_ids of {@code rows} whose "from" lies in {@code froms}: files
      * and row groups pruned by both.
      */
-    private void scan(ConnectorSession session, Table table, PinnedWatermark pinned, List<Reading> rows, Instant lower, Instant upper, ReadOptions readOptions, StoredRowConsumer consumer)
+    private void scan(ConnectorSession session, Table table, PinnedWatermark pinned, List<Reading> rows, ValueSet froms, ReadOptions readOptions, StoredRowConsumer consumer)
     {
         Set<Slice> maloIds = rows.stream().map(reading -> Slices.utf8Slice(reading.maloId())).collect(toImmutableSet());
-        TupleDomain<MeterstoreColumnHandle> constraint = TupleDomain.withColumnDomains(Map.of(
+        scan(session, table, pinned, TupleDomain.withColumnDomains(Map.of(
                 MeterstoreTypes.columnHandle(ReadingsColumn.MALO_ID), Domain.multipleValues(VARCHAR, List.copyOf(maloIds)),
-                MeterstoreTypes.columnHandle(ReadingsColumn.FROM), Domain.create(ValueSet.ofRanges(Range.range(TIMESTAMP_TZ_MICROS,
-                        MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(lower)), true,
-                        MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(upper)), false)), false)));
+                MeterstoreTypes.columnHandle(ReadingsColumn.FROM), Domain.create(froms, false))), readOptions, consumer);
+    }
+
+    /** Every stored row of the pinned snapshot in {@code constraint}'s files and row groups. */
+    private void scan(ConnectorSession session, Table table, PinnedWatermark pinned, TupleDomain<MeterstoreColumnHandle> constraint, ReadOptions readOptions, StoredRowConsumer consumer)
+    {
         for (ColdSplit split : coldSplitPlanner.plan(table, pinned.snapshotId(), pinned.watermark(), constraint).splits()) {
             try (ConnectorPageSource source = coldPageSources.createPageSource(session, split, ALL_COLUMNS, constraint, readOptions)) {
                 while (!source.isFinished()) {

@@ -151,6 +151,9 @@ public final class InsertWriter
         // they are looked up; the hot rows against each other and PostgreSQL's versions by the hot tier's own trigger
         ReadingRulesCheck rules = new ReadingRulesCheck(connection, handle.staging());
         rules.requireStagedCompatible(watermark);
+        // and across W, where a P1D or P1M span below it reaches above it: no trigger sees a pair in two tiers
+        rules.requireColdSpansCompatibleWithHot(watermark, hotTier);
+        rules.requireHotRowsCompatibleWithCold(watermark, coldLookup.spansReachingAbove(session, table, pinned), table.name());
 
         ColdInsertCommit cold = new ColdInsertCommit(handle, session, table, pinned, coldLookup, committer);
         try {

@@ -16,10 +16,12 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Optional;
 
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_INVALID_READING;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_WRITE_FAILED;
+import static java.lang.Math.toIntExact;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -46,13 +48,74 @@ final class ReadingRulesCheck
     /**
      * Fails the statement at the first staged row for Iceberg that breaks a rule against another staged row. The rows
      * for PostgreSQL are checked against each other by the hot tier's trigger as they are written; those from W on that
-     * a span of a cold row can reach (it starts at most the longest span before them) are checked here too.
+     * a span of a cold row reaches (a P1D or P1M row just below W ends above it) are checked here too: up to the latest
+     * "to" of a cold row, not the longest span past W, which would sort a month's ingest to find none.
      */
     void requireStagedCompatible(TieringWatermark watermark)
             throws SQLException
     {
-        String rows = "SELECT malo_id, obis_code, \"from\", \"to\", version, version_scope, true AS written FROM %s WHERE \"from\" < ?".formatted(staging.qualifiedName());
-        firstBrokenPair(rows, watermark.instant().plus(ReadingRules.LONGEST_WRITTEN_SPAN)).ifPresent(pair -> refuse(connection, pair, staging.qualifiedName()));
+        String rows = "SELECT malo_id, obis_code, \"from\", \"to\", version, version_scope, true AS written FROM %1$s WHERE \"from\" < (SELECT greatest(?::timestamptz, max(\"to\")) FROM %1$s WHERE \"from\" < ?)"
+                .formatted(staging.qualifiedName());
+        firstBrokenPair(rows, watermark.instant(), watermark.instant()).ifPresent(pair -> refuse(connection, pair, staging.qualifiedName()));
+    }
+
+    /**
+     * Fails the statement at the first staged row for Iceberg whose span reaches above W into a version PostgreSQL holds
+     * (a P1D row of the Berlin day starting at 23:00 UTC below W, a P1M row): no trigger sees that pair, the hot tier's
+     * sees only the rows it takes. The first stored row from W on within each such span is the one it meets first.
+     */
+    void requireColdSpansCompatibleWithHot(TieringWatermark watermark, HotTier hotTier)
+            throws SQLException
+    {
+        String reaching = "SELECT malo_id, obis_code, \"from\", \"to\", version, version_scope FROM %s WHERE \"from\" < ? AND \"to\" > ?".formatted(staging.qualifiedName());
+        String rows = """
+                SELECT n.*, true AS written FROM (%1$s) n
+                UNION ALL
+                SELECT h.*, false FROM (%1$s) n CROSS JOIN LATERAL (
+                    SELECT p.malo_id, p.obis_code, p."from", p."to", p.version, p.version_scope FROM %2$s p
+                    WHERE p.malo_id = n.malo_id AND p.obis_code = n.obis_code AND p."from" >= ? AND p."from" < n."to" ORDER BY p."from" LIMIT 1) h"""
+                .formatted(reaching, hotTier.qualifiedParent());
+        Instant below = watermark.instant();
+        firstBrokenPair(rows, below, below, below, below, below).ifPresent(pair -> refuse(connection, pair, hotTier.qualifiedParent()));
+    }
+
+    /**
+     * Fails the statement at the first staged row for PostgreSQL that one of {@code coldSpans}, stored versions below W
+     * whose span reaches above it, overlaps: the cold span starts below W and the row at or after it, so they are never
+     * the same span and every such pair breaks a rule. No trigger sees it, the cold span being in Iceberg.
+     */
+    void requireHotRowsCompatibleWithCold(TieringWatermark watermark, List<Reading> coldSpans, String coldTable)
+            throws SQLException
+    {
+        if (coldSpans.isEmpty()) {
+            return;
+        }
+        String sql = """
+                SELECT s.*, c.ordinal FROM unnest(?::text[], ?::text[], ?::text[]::timestamptz[]) WITH ORDINALITY AS c(malo_id, obis_code, upper_to, ordinal)
+                JOIN %s s ON s.malo_id = c.malo_id AND s.obis_code = c.obis_code AND s."from" >= ? AND s."from" < c.upper_to
+                ORDER BY s.malo_id, s.obis_code, s."from", s.version LIMIT 1""".formatted(staging.qualifiedName());
+        Reading cold;
+        Reading staged;
+        try (PreparedStatement select = connection.prepareStatement(sql)) {
+            select.setArray(1, connection.createArrayOf("text", coldSpans.stream().map(Reading::maloId).toArray()));
+            select.setArray(2, connection.createArrayOf("text", coldSpans.stream().map(Reading::obisCode).toArray()));
+            select.setArray(3, connection.createArrayOf("text", coldSpans.stream().map(span -> span.to().toString()).toArray()));
+            select.setObject(4, timestamp(watermark.instant()));
+            try (ResultSet result = select.executeQuery()) {
+                if (!result.next()) {
+                    return;
+                }
+                staged = HotRows.reading(result, "");
+                cold = coldSpans.get(toIntExact(result.getLong("ordinal") - 1));
+            }
+        }
+        Optional<ReadingRules.ViolationException> violation = ReadingRules.violation(cold, staged);
+        if (violation.isEmpty()) {
+            throw new TrinoException(METERSTORE_WRITE_FAILED, "INSERT found %s and %s breaking a rule of the readings model, which MeterStore cannot name; nothing of this statement was written"
+                    .formatted(RowDescription.describe(cold), RowDescription.describe(staged)));
+        }
+        throw new TrinoException(METERSTORE_INVALID_READING, "%s (the other stored in Iceberg table '%s'); nothing of this statement was written"
+                .formatted(violation.get().getMessage(), coldTable), violation.get());
     }
 
     /**
@@ -94,11 +157,13 @@ final class ReadingRulesCheck
 
     private record BrokenPair(Row earlier, Row later) {}
 
-    private Optional<BrokenPair> firstBrokenPair(String rows, Instant below)
+    private Optional<BrokenPair> firstBrokenPair(String rows, Instant... parameters)
             throws SQLException
     {
         try (PreparedStatement select = connection.prepareStatement(HotTierRules.firstBrokenPair(rows))) {
-            select.setObject(1, timestamp(below));
+            for (int index = 0; index < parameters.length; index++) {
+                select.setObject(index + 1, timestamp(parameters[index]));
+            }
             try (ResultSet result = select.executeQuery()) {
                 if (!result.next()) {
                     return Optional.empty();
