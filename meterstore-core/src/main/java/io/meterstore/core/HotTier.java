@@ -75,7 +75,8 @@ public final class HotTier
      * Creates the schema and the partitioned parent table if they do not exist, and gives the table and every partition
      * the rules PostgreSQL keeps ({@link HotTierRules}), which a table created before them lacks. Needs no superuser.
      * Returns the CHECK constraints that rows stored before them break, with what PostgreSQL said: those stay NOT VALID,
-     * new rows are checked, and the old ones are for the operator to repair.
+     * new rows are checked, and the old ones are for the operator to repair. A constraint whose body MeterStore changed
+     * since (a unit added to {@code unit_known}) is replaced under its name ({@link HotTierRules#replaceChangedChecks}).
      */
     public List<String> createParent(Connection connection)
             throws SQLException
@@ -90,6 +91,12 @@ public final class HotTier
                             PRIMARY KEY (malo_id, obis_code, "from", version)
                         ) PARTITION BY RANGE ("from")""".formatted(qualifiedParent(), ReadingsSchema.postgresColumnDefinitions()));
                 statement.execute(HotTierRules.createFunction(schema));
+                List<HotPartition> partitions = partitions(connection);
+                for (String sql : HotTierRules.replaceChangedChecks(connection, schema, naming.table(), qualifiedParent(),
+                        partitions.stream().filter(HotPartition::attached).map(partition -> qualifiedPartition(partition.name())).toList(),
+                        partitions.stream().filter(partition -> !partition.attached()).map(partition -> qualifiedPartition(partition.name())).toList())) {
+                    statement.execute(sql);
+                }
                 for (String sql : HotTierRules.addMissingChecks(connection, schema, naming.table(), qualifiedParent())) {
                     statement.execute(sql);
                 }
@@ -105,7 +112,14 @@ public final class HotTier
             return null;
         });
         // each in a transaction of its own, after the constraints hold for new rows: a scan of every partition
-        return HotTierRules.validate(connection, qualifiedParent(), schema, naming.table());
+        List<String> broken = new ArrayList<>(HotTierRules.validate(connection, qualifiedParent(), schema, naming.table()));
+        // a detached partition's constraints too: ATTACH refuses one NOT VALID where the parent's is validated
+        for (HotPartition partition : partitions(connection)) {
+            if (!partition.attached()) {
+                broken.addAll(HotTierRules.validate(connection, qualifiedPartition(partition.name()), schema, partition.name()));
+            }
+        }
+        return List.copyOf(broken);
     }
 
     public boolean parentExists(Connection connection)

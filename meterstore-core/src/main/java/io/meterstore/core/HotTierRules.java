@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -224,23 +225,93 @@ public final class HotTierRules
     static List<String> addMissingChecks(Connection connection, String schema, String table, String qualifiedTable)
             throws SQLException
     {
-        List<String> present = new ArrayList<>();
+        Map<String, String> present = presentChecks(connection, schema, table);
+        return CHECKS.entrySet().stream()
+                .filter(check -> !present.containsKey(check.getKey()))
+                .sorted(Map.Entry.comparingByKey())
+                .map(check -> "ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s) NOT VALID".formatted(qualifiedTable, quoteIdentifier(check.getKey()), check.getValue()))
+                .toList();
+    }
+
+    /**
+     * The statements that give {@code qualifiedTable} and its partitions ({@code attached} and {@code detached}, qualified)
+     * the current body of each CHECK constraint it holds under its name with another body: one whose code list grew (a
+     * new unit in {@code unit_known}) would refuse rows the write path takes. The bodies are compared as PostgreSQL
+     * spells them ({@code pg_get_constraintdef}), the current ones spelled by adding them to a temporary table. The
+     * constraint is dropped from the parent and from every partition (a partition made by LIKE and ATTACH holds its own
+     * copy, which the parent's drop leaves) and added again NOT VALID: to the parent, which adds it to the attached
+     * partitions, and to each detached one, which an ATTACH requires to hold the parent's. {@link #validate} then checks
+     * the stored rows, of the parent and of each detached partition (ATTACH refuses a NOT VALID one under a validated one).
+     */
+    static List<String> replaceChangedChecks(Connection connection, String schema, String table, String qualifiedTable, List<String> attached, List<String> detached)
+            throws SQLException
+    {
+        Map<String, String> present = presentChecks(connection, schema, table);
+        if (present.isEmpty()) {
+            return List.of();
+        }
+        Map<String, String> current = new HashMap<>();
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TEMPORARY TABLE meterstore_current_checks (LIKE %s)".formatted(qualifiedTable));
+            try {
+                for (Map.Entry<String, String> check : CHECKS.entrySet()) {
+                    statement.execute("ALTER TABLE pg_temp.meterstore_current_checks ADD CONSTRAINT %s CHECK (%s) NOT VALID".formatted(quoteIdentifier(check.getKey()), check.getValue()));
+                }
+                try (ResultSet result = statement.executeQuery("""
+                        SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'pg_temp.meterstore_current_checks'::regclass AND contype = 'c'""")) {
+                    while (result.next()) {
+                        current.put(result.getString(1), body(result.getString(2)));
+                    }
+                }
+            }
+            finally {
+                statement.execute("DROP TABLE pg_temp.meterstore_current_checks");
+            }
+        }
+        List<String> statements = new ArrayList<>();
+        CHECKS.keySet().stream()
+                .filter(name -> present.containsKey(name) && !present.get(name).equals(current.get(name)))
+                .sorted()
+                .forEach(name -> {
+                    String constraint = quoteIdentifier(name);
+                    statements.add("ALTER TABLE %s DROP CONSTRAINT %s".formatted(qualifiedTable, constraint));
+                    for (String partition : attached) {
+                        statements.add("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s".formatted(partition, constraint));
+                    }
+                    for (String partition : detached) {
+                        statements.add("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s".formatted(partition, constraint));
+                    }
+                    statements.add("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s) NOT VALID".formatted(qualifiedTable, constraint, CHECKS.get(name)));
+                    for (String partition : detached) {
+                        statements.add("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s) NOT VALID".formatted(partition, constraint, CHECKS.get(name)));
+                    }
+                });
+        return List.copyOf(statements);
+    }
+
+    // the CHECK constraints of schema.table by name, each with its body as PostgreSQL spells it
+    private static Map<String, String> presentChecks(Connection connection, String schema, String table)
+            throws SQLException
+    {
+        Map<String, String> present = new HashMap<>();
         try (PreparedStatement select = connection.prepareStatement("""
-                SELECT k.conname FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                SELECT k.conname, pg_get_constraintdef(k.oid) FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
                 WHERE n.nspname = ? AND c.relname = ? AND k.contype = 'c'""")) {
             select.setString(1, schema);
             select.setString(2, table);
             try (ResultSet result = select.executeQuery()) {
                 while (result.next()) {
-                    present.add(result.getString(1));
+                    present.put(result.getString(1), body(result.getString(2)));
                 }
             }
         }
-        return CHECKS.entrySet().stream()
-                .filter(check -> !present.contains(check.getKey()))
-                .sorted(Map.Entry.comparingByKey())
-                .map(check -> "ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s) NOT VALID".formatted(qualifiedTable, quoteIdentifier(check.getKey()), check.getValue()))
-                .toList();
+        return present;
+    }
+
+    // a definition without its NOT VALID, which says whether the stored rows were checked, not what is checked
+    private static String body(String definition)
+    {
+        return definition.endsWith(" NOT VALID") ? definition.substring(0, definition.length() - " NOT VALID".length()) : definition;
     }
 
     /**

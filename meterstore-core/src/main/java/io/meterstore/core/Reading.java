@@ -59,17 +59,14 @@ public record Reading(
 
     /**
      * Checks every rule of the model and throws {@link InvalidReadingException} naming the first one broken:
-     * identifiers, the unit of the commodity, the interval on its resolution's grid, the version scope's month,
+     * identifiers, the unit of the commodity and the OBIS code, the interval on its resolution's grid, the version scope's month,
      * the value's precision.
      */
     public Reading validate()
     {
         MaloId.parse(maloId);
         meloId.ifPresent(MeloId::new);
-        new ObisCode(obisCode);
-        if (!sparte.allows(unit)) {
-            throw new InvalidReadingException("Unit %s does not fit sparte %s: %s".formatted(unit, sparte, sparte == Sparte.GAS ? "gas is M3 or KWH" : sparte == Sparte.WASSER ? "water is M3" : "use KWH"));
-        }
+        sparte.requireFits(unit, new ObisCode(obisCode));
         IntervalResolution grid = IntervalResolution.parse(resolution);
         if (!from.isBefore(to)) {
             throw new InvalidReadingException("Interval [%s, %s) of MaLo-ID '%s' is empty or reversed: \"from\" must be before \"to\"".formatted(from, to, maloId));

@@ -8,6 +8,7 @@ import java.math.BigInteger;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.util.List;
 import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,11 +38,49 @@ final class TestReading
     {
         assertThatThrownBy(() -> reading(Sparte.STROM, MeasurementUnit.M3, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate())
                 .isInstanceOf(InvalidReadingException.class)
-                .hasMessage("Unit M3 does not fit sparte STROM: use KWH");
+                .hasMessage("Unit M3 does not fit sparte STROM: electricity is KWH, MWH, KW, KVARH or KVAR; under OBIS code '1-1:1.29.0', which measures an energy or a volume, use KWH or MWH");
         assertThatThrownBy(() -> reading(Sparte.WASSER, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate())
-                .hasMessage("Unit KWH does not fit sparte WASSER: water is M3");
+                .hasMessage("Unit KWH does not fit sparte WASSER: water is M3; under OBIS code '1-1:1.29.0', which measures an energy or a volume, use M3");
         assertThatThrownBy(() -> reading(Sparte.WAERME, MeasurementUnit.M3, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE).validate())
-                .hasMessage("Unit M3 does not fit sparte WAERME: use KWH");
+                .hasMessage("Unit M3 does not fit sparte WAERME: heat is KWH, MWH or KW; under OBIS code '1-1:1.29.0', which measures an energy or a volume, use KWH or MWH");
+        assertThatThrownBy(() -> withObis(reading(Sparte.GAS, MeasurementUnit.KVARH, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE), "7-20:3.1.0").validate())
+                .hasMessage("Unit KVARH does not fit sparte GAS: gas is KWH, MWH, KW or M3; under OBIS code '7-20:3.1.0', which measures an energy or a volume, use KWH, MWH or M3");
+    }
+
+    @Test
+    void testUnitOfObisCode()
+    {
+        // energy in kWh or MWh, a maximum register (D = 6) in kW, reactive energy (C = 3 to 8) in kvarh, its maximum in kvar
+        for (String accepted : List.of("1-1:1.29.0 KWH", "1-1:1.29.0 MWH", "1-1:2.8.1 MWH", "1-1:1.6.0 KW", "1-1:2.6.1 KW", "1-1:3.29.0 KVARH", "1-1:8.8.0 KVARH",
+                "1-1:4.6.0 KVAR", "6-0:1.6.0 KW", "7-20:3.1.0 M3", "7-0:3.29.0 M3", "7-20:1.6.0 KW")) {
+            String[] code = accepted.split(" ");
+            Sparte sparte = code[0].startsWith("1-") ? Sparte.STROM : code[0].startsWith("6-") ? Sparte.WAERME : Sparte.GAS;
+            withObis(reading(sparte, MeasurementUnit.valueOf(code[1]), FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE), code[0]).validate();
+        }
+        assertUnitRefused(Sparte.STROM, "1-1:1.6.0", MeasurementUnit.KWH, "Unit KWH does not fit OBIS code '1-1:1.6.0' of sparte STROM: the code measures a demand (maximum register, D = 6); use KW");
+        assertUnitRefused(Sparte.STROM, "1-1:1.29.0", MeasurementUnit.KW, "Unit KW does not fit OBIS code '1-1:1.29.0' of sparte STROM: the code measures an energy or a volume; use KWH or MWH");
+        assertUnitRefused(Sparte.STROM, "1-1:1.29.0", MeasurementUnit.KVARH, "Unit KVARH does not fit OBIS code '1-1:1.29.0' of sparte STROM: the code measures an energy or a volume; use KWH or MWH");
+        assertUnitRefused(Sparte.STROM, "1-1:3.29.0", MeasurementUnit.KWH, "Unit KWH does not fit OBIS code '1-1:3.29.0' of sparte STROM: the code measures reactive energy (electricity, C = 3 to 8); use KVARH");
+        assertUnitRefused(Sparte.STROM, "1-1:5.29.0", MeasurementUnit.KVAR, "Unit KVAR does not fit OBIS code '1-1:5.29.0' of sparte STROM: the code measures reactive energy (electricity, C = 3 to 8); use KVARH");
+        assertUnitRefused(Sparte.STROM, "1-1:3.6.0", MeasurementUnit.KVARH, "Unit KVARH does not fit OBIS code '1-1:3.6.0' of sparte STROM: the code measures a reactive demand (electricity, C = 3 to 8, maximum register D = 6); use KVAR");
+        assertUnitRefused(Sparte.STROM, "1-1:3.6.0", MeasurementUnit.KW, "Unit KW does not fit OBIS code '1-1:3.6.0' of sparte STROM: the code measures a reactive demand (electricity, C = 3 to 8, maximum register D = 6); use KVAR");
+        assertUnitRefused(Sparte.WAERME, "6-0:1.6.0", MeasurementUnit.KWH, "Unit KWH does not fit OBIS code '6-0:1.6.0' of sparte WAERME: the code measures a demand (maximum register, D = 6); use KW");
+        // water has no demand unit
+        assertUnitRefused(Sparte.WASSER, "8-0:1.6.0", MeasurementUnit.M3,
+                "Unit M3 does not fit OBIS code '8-0:1.6.0' of sparte WASSER: the code measures a demand (maximum register, D = 6), for which water has no unit (water is M3); store it under a code water measures");
+    }
+
+    private static void assertUnitRefused(Sparte sparte, String obisCode, MeasurementUnit unit, String message)
+    {
+        assertThatThrownBy(() -> withObis(reading(sparte, unit, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE), obisCode).validate())
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessage(message);
+    }
+
+    private static Reading withObis(Reading reading, String obisCode)
+    {
+        return new Reading(reading.maloId(), reading.meloId(), obisCode, reading.sparte(), reading.from(), reading.to(), reading.value(), reading.unit(), reading.quality(),
+                reading.resolution(), reading.sourceKind(), reading.sourceDetail(), reading.provenance(), reading.version(), reading.versionScope(), reading.recordedAt(), reading.balancingDay());
     }
 
     @Test

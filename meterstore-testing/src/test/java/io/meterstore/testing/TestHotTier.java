@@ -427,6 +427,47 @@ final class TestHotTier
                 .hasMessageContaining(rule);
     }
 
+    @Test
+    void testCreateAgainReplacesAChangedCheck()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("changed_check");
+        try (Connection connection = database.connect(); Statement statement = connection.createStatement()) {
+            // a table as MeterStore created it when its units were KWH and M3: the parent, an attached and a detached partition
+            hotTier.createParent(connection);
+            hotTier.ensurePartition(connection, AUGUST_20);
+            hotTier.ensurePartition(connection, AUGUST_21);
+            insert(connection, hotTier, AUGUST_21);
+            hotTier.detach(connection, "readings_2026_08_21_0000");
+            statement.execute("ALTER TABLE changed_check.readings DROP CONSTRAINT unit_known");
+            for (String partition : List.of("readings_2026_08_20_0000", "readings_2026_08_21_0000")) {
+                statement.execute("ALTER TABLE changed_check.%s DROP CONSTRAINT IF EXISTS unit_known".formatted(partition));
+            }
+            statement.execute("ALTER TABLE changed_check.readings ADD CONSTRAINT unit_known CHECK (unit IN ('KWH', 'M3'))");
+            statement.execute("ALTER TABLE changed_check.readings_2026_08_21_0000 ADD CONSTRAINT unit_known CHECK (unit IN ('KWH', 'M3'))");
+            assertThatThrownBy(() -> insert(connection, hotTier, AUGUST_20, "MWH"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("23514"))
+                    .hasMessageContaining("unit_known");
+
+            // create again: the constraint of that name holds the current units, on the parent and every partition (validated
+            // where attached, NOT VALID on the detached one, whose rows are archived or are checked by its next archival)
+            assertThat(hotTier.createParent(connection)).isEmpty();
+            insert(connection, hotTier, AUGUST_20, "MWH");
+            assertThat(scalar(connection, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'changed_check.readings'::regclass AND conname = 'unit_known'"))
+                    .isEqualTo("CHECK ((unit = ANY (ARRAY['KWH'::text, 'MWH'::text, 'KW'::text, 'KVARH'::text, 'KVAR'::text, 'M3'::text])))");
+            assertThat(scalar(connection, """
+                    SELECT count(DISTINCT replace(pg_get_constraintdef(k.oid), ' NOT VALID', '')) FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE n.nspname = 'changed_check' AND k.conname = 'unit_known'""")).isEqualTo(1L);
+            assertThat(scalar(connection, "SELECT bool_and(convalidated) FROM pg_constraint WHERE conrelid = 'changed_check.readings'::regclass AND contype = 'c'")).isEqualTo(true);
+            // the detached partition takes the new body too, so an interrupted archival's partition attaches again
+            hotTier.reattach(connection, "readings_2026_08_21_0000");
+            assertThat(scalar(connection, "SELECT count(*) FROM changed_check.readings")).isEqualTo(2L);
+            // and a third create changes nothing
+            assertThat(hotTier.createParent(connection)).isEmpty();
+            assertThat(scalar(connection, "SELECT count(*) FROM pg_constraint WHERE conrelid = 'changed_check.readings'::regclass AND contype = 'c'")).isEqualTo((long) HotTierRules.CHECKS.size());
+        }
+    }
+
     private HotTier hotTier(String schema)
     {
         return new HotTier(schema, new PartitionNaming("readings", PartitionNaming.DEFAULT_STEP), Duration.ofSeconds(5));
@@ -435,13 +476,20 @@ final class TestHotTier
     private static void insert(Connection connection, HotTier hotTier, Instant from)
             throws SQLException
     {
+        insert(connection, hotTier, from, "KWH");
+    }
+
+    private static void insert(Connection connection, HotTier hotTier, Instant from, String unit)
+            throws SQLException
+    {
         try (PreparedStatement statement = connection.prepareStatement("""
                 INSERT INTO %s (malo_id, obis_code, sparte, "from", "to", value, unit, quality, resolution, source_kind, version, version_scope, recorded_at, balancing_day)
-                VALUES ('41373559241', '1-1:1.29.0', 'STROM', ?, ?, 1.5, 'KWH', 'MEASURED', 'PT15M', 'MSCONS', 1, ?, now(), ?)""".formatted(hotTier.qualifiedParent()))) {
+                VALUES ('41373559241', '1-1:1.29.0', 'STROM', ?, ?, 1.5, ?, 'MEASURED', 'PT15M', 'MSCONS', 1, ?, now(), ?)""".formatted(hotTier.qualifiedParent()))) {
             statement.setObject(1, from.atOffset(ZoneOffset.UTC));
             statement.setObject(2, from.plus(Duration.ofMinutes(15)).atOffset(ZoneOffset.UTC));
-            statement.setString(3, Reading.versionScope(ReadingsGenerator.DEFAULT_OPERATOR_ID, Sparte.STROM, from));
-            statement.setObject(4, MeteringCalendar.balancingDay(Sparte.STROM, from));
+            statement.setString(3, unit);
+            statement.setString(4, Reading.versionScope(ReadingsGenerator.DEFAULT_OPERATOR_ID, Sparte.STROM, from));
+            statement.setObject(5, MeteringCalendar.balancingDay(Sparte.STROM, from));
             statement.executeUpdate();
         }
     }

@@ -3,6 +3,7 @@ package io.meterstore.trino;
 import io.meterstore.core.MeteringCalendar;
 import io.meterstore.core.Reading;
 import io.meterstore.core.Sparte;
+import io.meterstore.core.Sparte.MeasurementUnit;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
@@ -231,6 +232,61 @@ class TestMeterstoreInsert
         assertThat(hot(good)).isZero();
         assertThat(icebergRows(goodCold)).isZero();
         assertNoStagingTables();
+    }
+
+    @Test
+    void testUnitsByObisCodeAndSparte()
+            throws Exception
+    {
+        // kWh or MWh for energy, kW for a maximum register (D = 6), kvarh for reactive energy (C = 3 to 8), kvar for its maximum
+        List<Reading> fitting = List.of(
+                withUnit(correction(70, interval(1, 4), 1, "1.5"), Sparte.STROM, "1-1:1.29.0", MeasurementUnit.MWH),
+                withUnit(correction(70, interval(1, 4), 1, "42"), Sparte.STROM, "1-1:1.6.0", MeasurementUnit.KW),
+                withUnit(correction(70, interval(-1, 4), 1, "0.75"), Sparte.STROM, "1-1:3.29.0", MeasurementUnit.KVARH),
+                withUnit(correction(70, interval(-1, 4), 1, "12"), Sparte.STROM, "1-1:4.6.0", MeasurementUnit.KVAR));
+        assertUpdate(insert(fitting), 4);
+        for (Reading reading : fitting) {
+            assertThat(computeActual("SELECT unit FROM readings WHERE " + keyPredicate(reading)).getOnlyValue()).isEqualTo(reading.unit().name());
+        }
+        assertThat(hot(fitting.get(1))).isEqualTo(1);
+        assertThat(icebergRows(fitting.get(3))).isEqualTo(1);
+
+        long rowsBefore = versionsRows();
+        long snapshotsBefore = snapshots();
+        Reading good = correction(71, interval(1, 1), 1, "1");
+        Reading goodCold = correction(71, interval(-1, 1), 1, "1");
+        record Case(Reading reading, String message) {}
+        for (Instant from : List.of(interval(1, 2), interval(-1, 2))) {
+            Reading bad = correction(71, from, 1, "1");
+            List<Case> cases = List.of(
+                    new Case(withUnit(bad, Sparte.STROM, "1-1:1.6.0", MeasurementUnit.KWH), "Unit KWH does not fit OBIS code '1-1:1.6.0' of sparte STROM: the code measures a demand (maximum register, D = 6); use KW"),
+                    new Case(withUnit(bad, Sparte.STROM, "1-1:1.29.0", MeasurementUnit.KW), "Unit KW does not fit OBIS code '1-1:1.29.0' of sparte STROM: the code measures an energy or a volume; use KWH or MWH"),
+                    new Case(withUnit(bad, Sparte.STROM, "1-1:3.29.0", MeasurementUnit.KWH), "the code measures reactive energy (electricity, C = 3 to 8); use KVARH"),
+                    new Case(withUnit(bad, Sparte.STROM, "1-1:3.6.0", MeasurementUnit.KVARH), "maximum register D = 6); use KVAR"),
+                    new Case(withUnit(bad, Sparte.STROM, "1-1:1.29.0", MeasurementUnit.M3), "Unit M3 does not fit sparte STROM: electricity is KWH, MWH, KW, KVARH or KVAR; under OBIS code '1-1:1.29.0', which measures an energy or a volume, use KWH or MWH"),
+                    new Case(withUnit(bad, Sparte.GAS, "7-20:3.1.0", MeasurementUnit.KVARH), "Unit KVARH does not fit sparte GAS: gas is KWH, MWH, KW or M3"),
+                    new Case(withUnit(bad, Sparte.WASSER, "8-0:1.29.0", MeasurementUnit.KWH), "Unit KWH does not fit sparte WASSER: water is M3"),
+                    new Case(withUnit(bad, Sparte.WASSER, "8-0:1.6.0", MeasurementUnit.M3), "for which water has no unit (water is M3)"));
+            for (Case invalid : cases) {
+                // the bad row among good rows of both tiers: nothing of the statement is written
+                assertThat(query(insert(good, invalid.reading(), goodCold)))
+                        .failure()
+                        .hasErrorCode(METERSTORE_INVALID_READING)
+                        .hasMessageContaining(invalid.message())
+                        .hasMessageContaining("nothing was written");
+            }
+        }
+        assertThat(versionsRows()).isEqualTo(rowsBefore);
+        assertThat(snapshots()).isEqualTo(snapshotsBefore);
+        assertThat(hot(good)).isZero();
+        assertThat(icebergRows(goodCold)).isZero();
+    }
+
+    private static Reading withUnit(Reading reading, Sparte sparte, String obisCode, MeasurementUnit unit)
+    {
+        return new Reading(reading.maloId(), reading.meloId(), obisCode, sparte, reading.from(), reading.to(), reading.value(), unit, reading.quality(),
+                reading.resolution(), reading.sourceKind(), reading.sourceDetail(), reading.provenance(), reading.version(),
+                Reading.versionScope(ReadingsGenerator.DEFAULT_OPERATOR_ID, sparte, reading.from()), reading.recordedAt(), MeteringCalendar.balancingDay(sparte, reading.from()));
     }
 
     @Test

@@ -188,7 +188,7 @@ final class TestMeterstoreReadingRules
         assertRefusedByPostgres(parent, fine, "obis_code", "'01-1:1.29.0'", "23514", "obis_code_canonical");
         assertRefusedByPostgres(parent, fine, "version_scope", "'9900000000003-2026-03'", "23514", "version_scope_canonical");
         assertRefusedByPostgres(parent, fine, "\"to\"", "'%s'::timestamptz".formatted(fine.from()), "23514", "interval_forward");
-        assertRefusedByPostgres(partition, fine, "unit", "'MWH'", "23514", "unit_known");
+        assertRefusedByPostgres(partition, fine, "unit", "'GWH'", "23514", "unit_known");
         assertThat(sum(1, stored.from(), stored.to())).isEqualByComparingTo(stored.value());
         // the same row, well formed, is taken
         try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement()) {
