@@ -30,6 +30,7 @@ public final class HotTier
     private static final String LOCK_NOT_AVAILABLE = "55P03";
     private static final String UNDEFINED_TABLE = "42P01";
     private static final String ARCHIVER_LEASE_PREFIX = "meterstore.archiver:";
+    private static final String BOUNDARY_PREFIX = "meterstore.boundary:";
     // the name of the CHECK that carries a partition's bound while it is created and after it is detached
     private static final String BOUND_CONSTRAINT = "meterstore_partition_bound";
 
@@ -72,8 +73,9 @@ public final class HotTier
     }
 
     /**
-     * Creates the schema and the partitioned parent table if they do not exist, and gives the table and every partition
-     * the rules PostgreSQL keeps ({@link HotTierRules}), which a table created before them lacks. Needs no superuser.
+     * Creates the schema, the partitioned parent table and the table of archival windows ({@link ArchivalWindows}) if
+     * they do not exist, and gives the table and every partition the rules PostgreSQL keeps ({@link HotTierRules}),
+     * which a table created before them lacks. Needs no superuser.
      * Returns the CHECK constraints that rows stored before them break, with what PostgreSQL said: those stay NOT VALID,
      * new rows are checked, and the old ones are for the operator to repair. A constraint whose body MeterStore changed
      * since (a unit added to {@code unit_known}) is replaced under its name ({@link HotTierRules#replaceChangedChecks}).
@@ -91,6 +93,7 @@ public final class HotTier
                             PRIMARY KEY (malo_id, obis_code, "from", version)
                         ) PARTITION BY RANGE ("from")""".formatted(qualifiedParent(), ReadingsSchema.postgresColumnDefinitions()));
                 statement.execute(HotTierRules.createFunction(schema));
+                ArchivalWindows.create(connection, schema);
                 List<HotPartition> partitions = partitions(connection);
                 for (String sql : HotTierRules.replaceChangedChecks(connection, schema, naming.table(), qualifiedParent(),
                         partitions.stream().filter(HotPartition::attached).map(partition -> qualifiedPartition(partition.name())).toList(),
@@ -151,8 +154,8 @@ public final class HotTier
      * whose catalogue bounds hold it (attached, or detached at or above W by an interrupted archival, which archives it
      * whole), else a new one of one step, cut short where a neighbour begins or ends. Never for an instant below
      * {@code watermark}: its rows belong to Iceberg, and a partition re-created there after archival dropped or detached
-     * the old one would hold rows no query reads. The caller holds the archival fence ({@link #fenceArchival}), so the
-     * watermark it passes cannot move before it commits.
+     * the old one would hold rows no query reads. The caller holds the boundary lock ({@link #holdBoundaryShared}) and
+     * writes no row of a window being archived, so the watermark it passes is not moved past its rows before it commits.
      */
     public HotPartition partitionFor(Connection connection, Instant from, TieringWatermark watermark)
             throws SQLException
@@ -240,36 +243,58 @@ public final class HotTier
     /**
      * Inside the caller's open transaction: takes the archiver's lease lock of this table in shared mode, waiting at
      * most {@code wait} for a running archival cycle to end, or for an archiver that asked for the lease first. Until
-     * the transaction ends no cycle can start (an archiver that asks queues for the lease, and INSERTs that ask after
-     * it queue behind it), so the watermark cannot move, no partition is detached, and no cycle can be planning a
-     * window over a partition this transaction creates.
+     * the transaction ends no cycle can start (an archiver that asks queues for the lease, and writers that ask after
+     * it queue behind it), so the watermark cannot move and no partition is detached. What an INSERT whose rows meet the
+     * window of a cycle takes, to write them once the cycle has ended, and what an erasure takes for all of its run.
      */
     public void fenceArchival(Connection connection, Duration wait)
             throws SQLException
     {
-        fence(connection, wait, "pg_advisory_xact_lock_shared", "An archival cycle of table '%s' held its lease for longer than %s: try again once it has finished");
+        lock(connection, wait, "pg_advisory_xact_lock_shared", archiverLeaseName(schema, naming.table()),
+                "An archival cycle of table '%s' held its lease for longer than %s: try again once it has finished");
+    }
+
+    /** The name of the advisory lock that orders writers against the moves of {@code schema.table}'s boundary. */
+    public static String boundaryLockName(String schema, String table)
+    {
+        return BOUNDARY_PREFIX + schema + "." + table;
     }
 
     /**
-     * As {@link #fenceArchival}, in exclusive mode: besides archival, every INSERT into the table waits until the
-     * transaction ends, and this waits for the INSERTs in flight. What an erasure takes, so that no INSERT that read the
-     * suppression list before the erasure committed can write the erased readings after it.
+     * Inside the caller's open transaction: takes this table's boundary lock in shared mode, waiting at most {@code wait}.
+     * A writer holds it from reading W and the window an archival cycle published ({@link ArchivalWindows}) to its
+     * commit: no cycle publishes a window meanwhile, so a window planned later never holds a row this transaction writes
+     * hot, nor a partition it creates. Writers hold it together; a cycle takes it exclusively only to plan and publish
+     * its window, an erasure only for its hot rows and its audit row.
      */
-    public void fenceArchivalAndWrites(Connection connection, Duration wait)
+    public void holdBoundaryShared(Connection connection, Duration wait)
             throws SQLException
     {
-        fence(connection, wait, "pg_advisory_xact_lock", "An archival cycle or INSERT into table '%s' held the table for longer than %s: try again once it has finished");
+        lock(connection, wait, "pg_advisory_xact_lock_shared", boundaryLockName(schema, naming.table()),
+                "An archival cycle or erasure of table '%s' held its boundary for longer than %s: try again");
     }
 
-    private void fence(Connection connection, Duration wait, String lockFunction, String timeoutMessage)
+    /**
+     * As {@link #holdBoundaryShared}, in exclusive mode: waits for the writers in flight, and writers that ask after it
+     * wait behind it until the transaction ends. An archival cycle plans and publishes its window under it; an erasure
+     * deletes its hot rows and records its audit row under it.
+     */
+    public void holdBoundaryExclusive(Connection connection, Duration wait)
             throws SQLException
     {
-        checkArgument(!connection.getAutoCommit(), "the archival fence needs an open transaction");
+        lock(connection, wait, "pg_advisory_xact_lock", boundaryLockName(schema, naming.table()),
+                "Writers of table '%s' held its boundary for longer than %s: try again once they have finished");
+    }
+
+    private void lock(Connection connection, Duration wait, String lockFunction, String name, String timeoutMessage)
+            throws SQLException
+    {
+        checkArgument(!connection.getAutoCommit(), "the lock '%s' needs an open transaction", name);
         try (Statement statement = connection.createStatement()) {
-            statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(wait.toMillis()));
+            statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(Math.max(1, wait.toMillis())));
         }
         try (PreparedStatement lock = connection.prepareStatement("SELECT %s(hashtextextended(?, 0))".formatted(lockFunction))) {
-            lock.setString(1, archiverLeaseName(schema, naming.table()));
+            lock.setString(1, name);
             lock.execute();
         }
         catch (SQLException e) {

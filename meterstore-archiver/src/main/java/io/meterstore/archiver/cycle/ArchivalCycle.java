@@ -10,6 +10,7 @@ import io.meterstore.archiver.cycle.HotPartitionReader.RowKey;
 import io.meterstore.archiver.lease.ArchiverLease;
 import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.ArchivalHistory.ArchivalCommit;
+import io.meterstore.core.ArchivalWindows;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
@@ -48,8 +49,8 @@ import static io.meterstore.core.MeterstoreException.Reason.TABLE_MISSING;
 import static java.util.Objects.requireNonNull;
 
 /**
- * One archival cycle of one table: read W, choose the closed window starting at W, DETACH its partition, stream it
- * into Parquet files (one or more per month of "from"), commit them with the new W, leave the partition detached, and
+ * One archival cycle of one table: read W, choose the closed window starting at W and publish it to the table's
+ * writers ({@link ArchivalWindows}), DETACH its partition, stream it into Parquet files (one or more per month of "from"), commit them with the new W, leave the partition detached, and
  * DROP the detached partitions whose commit is older than the reader grace.
  * <p>
  * Every row streamed is checked with the write path's own validation ({@link io.meterstore.core.Reading#validate} and
@@ -125,8 +126,14 @@ public final class ArchivalCycle
             if (!hotTier.parentExists(connection)) {
                 throw new MeterstoreException(TABLE_MISSING, "PostgreSQL table %s does not exist: run the archiver's 'create' command first".formatted(hotTier.qualifiedParent()));
             }
-            List<HotPartition> partitions = hotTier.partitions(connection);
-            Optional<ArchivalWindow> window = ArchivalPlanner.plan(tableName(), watermark, partitions, horizon, hotTier.naming());
+            Optional<ArchivalWindow> window;
+            try {
+                window = planAndPublish(connection, watermark, horizon);
+            }
+            catch (HotTier.LockTimeoutException e) {
+                log.info("Publishing the next window of table '%s' timed out waiting for the writers in flight; deferred", tableName());
+                return new ArchiveOutcome(tableName(), Kind.DEFERRED, Optional.empty(), 0, 0, 0, watermark, Optional.empty(), List.of());
+            }
             Archived archived;
             if (window.isEmpty()) {
                 archived = new Archived(Kind.IDLE, Optional.empty(), List.of(), watermark, Optional.empty());
@@ -141,6 +148,36 @@ public final class ArchivalCycle
         }
     }
 
+    /**
+     * Plans the next window and publishes it ({@link ArchivalWindows}) in one transaction under the table's boundary
+     * lock in exclusive mode: the writers in flight finish first, so the partitions planned with include every one they
+     * created and the partition to detach holds every hot row they wrote; a writer after it reads the window and writes
+     * none of its rows hot. W cannot move meanwhile: only a cycle moves it, and this one holds the lease.
+     */
+    private Optional<ArchivalWindow> planAndPublish(Connection connection, TieringWatermark watermark, Instant horizon)
+            throws SQLException
+    {
+        ArchivalWindows.create(connection, hotTier.schema());
+        connection.setAutoCommit(false);
+        try {
+            hotTier.holdBoundaryExclusive(connection, hotTier.lockTimeout());
+            List<HotPartition> partitions = hotTier.partitions(connection);
+            Optional<ArchivalWindow> window = ArchivalPlanner.plan(tableName(), watermark, partitions, horizon, hotTier.naming());
+            if (window.isPresent()) {
+                ArchivalWindows.publish(connection, hotTier, new ArchivalWindows.Window(window.get().start(), window.get().end()), clock.instant());
+            }
+            connection.commit();
+            return window;
+        }
+        catch (SQLException | RuntimeException e) {
+            connection.rollback();
+            throw e;
+        }
+        finally {
+            connection.setAutoCommit(true);
+        }
+    }
+
     private record Archived(Kind kind, Optional<ArchivalWindow> window, List<DataFile> files, TieringWatermark watermark, Optional<Long> snapshotId) {}
 
     private Archived archive(Connection connection, ArchiverLease lease, Table table, TieringWatermark watermark, ArchivalWindow window)
@@ -149,8 +186,9 @@ public final class ArchivalCycle
         if (window.partition().isPresent()) {
             String partition = window.partition().get().name();
             try {
-                // detach before the scan: from now on no row can be inserted into the partition being archived, while
-                // queries still read it by name until the commit below moves W past it
+                // detach before the scan: from now on no row can be inserted into the partition being archived (a writer
+                // that read the published window writes none of its rows hot), while queries still read it by name until
+                // the commit below moves W past it
                 hotTier.detach(connection, partition);
             }
             catch (HotTier.LockTimeoutException e) {

@@ -29,7 +29,7 @@ public record ArchiveOutcome(
         ARCHIVED,
         /** Nothing closed to archive. */
         IDLE,
-        /** A DETACH did not get its lock within the lock timeout; the next cycle tries again. */
+        /** Publishing the window or its DETACH did not get its lock within the lock timeout; the next cycle tries again. */
         DEFERRED,
         /** Another archiver moved the watermark first; what this cycle wrote was deleted. */
         SUPERSEDED,
@@ -59,8 +59,10 @@ public record ArchiveOutcome(
             case ARCHIVED -> "%s: archived %s: %s rows in %s files (%s bytes), watermark %s%s"
                     .formatted(table, window.orElseThrow(), rows, files, bytes, watermark, dropped);
             case IDLE -> "%s: idle, nothing closed to archive, watermark %s%s".formatted(table, watermark, dropped);
-            case DEFERRED -> "%s: deferred, detaching %s timed out waiting for a lock another session holds; the next cycle retries, watermark %s%s"
-                    .formatted(table, window.flatMap(ArchivalWindow::partition).map(partition -> "'%s'".formatted(partition.name())).orElse("the partition"), watermark, dropped);
+            case DEFERRED -> window.isEmpty()
+                    ? "%s: deferred, publishing the next window timed out waiting for the writers in flight; the next cycle retries, watermark %s%s".formatted(table, watermark, dropped)
+                    : "%s: deferred, detaching %s timed out waiting for a lock another session holds; the next cycle retries, watermark %s%s"
+                            .formatted(table, window.flatMap(ArchivalWindow::partition).map(partition -> "'%s'".formatted(partition.name())).orElse("the partition"), watermark, dropped);
             case SUPERSEDED -> "%s: superseded, another archiver moved the watermark to %s first; nothing committed%s".formatted(table, watermark, dropped);
             case LEASE_CONTENDED -> "%s: lease contended, another archiver (or INSERTs, longer than meterstore.postgresql.lock-timeout) held this table's lease; nothing changed, watermark %s".formatted(table, watermark);
         };

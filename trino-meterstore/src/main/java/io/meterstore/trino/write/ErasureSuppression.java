@@ -26,9 +26,10 @@ import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_ERASURE_KE
 /**
  * The suppression list, as INSERT checks it: no row of a statement may fall in the scope of an erasure that was not
  * lifted, or the statement is refused before either tier changes. A redelivered MSCONS message thus cannot bring
- * erased readings back. Runs in the statement's transaction under the archival fence, which an erasure takes in
- * exclusive mode: either the erasure committed before and its row is read here, or it waits for this statement and
- * then erases what it wrote. Costs nothing while the table has no erasure; otherwise one pass over the statement's
+ * erased readings back. Runs in the statement's transaction under its archival fence: the boundary lock, which an
+ * erasure takes in exclusive mode for its hot rows and audit row, and for a statement with cold rows the cold-write
+ * lock, which an erasure holds throughout: either the erasure committed before and its row is read here, or it waits
+ * for this statement and then erases what it wrote. Costs nothing while the table has no erasure; otherwise one pass over the statement's
  * distinct malo_ids (their HMACs are computed here, never stored) and one probe per erased malo_id it carries.
  */
 final class ErasureSuppression

@@ -52,11 +52,12 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * Erases what one DELETE names ({@link ErasureRequest}) from both tiers, and records it in the audit trail, whose
- * unlifted rows are the suppression list INSERT checks. In one PostgreSQL transaction that first takes the table's
- * archival fence in exclusive mode (no archival cycle, compaction commit or INSERT runs until it ends; an INSERT that
- * read the suppression list before it waits for it, one that reads after sees the erasure) and the cold-write lock:
- * the cold rows first, rewritten out of the current snapshot's files in one commit that republishes W
- * ({@link ColdErasure}, {@code CorrectionCommitter.commitErasure}); then the hot rows, one DELETE per partition that
+ * unlifted rows are the suppression list INSERT checks. In one PostgreSQL transaction that first takes the archiver's
+ * lease in shared mode (no archival cycle or compaction commit runs until it ends) and the cold-write lock (no other
+ * MeterStore writer writes Iceberg: an INSERT with cold rows that read the suppression list before waits for it, one
+ * after sees the erasure): the cold rows first, rewritten out of the current snapshot's files in one commit that
+ * republishes W ({@link ColdErasure}, {@code CorrectionCommitter.commitErasure}); then, under the table's boundary lock
+ * in exclusive mode, which holds INSERTs of hot rows for that moment only, the hot rows, one DELETE per partition that
  * meets the range, attached or detached at or above W (a detached partition below W is the archived copy kept for the
  * reader grace, which the archiver drops); then the audit row; then the PostgreSQL commit. A failure before the Iceberg
  * commit changes nothing; one between the commits leaves the cold rows erased and the hot ones not, and running the
@@ -112,9 +113,11 @@ public final class ErasureWriter
     private Erased erase(ConnectorSession session, MeterstoreTableHandle handle, ErasureRequest request, ErasureKey key, Connection connection, HotTier hotTier, Table table)
             throws SQLException
     {
-        hotTier.fenceArchivalAndWrites(connection, ArchivalFence.ARCHIVAL_WAIT);
+        // no archival cycle runs until the transaction ends: none streams a partition whose rows this erasure deletes
+        hotTier.fenceArchival(connection, ArchivalFence.ARCHIVAL_WAIT);
         ColdRedeliveryLookup.lock(connection, tables.schema(), handle.storageTable());
-        // under the fence nothing else commits to the table: this snapshot and W hold until the transaction ends
+        // under the lease W cannot move, and under the cold-write lock no other MeterStore writer commits to Iceberg: this
+        // snapshot and W hold until the transaction ends
         table.refresh();
         PinnedWatermark pinned = WatermarkReader.current(table);
         TieringWatermark watermark = pinned.watermark();
@@ -137,6 +140,9 @@ public final class ErasureWriter
         // a crash here leaves the cold rows erased and the hot rows not: running the statement again erases them
         InsertFailpoints.deleteBetweenTiers();
 
+        // the hot rows and the audit row under the boundary lock, exclusively, for as long as they take: a writer in
+        // flight commits first and its rows are deleted here, one after it reads the audit row and is refused
+        hotTier.holdBoundaryExclusive(connection, ArchivalFence.ARCHIVAL_WAIT);
         long hotRows = 0;
         long belowWatermark = 0;
         for (HotPartition partition : hotTier.partitions(connection)) {

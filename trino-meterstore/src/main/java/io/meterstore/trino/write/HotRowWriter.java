@@ -49,7 +49,8 @@ final class HotRowWriter
     private final TieringWatermark watermark;
 
     /**
-     * @param connection the statement's open transaction, which holds the archival fence: {@code watermark} cannot move before it ends
+     * @param connection the statement's open transaction, which holds the archival fence: no row it writes at or above
+     * {@code watermark} lies in a window being archived, so no commit moves W past one before it ends
      */
     HotRowWriter(Connection connection, HotTier hotTier, InsertStaging staging, TieringWatermark watermark)
     {

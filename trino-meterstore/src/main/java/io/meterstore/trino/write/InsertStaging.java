@@ -4,8 +4,12 @@ import io.meterstore.core.ReadingsSchema;
 import io.meterstore.core.Sql;
 
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.Optional;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
@@ -53,6 +57,17 @@ public record InsertStaging(String schema, String table)
     {
         try (Statement statement = connection.createStatement()) {
             statement.execute("DROP TABLE IF EXISTS " + qualifiedName());
+        }
+    }
+
+    /** The earliest "from" staged; empty when nothing is. */
+    Optional<Instant> firstFrom(Connection connection)
+            throws SQLException
+    {
+        try (Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("SELECT min(\"from\") FROM " + qualifiedName())) {
+            result.next();
+            return Optional.ofNullable(result.getObject(1, OffsetDateTime.class)).map(OffsetDateTime::toInstant);
         }
     }
 

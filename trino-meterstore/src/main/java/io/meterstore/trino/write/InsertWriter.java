@@ -26,6 +26,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -46,9 +47,10 @@ import static java.util.Objects.requireNonNull;
  * skipped ({@link ColdRedeliveryLookup} for the cold rows), one stored with a different payload failing the statement
  * before anything is committed. No step holds the statement's rows: PostgreSQL streams and sorts them.
  * <p>
- * The move happens in one PostgreSQL transaction that first takes the {@link ArchivalFence}: W is read under it, which
- * is why a row planned hot whose day was archived since goes to Iceberg, and never to a detached or re-created
- * partition. Commit order: Iceberg first, then PostgreSQL. A failure before the Iceberg commit changes nothing; one
+ * The move happens in one PostgreSQL transaction that first takes the {@link ArchivalFence}: W is read under it, and
+ * the statement waits for an archival cycle only when its rows lie in the cycle's window, which is why a row planned
+ * hot whose day was archived since goes to Iceberg, and never to a detached or re-created partition, while rows of
+ * later days are written during the cycle. Commit order: Iceberg first, then PostgreSQL. A failure before the Iceberg commit changes nothing; one
  * between the two leaves the cold rows committed and the hot rows rolled back, and running the statement again skips
  * the former and writes the latter.
  */
@@ -140,12 +142,13 @@ public final class InsertWriter
     private Written write(ConnectorSession session, MeterstoreInsertTableHandle handle, Connection connection, HotTier hotTier, Table table, long staged)
             throws SQLException
     {
-        ArchivalFence.take(connection, hotTier);
-        // under the fence, so an erasure either committed before (its row is read) or waits for this statement
+        Instant firstFrom = handle.staging().firstFrom(connection).orElseThrow(() -> new TrinoException(METERSTORE_WRITE_FAILED,
+                "INSERT into '%s' staged %s rows but found none in %s; nothing of this statement was committed, run it again".formatted(handle.schemaTableName(), staged, handle.staging().qualifiedName())));
+        // W, whatever beginInsert saw, read under the fence: it routes every row to the tier that holds it at the commit
+        PinnedWatermark pinned = ArchivalFence.take(connection, hotTier, table, handle.staging(), firstFrom, () -> ColdRedeliveryLookup.lock(connection, handle));
+        // under the boundary lock (and the cold-write lock for cold rows), so an erasure either committed before (its row
+        // is read) or deletes what this statement writes
         ErasureSuppression.check(connection, tables, handle.schemaTableName(), handle.storageTable(), handle.staging());
-        // under the fence no archival cycle runs: this W holds until the transaction ends, whatever beginInsert saw
-        table.refresh();
-        PinnedWatermark pinned = WatermarkReader.current(table);
         TieringWatermark watermark = pinned.watermark();
         // no instant counted twice: the statement's cold rows against each other here and against Iceberg's versions as
         // they are looked up; the hot rows against each other and PostgreSQL's versions by the hot tier's own trigger
@@ -191,6 +194,8 @@ public final class InsertWriter
     /**
      * Streams the staged rows below W in (month, malo_id, obis_code, "from", version) order, PostgreSQL sorting them,
      * and hands the versions Iceberg does not hold yet to {@code cold}, a chunk at a time. Returns the rows streamed.
+     * The fence took the cold-write lock if there are any, before W was pinned: the lookup's answer holds until this
+     * transaction ends, and the commit happens before that.
      */
     private long writeCold(ConnectorSession session, MeterstoreInsertTableHandle handle, Connection connection, Table table, PinnedWatermark pinned, ColdInsertCommit cold)
             throws SQLException
@@ -198,7 +203,6 @@ public final class InsertWriter
         String sql = "SELECT %s FROM %s WHERE %s ORDER BY date_trunc('month', \"from\", 'UTC'), malo_id, obis_code, \"from\", version"
                 .formatted(ReadingsSchema.postgresColumnList(), handle.staging().qualifiedName(), Tier.COLD.sql("?"));
         long streamed = 0;
-        boolean locked = false;
         Optional<Reading> previous = Optional.empty();
         List<Reading> chunk = new ArrayList<>(COLD_CHUNK_ROWS);
         try (PreparedStatement select = connection.prepareStatement(sql)) {
@@ -209,11 +213,6 @@ public final class InsertWriter
                 while (result.next()) {
                     Reading reading = HotRows.reading(result, "");
                     streamed++;
-                    if (!locked) {
-                        // the lookup's answer holds until this transaction ends, and the commit happens before that
-                        ColdRedeliveryLookup.lock(connection, handle);
-                        locked = true;
-                    }
                     // the versions of a key arrive together: a second one in the statement is a repetition or a contradiction
                     if (previous.isPresent() && sameVersion(previous.get(), reading)) {
                         Redeliveries.requireSamePayload(previous.get(), reading, "the statement itself carries it twice");
