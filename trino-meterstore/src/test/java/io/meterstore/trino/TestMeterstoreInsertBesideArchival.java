@@ -1,0 +1,198 @@
+package io.meterstore.trino;
+
+import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.archiver.cycle.Failpoints.Failpoint;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.Reading;
+import io.meterstore.core.TieringWatermark;
+import io.meterstore.core.WatermarkReader;
+import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsLoader;
+import io.meterstore.testing.ReadingsOracle;
+import io.meterstore.testing.ReadingsOracle.View;
+import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingWarehouse;
+import io.trino.testing.DistributedQueryRunner;
+import io.trino.testing.MaterializedRow;
+import org.apache.iceberg.Table;
+import org.junit.jupiter.api.Test;
+
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
+import static io.meterstore.trino.TestingInserts.correction;
+import static io.meterstore.trino.TestingInserts.hotRows;
+import static io.meterstore.trino.TestingInserts.insert;
+import static io.meterstore.trino.TestingInserts.keyPredicate;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * INSERTs beside an archival cycle held at each of its failpoints in a process of its own: rows at or above the window
+ * it archives (the next day, and a day no partition holds yet) are written while it holds, rows of the window wait for
+ * it until its commit (and go to Iceberg after it), and after a SIGKILL and the next cycle every row is in exactly one
+ * tier, once.
+ */
+final class TestMeterstoreInsertBesideArchival
+{
+    // far beyond a small INSERT, far short of the 10 minutes a statement waits for a cycle: with the whole cycle fenced
+    // off, as before, the INSERT of later days does not complete within it
+    private static final Duration BESIDE = Duration.ofMinutes(2);
+
+    @Test
+    void testInsertBesideACycleHeldAfterItsDetach()
+            throws Exception
+    {
+        assertInsertsBesideACycleHeldAt(Failpoint.AFTER_DETACH);
+    }
+
+    @Test
+    void testInsertBesideACycleHeldAfterItsWrite()
+            throws Exception
+    {
+        assertInsertsBesideACycleHeldAt(Failpoint.AFTER_WRITE);
+    }
+
+    @Test
+    void testInsertBesideACycleHeldAfterItsCommit()
+            throws Exception
+    {
+        assertInsertsBesideACycleHeldAt(Failpoint.AFTER_COMMIT);
+    }
+
+    private static void assertInsertsBesideACycleHeldAt(Failpoint failpoint)
+            throws Exception
+    {
+        TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("beside_" + failpoint.pointName().replace('-', '_')));
+        Table table = TestingMeterstoreTables.createTables(warehouse);
+        ReadingsGenerator generator = ReadingsGenerator.builder().seed(23).meters(3).startDay(LocalDate.of(2026, 5, 10)).days(3).build();
+        try (Connection connection = warehouse.database().connect()) {
+            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
+        }
+        TestingArchival.archiveWindows(warehouse, 1);
+        table.refresh();
+        Instant windowStart = WatermarkReader.current(table).watermark().instant();
+        Instant windowEnd = windowStart.plus(Duration.ofDays(1));
+
+        // the day after the window (its partition exists) and a later day (no partition yet: the INSERT creates it)
+        List<Reading> later = new ArrayList<>();
+        for (int meter = 0; meter < 3; meter++) {
+            later.add(correction(meter, windowEnd.plus(Duration.ofHours(2 + meter)), 7, "1.%03d".formatted(meter)));
+            later.add(correction(meter, windowEnd.plus(Duration.ofDays(20)).plus(Duration.ofHours(meter)), 7, "2.%03d".formatted(meter)));
+        }
+        Reading windowRow = correction(1, windowStart.plus(Duration.ofHours(5)), 8, "12.5");
+
+        try (DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse).build();
+                Connection observer = warehouse.database().connect()) {
+            TestingArchiveOnce archiver = TestingArchiveOnce.start(warehouse, TestingArchival.LATER, Optional.of(failpoint));
+            CompletableFuture<Long> windowInsert;
+            try {
+                archiver.awaitLine("FAILPOINT " + failpoint.pointName(), Duration.ofMinutes(3));
+
+                // the cycle holds its lease at the failpoint: the later days go ahead, hot
+                CompletableFuture<Long> laterInsert = CompletableFuture.supplyAsync(() -> queryRunner.execute(insert(later)).getUpdateCount().orElseThrow());
+                assertThat(laterInsert.get(BESIDE.toMillis(), TimeUnit.MILLISECONDS)).isEqualTo(later.size());
+                for (Reading reading : later) {
+                    assertThat(hotRows(observer, reading)).as("hot copy of %s", reading.from()).isEqualTo(1);
+                }
+
+                windowInsert = CompletableFuture.supplyAsync(() -> queryRunner.execute(insert(windowRow)).getUpdateCount().orElseThrow());
+                if (failpoint == Failpoint.AFTER_COMMIT) {
+                    // the window is committed, W moved past it: its row is a late correction now, and goes to Iceberg at once
+                    assertThat(windowInsert.get(BESIDE.toMillis(), TimeUnit.MILLISECONDS)).isEqualTo(1L);
+                }
+                else {
+                    // a row of the window being archived waits for the cycle: its statement asks for the lease, which the held cycle has
+                    awaitLeaseRequested(observer, windowInsert);
+                    assertThat(windowInsert).isNotDone();
+                }
+            }
+            finally {
+                archiver.kill();
+            }
+            // the killed cycle's session released the lease: the waiting statement writes its row where W says now
+            assertThat(windowInsert.get(BESIDE.toMillis(), TimeUnit.MILLISECONDS)).isEqualTo(1L);
+
+            // restart: the next cycle completes the window the killed one left, if it did not commit
+            table.refresh();
+            if (!WatermarkReader.current(table).watermark().instant().isAfter(windowStart)) {
+                ArchiveOutcome outcome = TestingArchival.cycle(warehouse, InstantSource.fixed(TestingArchival.LATER)).archiveOnce();
+                assertThat(outcome.kind()).as(outcome.describe()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);
+            }
+            table.refresh();
+            TieringWatermark watermark = WatermarkReader.current(table).watermark();
+            assertThat(watermark.instant()).isEqualTo(windowEnd);
+
+            // the window's row is cold, once; the later days are hot, once
+            assertThat(queryRunner.execute("SELECT count(*) FROM iceberg.metering.readings WHERE " + keyPredicate(windowRow)).getOnlyValue()).isEqualTo(1L);
+            assertThat(queryRunner.execute("SELECT count(*), sum(value) FROM readings_versions WHERE " + keyPredicate(windowRow)).getMaterializedRows().getFirst().getFields())
+                    .containsExactly(1L, new BigDecimal("12.500000"));
+            if (failpoint == Failpoint.AFTER_COMMIT) {
+                // W had moved past it: straight to Iceberg, as a late correction
+                assertThat(hotRows(observer, windowRow)).isZero();
+            }
+            for (Reading reading : later) {
+                assertThat(queryRunner.execute("SELECT count(*) FROM readings_versions WHERE " + keyPredicate(reading)).getOnlyValue()).isEqualTo(1L);
+                assertThat(hotRows(observer, reading)).isEqualTo(1);
+            }
+
+            // every version exactly once, with its value
+            ReadingsOracle.Summary expected = ReadingsOracle.of(Stream.concat(Stream.concat(generator.stream(), later.stream()), Stream.of(windowRow)).iterator())
+                    .summary(View.VERSIONS, ReadingsOracle.all());
+            MaterializedRow total = queryRunner.execute("SELECT count(*), sum(value) FROM readings_versions").getMaterializedRows().getFirst();
+            assertThat(total.getField(0)).isEqualTo(expected.count());
+            assertThat((BigDecimal) total.getField(1)).isEqualByComparingTo(expected.sum());
+
+            // the invariant: nothing in Iceberg at or above W, nothing in PostgreSQL's attached partitions below it
+            assertThat(queryRunner.execute("SELECT count(*) FROM iceberg.metering.readings WHERE \"from\" >= " + TestingInserts.timestamp(watermark.instant())).getOnlyValue()).isEqualTo(0L);
+            try (PreparedStatement statement = observer.prepareStatement("SELECT count(*) FROM %s.readings WHERE \"from\" < ?".formatted(SCHEMA))) {
+                statement.setObject(1, watermark.instant().atOffset(ZoneOffset.UTC));
+                try (ResultSet result = statement.executeQuery()) {
+                    result.next();
+                    assertThat(result.getLong(1)).isZero();
+                }
+            }
+        }
+    }
+
+    /** Waits until a session asks for the table's lease in shared mode and is not granted it, while {@code statement} runs. */
+    private static void awaitLeaseRequested(Connection observer, CompletableFuture<?> statement)
+            throws Exception
+    {
+        String lease = HotTier.archiverLeaseName(SCHEMA, TestingMeterstoreTables.TABLE);
+        try (PreparedStatement select = observer.prepareStatement("""
+                SELECT count(*) FROM pg_locks
+                WHERE locktype = 'advisory' AND NOT granted AND mode = 'ShareLock'
+                AND classid = ((hashtextextended(?, 0) >> 32) & 4294967295)::oid AND objid = (hashtextextended(?, 0) & 4294967295)::oid""")) {
+            select.setString(1, lease);
+            select.setString(2, lease);
+            Instant deadline = Instant.now().plus(BESIDE);
+            while (Instant.now().isBefore(deadline)) {
+                try (ResultSet result = select.executeQuery()) {
+                    result.next();
+                    if (result.getLong(1) > 0) {
+                        return;
+                    }
+                }
+                if (statement.isDone()) {
+                    throw new AssertionError("The INSERT of the window's row ended without waiting for the cycle: " + statement.handle((value, failure) -> failure == null ? value : failure).join());
+                }
+                Thread.sleep(20);
+            }
+        }
+        throw new AssertionError("The INSERT of the window's row never asked for the lease");
+    }
+}
