@@ -31,6 +31,7 @@ public final class HotTier
     private static final String UNDEFINED_TABLE = "42P01";
     private static final String ARCHIVER_LEASE_PREFIX = "meterstore.archiver:";
     private static final String BOUNDARY_PREFIX = "meterstore.boundary:";
+    private static final String COLD_WRITE_PREFIX = "meterstore.cold-write:";
     // the name of the CHECK that carries a partition's bound while it is created and after it is detached
     private static final String BOUND_CONSTRAINT = "meterstore_partition_bound";
 
@@ -284,6 +285,26 @@ public final class HotTier
     {
         lock(connection, wait, "pg_advisory_xact_lock", boundaryLockName(schema, naming.table()),
                 "Writers of table '%s' held its boundary for longer than %s: try again once they have finished");
+    }
+
+    /** The name of the advisory lock that serializes MeterStore's writers of {@code schema.table}'s cold tier. */
+    public static String coldWriteLockName(String schema, String table)
+    {
+        return COLD_WRITE_PREFIX + schema + "." + table;
+    }
+
+    /**
+     * Inside the caller's open transaction: takes this table's cold-write lock, waiting at most {@code wait}. Held by a
+     * writer of Iceberg rows (an INSERT's rows below W, an erasure) from before it reads the snapshot it writes against
+     * to its commit, so no two statements both find a key absent and both append it, and by month compaction, on its
+     * lease's session, for its commit: a late correction's position deletes are never computed against files that a
+     * compaction replaces before the correction commits.
+     */
+    public void holdColdWrites(Connection connection, Duration wait)
+            throws SQLException
+    {
+        lock(connection, wait, "pg_advisory_xact_lock", coldWriteLockName(schema, naming.table()),
+                "Another writer of table '%s' held its cold tier for longer than %s: try again once it has finished");
     }
 
     private void lock(Connection connection, Duration wait, String lockFunction, String name, String timeoutMessage)

@@ -38,15 +38,19 @@ public final class ArchiverLease
             AND classid = ((%1$s >> 32) & 4294967295)::oid AND objid = (%1$s & 4294967295)::oid""";
 
     private final Connection connection;
+    private final String schema;
     private final String table;
     private final long key;
+    private final Duration wait;
     private boolean closed;
 
-    private ArchiverLease(Connection connection, String table, long key)
+    private ArchiverLease(Connection connection, String schema, String table, long key, Duration wait)
     {
         this.connection = requireNonNull(connection, "connection is null");
+        this.schema = requireNonNull(schema, "schema is null");
         this.table = requireNonNull(table, "table is null");
         this.key = key;
+        this.wait = requireNonNull(wait, "wait is null");
     }
 
     /**
@@ -67,7 +71,8 @@ public final class ArchiverLease
         requireNonNull(connection, "connection is null");
         requireNonNull(wait, "wait is null");
         checkArgument(!wait.isNegative(), "wait is negative");
-        String name = qualifiedName(schema, table);
+        requireNonNull(schema, "schema is null");
+        requireNonNull(table, "table is null");
         try {
             connection.setAutoCommit(true);
             try (Statement statement = connection.createStatement()) {
@@ -79,7 +84,7 @@ public final class ArchiverLease
                 connection.close();
                 return Optional.empty();
             }
-            return Optional.of(new ArchiverLease(connection, name, key.get()));
+            return Optional.of(new ArchiverLease(connection, schema, table, key.get(), wait));
         }
         catch (SQLException | RuntimeException e) {
             closeQuietly(connection, e);
@@ -147,7 +152,38 @@ public final class ArchiverLease
     /** The table this lease is for, as {@code schema.table}. */
     public String table()
     {
-        return table;
+        return qualifiedName(schema, table);
+    }
+
+    /**
+     * Takes the table's cold-write lock ({@link HotTier#holdColdWrites}) on the lease's session until the lease is
+     * closed, waiting as long as the lease was waited for; false when a MeterStore writer of the cold tier held it longer.
+     * What a commit that replaces cold files takes, so that no late correction holding position deletes against them
+     * commits after it.
+     */
+    public boolean holdColdWrites()
+            throws SQLException
+    {
+        checkState(!closed, "lease is closed");
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("SET lock_timeout = '%dms'".formatted(Math.max(1, wait.toMillis())));
+        }
+        try (PreparedStatement statement = connection.prepareStatement("SELECT pg_advisory_lock(hashtextextended(?, 0))")) {
+            statement.setString(1, HotTier.coldWriteLockName(schema, table));
+            statement.execute();
+            return true;
+        }
+        catch (SQLException e) {
+            if (HotTier.isLockTimeout(e)) {
+                return false;
+            }
+            throw e;
+        }
+        finally {
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("RESET lock_timeout");
+            }
+        }
     }
 
     /**
@@ -167,14 +203,25 @@ public final class ArchiverLease
             }
         }
         catch (SQLException e) {
-            throw new LeaseLostException("The archiver lease of table '%s' is lost: its PostgreSQL session failed; another archiver may own the table now, so this cycle stops".formatted(table), e);
+            throw new LeaseLostException("The archiver lease of table '%s' is lost: its PostgreSQL session failed; another archiver may own the table now, so this cycle stops".formatted(table()), e);
         }
         if (!held) {
-            throw new LeaseLostException("The archiver lease of table '%s' is lost: its PostgreSQL session no longer holds the lock; another archiver may own the table now, so this cycle stops".formatted(table));
+            throw new LeaseLostException("The archiver lease of table '%s' is lost: its PostgreSQL session no longer holds the lock; another archiver may own the table now, so this cycle stops".formatted(table()));
         }
     }
 
-    /** Releases the lock and closes the session; ending the session alone would release it too. */
+    /** Releases the cold-write lock taken by {@link #holdColdWrites}; the lease stays. */
+    public void releaseColdWrites()
+            throws SQLException
+    {
+        checkState(!closed, "lease is closed");
+        try (PreparedStatement statement = connection.prepareStatement("SELECT pg_advisory_unlock(hashtextextended(?, 0))")) {
+            statement.setString(1, HotTier.coldWriteLockName(schema, table));
+            statement.execute();
+        }
+    }
+
+    /** Releases the lease (and the cold-write lock, if taken) and closes the session; ending the session alone would release them too. */
     @Override
     public void close()
     {
@@ -183,19 +230,16 @@ public final class ArchiverLease
         }
         closed = true;
         Connection session = connection;
-        try (session; PreparedStatement statement = session.prepareStatement("SELECT pg_advisory_unlock(?)")) {
-            statement.setLong(1, key);
+        try (session; PreparedStatement statement = session.prepareStatement("SELECT pg_advisory_unlock_all()")) {
             statement.execute();
         }
         catch (SQLException e) {
-            log.warn(e, "Cannot release the archiver lease of table '%s' cleanly; closing its session releases it", table);
+            log.warn(e, "Cannot release the archiver lease of table '%s' cleanly; closing its session releases it", table());
         }
     }
 
     private static String qualifiedName(String schema, String table)
     {
-        requireNonNull(schema, "schema is null");
-        requireNonNull(table, "table is null");
         return schema + "." + table;
     }
 

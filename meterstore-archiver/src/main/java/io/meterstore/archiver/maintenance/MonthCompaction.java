@@ -62,8 +62,9 @@ import static java.util.Objects.requireNonNull;
  * data and delete files with them. A month that was not resolved (files from before the layout, or from another tool)
  * is resolved from then on.
  * <p>
- * Reading and writing a month takes long, so it runs without the archiver's lease, and INSERTs go on meanwhile; the
- * commit takes the lease (which fences MeterStore's INSERTs out for the moment of the commit). The commit is validated
+ * Reading and writing a month takes long, so it runs without the archiver's lease; the commit takes the lease and the
+ * cold-write lock, which a MeterStore writer of Iceberg rows holds from reading the snapshot to its commit, so only a
+ * late correction waits for it, for the moment of the commit (an INSERT of hot rows never does). The commit is validated
  * from the snapshot the month was read from: a delete file committed since against one of the replaced data files (a
  * correction that superseded one of its winners) fails it, so the correction is neither lost nor applied twice, and the
  * month is written again from the new base, at most {@value #MAX_ATTEMPTS} times, then left for the next run. Data files
@@ -259,6 +260,11 @@ public final class MonthCompaction
                 }
                 TieringWatermark watermark;
                 try (ArchiverLease commitLease = held.get()) {
+                    // a late correction holds this lock from reading the winners it supersedes to its commit: its position
+                    // deletes are never against files this commit replaces, nor does it fail for them
+                    if (!commitLease.holdColdWrites()) {
+                        return new Outcome(Optional.empty(), Optional.of(new Skipped(month, "a MeterStore writer held the cold tier at the commit; compacted at the next run")));
+                    }
                     table.refresh();
                     // re-derived under the lease: an archival commit since moves W, and this commit follows it
                     watermark = WatermarkReader.current(table).watermark();

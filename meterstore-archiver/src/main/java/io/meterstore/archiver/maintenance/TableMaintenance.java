@@ -112,7 +112,15 @@ public final class TableMaintenance
             if (settings.dataRetention().isPresent()) {
                 held.verifyHeld();
                 ErasureLog.create(connection, hotTier.schema());
+                // a late correction into a swept month either commits before the sweep reads the month, or reads its audit
+                // row, which refuses it: it holds this lock from its read of the refusals to its commit
+                if (!held.holdColdWrites()) {
+                    throw new ArchivalException(ArchivalException.Reason.COMMIT_FAILED,
+                            "A MeterStore writer held the cold tier of table '%s' for longer than %s, so the months past the retention were not swept: run 'expire' again"
+                                    .formatted(tableName(), hotTier.lockTimeout()));
+                }
                 swept = Optional.of(RetentionSweep.sweep(table, connection, hotTier, settings.dataRetention().get(), now));
+                held.releaseColdWrites();
             }
             // the archival commits of every partition still in PostgreSQL are kept: its drop counts their rows
             List<HotPartition> partitions = hotTier.partitions(connection);
@@ -132,7 +140,7 @@ public final class TableMaintenance
     /**
      * Compacts the months that need it ({@link MonthCompaction}), then rewrites the manifests that are not one per month
      * yet. The lease is taken to begin, for each month's commit and for the manifests: a month is read and written
-     * without it, because INSERTs wait for the lease (their archival fence) and a month takes much longer than a day.
+     * without it, because a month takes much longer than a day's archival cycle, which waits for the lease.
      */
     public MaintenanceOutcome compact()
             throws SQLException, IOException

@@ -34,7 +34,7 @@ import java.util.Optional;
  * shared mode ({@link HotTier#fenceArchival}), where no cycle runs and W cannot move, and then those rows lie below
  * W, going to Iceberg as late corrections, or, after a cycle that did not commit, to the window's partition.
  * <p>
- * Rows below W take the cold-write lock ({@link ColdRedeliveryLookup#lock}) before the boundary lock and before the
+ * Rows below W take the cold-write lock ({@link HotTier#holdColdWrites}) before the boundary lock and before the
  * snapshot is pinned, so the redelivery lookup's answer holds until the commit. Which rows are cold is known from a W
  * read before any lock (W only moves forward); a cycle that commits between that read and the boundary lock turns
  * rows cold without that lock, and the statement then starts again under the lease as well. The locks are taken in one

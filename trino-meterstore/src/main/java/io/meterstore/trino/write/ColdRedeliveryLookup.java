@@ -29,10 +29,6 @@ import org.apache.iceberg.Table;
 
 import java.io.IOException;
 import java.math.BigInteger;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -63,7 +59,6 @@ import static java.util.Objects.requireNonNull;
  */
 public final class ColdRedeliveryLookup
 {
-    private static final String COLD_WRITE_LOCK_PREFIX = "meterstore.cold-write:";
     private static final List<MeterstoreColumnHandle> ALL_COLUMNS = MeterstoreTypes.columnHandles();
     private static final List<ReadingsColumn> ALL_READINGS_COLUMNS = List.of(ReadingsColumn.values());
 
@@ -82,26 +77,6 @@ public final class ColdRedeliveryLookup
         static Key of(Reading reading)
         {
             return new Key(reading.maloId(), reading.obisCode(), reading.from(), reading.version());
-        }
-    }
-
-    /** Serializes MeterStore's cold writers of a table, so that no two statements both find a key absent and both append it. */
-    static void lock(Connection connection, MeterstoreInsertTableHandle handle)
-            throws SQLException
-    {
-        lock(connection, handle.schemaTableName().getSchemaName(), handle.storageTable());
-    }
-
-    /** The cold-write lock of {@code schema.storageTable}, in the connection's open transaction. */
-    static void lock(Connection connection, String schema, String storageTable)
-            throws SQLException
-    {
-        try (Statement statement = connection.createStatement()) {
-            statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(ArchivalFence.ARCHIVAL_WAIT.toMillis()));
-        }
-        try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))")) {
-            lock.setString(1, COLD_WRITE_LOCK_PREFIX + schema + "." + storageTable);
-            lock.execute();
         }
     }
 

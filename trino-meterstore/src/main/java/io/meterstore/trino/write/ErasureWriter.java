@@ -115,7 +115,7 @@ public final class ErasureWriter
     {
         // no archival cycle runs until the transaction ends: none streams a partition whose rows this erasure deletes
         hotTier.fenceArchival(connection, ArchivalFence.ARCHIVAL_WAIT);
-        ColdRedeliveryLookup.lock(connection, tables.schema(), handle.storageTable());
+        hotTier.holdColdWrites(connection, ArchivalFence.ARCHIVAL_WAIT);
         // under the lease W cannot move, and under the cold-write lock no other MeterStore writer commits to Iceberg: this
         // snapshot and W hold until the transaction ends
         table.refresh();

@@ -145,7 +145,7 @@ public final class InsertWriter
         Instant firstFrom = handle.staging().firstFrom(connection).orElseThrow(() -> new TrinoException(METERSTORE_WRITE_FAILED,
                 "INSERT into '%s' staged %s rows but found none in %s; nothing of this statement was committed, run it again".formatted(handle.schemaTableName(), staged, handle.staging().qualifiedName())));
         // W, whatever beginInsert saw, read under the fence: it routes every row to the tier that holds it at the commit
-        PinnedWatermark pinned = ArchivalFence.take(connection, hotTier, table, handle.staging(), firstFrom, () -> ColdRedeliveryLookup.lock(connection, handle));
+        PinnedWatermark pinned = ArchivalFence.take(connection, hotTier, table, handle.staging(), firstFrom, () -> hotTier.holdColdWrites(connection, ArchivalFence.ARCHIVAL_WAIT));
         // under the boundary lock (and the cold-write lock for cold rows), so an erasure either committed before (its row
         // is read) or deletes what this statement writes
         ErasureSuppression.check(connection, tables, handle.schemaTableName(), handle.storageTable(), handle.staging());
