@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.core.Sql.qualified;
@@ -91,8 +92,12 @@ public final class HotTier
                 statement.execute("""
                         CREATE TABLE IF NOT EXISTS %s (
                             %s,
+                            %s,
                             PRIMARY KEY (malo_id, obis_code, "from", version)
-                        ) PARTITION BY RANGE ("from")""".formatted(qualifiedParent(), ReadingsSchema.postgresColumnDefinitions()));
+                        ) PARTITION BY RANGE ("from")""".formatted(qualifiedParent(), ReadingsSchema.postgresColumnDefinitions(), HotTierSupersession.columnDefinition()));
+                // a table created before the marks: the parent passes the column on to its attached partitions; a
+                // detached one gets it too, so that it can be attached again
+                statement.execute(HotTierSupersession.addColumn(qualifiedParent()));
                 statement.execute(HotTierRules.createFunction(schema));
                 ArchivalWindows.create(connection, schema);
                 List<HotPartition> partitions = partitions(connection);
@@ -101,14 +106,24 @@ public final class HotTier
                         partitions.stream().filter(partition -> !partition.attached()).map(partition -> qualifiedPartition(partition.name())).toList())) {
                     statement.execute(sql);
                 }
+                statement.execute(HotTierSupersession.createFunction(schema));
                 for (String sql : HotTierRules.addMissingChecks(connection, schema, naming.table(), qualifiedParent())) {
                     statement.execute(sql);
                 }
                 for (String sql : HotTierRules.createTriggers(schema, qualifiedParent(), qualifiedParent())) {
                     statement.execute(sql);
                 }
+                for (String sql : HotTierSupersession.createTriggers(schema, qualifiedParent(), qualifiedParent())) {
+                    statement.execute(sql);
+                }
                 for (HotPartition partition : partitions(connection)) {
+                    if (!partition.attached()) {
+                        statement.execute(HotTierSupersession.addColumn(qualifiedPartition(partition.name())));
+                    }
                     for (String sql : HotTierRules.createTriggers(schema, qualifiedPartition(partition.name()), qualifiedParent())) {
+                        statement.execute(sql);
+                    }
+                    for (String sql : HotTierSupersession.createTriggers(schema, qualifiedPartition(partition.name()), qualifiedParent())) {
                         statement.execute(sql);
                     }
                 }
@@ -123,7 +138,36 @@ public final class HotTier
                 broken.addAll(HotTierRules.validate(connection, qualifiedPartition(partition.name()), schema, partition.name()));
             }
         }
+        // after the triggers mark what is written from now on: the rows stored before, in bounded batches
+        markPartitions(connection);
         return List.copyOf(broken);
+    }
+
+    /**
+     * Marks the rows every partition without {@link HotTierSupersession#MARKED_COMMENT} held before its triggers were
+     * installed, a batch of about {@value HotTierSupersession#MARK_BATCH_ROWS} rows per transaction, and then gives the partition the comment:
+     * until then it is read with resolution. Writers wait for a batch at most, readers never. Returns the partitions marked.
+     */
+    public List<String> markPartitions(Connection connection)
+            throws SQLException
+    {
+        return markPartitions(connection, HotTierSupersession.MARK_BATCH_ROWS);
+    }
+
+    /** As {@link #markPartitions(Connection)}, at most {@code batchRows} rows a transaction. */
+    public List<String> markPartitions(Connection connection, int batchRows)
+            throws SQLException
+    {
+        checkArgument(batchRows > 0, "batchRows must be positive");
+        List<String> marked = new ArrayList<>();
+        Set<String> markedBefore = HotTierSupersession.markedPartitions(connection, schema);
+        for (HotPartition partition : partitions(connection)) {
+            if (!markedBefore.contains(partition.name())) {
+                HotTierSupersession.markPartition(connection, qualifiedParent(), qualifiedPartition(partition.name()), batchRows, lockTimeout);
+                marked.add(partition.name());
+            }
+        }
+        return List.copyOf(marked);
     }
 
     public boolean parentExists(Connection connection)
@@ -217,7 +261,8 @@ public final class HotTier
                             .formatted(qualifiedParent(), TieringWatermark.formatInstant(instant), name));
         }
         String partition = qualifiedPartition(name);
-        boolean rules = hasRules(connection);
+        boolean rules = hasTriggerFunction(connection, HotTierRules.FUNCTION);
+        boolean supersession = hasTriggerFunction(connection, HotTierSupersession.FUNCTION);
         try (Statement statement = connection.createStatement()) {
             statement.execute("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)".formatted(partition, qualifiedParent()));
             // a partition is written by name too (a tool, an interrupted archival's detached partition): its own triggers;
@@ -226,6 +271,13 @@ public final class HotTier
                 for (String sql : HotTierRules.createTriggers(schema, partition, qualifiedParent())) {
                     statement.execute(sql);
                 }
+            }
+            // marked from its first row: read without resolution from the start
+            if (supersession) {
+                for (String sql : HotTierSupersession.createTriggers(schema, partition, qualifiedParent())) {
+                    statement.execute(sql);
+                }
+                statement.execute(HotTierSupersession.markedComment(partition));
             }
             // a CHECK that implies the bound lets ATTACH skip its validation scan
             statement.execute("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s)".formatted(partition, quoteIdentifier(BOUND_CONSTRAINT), boundCondition(start, end)));
@@ -491,8 +543,8 @@ public final class HotTier
         }
     }
 
-    /** Whether the parent has the rules' triggers: a table created before them has not until create runs again. */
-    private boolean hasRules(Connection connection)
+    /** Whether the parent has triggers running {@code function}: a table created before them has not until create runs again. */
+    private boolean hasTriggerFunction(Connection connection, String function)
             throws SQLException
     {
         try (PreparedStatement statement = connection.prepareStatement("""
@@ -501,7 +553,7 @@ public final class HotTier
                 WHERE n.nspname = ? AND c.relname = ? AND f.proname = ?""")) {
             statement.setString(1, schema);
             statement.setString(2, naming.table());
-            statement.setString(3, HotTierRules.FUNCTION);
+            statement.setString(3, function);
             try (ResultSet result = statement.executeQuery()) {
                 return result.next();
             }

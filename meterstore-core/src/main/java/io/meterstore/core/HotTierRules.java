@@ -217,8 +217,9 @@ public final class HotTierRules
         return List.of(
                 "CREATE OR REPLACE TRIGGER %s AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION %s.%s(%s)"
                         .formatted(INSERT_TRIGGER, qualifiedTable, quoteIdentifier(schema), FUNCTION, argument),
-                "CREATE OR REPLACE TRIGGER %s AFTER UPDATE ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION %s.%s(%s)"
-                        .formatted(UPDATE_TRIGGER, qualifiedTable, quoteIdentifier(schema), FUNCTION, argument));
+                // an UPDATE of the supersession marks alone changes nothing the rules check
+                "CREATE OR REPLACE TRIGGER %s AFTER UPDATE ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT WHEN (%s) EXECUTE FUNCTION %s.%s(%s)"
+                        .formatted(UPDATE_TRIGGER, qualifiedTable, HotTierSupersession.NOT_MARKING, quoteIdentifier(schema), FUNCTION, argument));
     }
 
     /** The CHECK constraints {@code qualifiedTable} lacks, as ADD CONSTRAINT statements; NOT VALID: rows stored before are checked by {@link #validate}. */

@@ -69,7 +69,7 @@ final class TestHotTier
             assertThat(scalar(connection, """
                     SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'create_parent.readings'::regclass AND contype = 'p'"""))
                     .isEqualTo("PRIMARY KEY (malo_id, obis_code, \"from\", version)");
-            assertThat(scalar(connection, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'create_parent' AND table_name = 'readings'")).isEqualTo(17L);
+            assertThat(scalar(connection, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'create_parent' AND table_name = 'readings'")).isEqualTo(18L); // the 17 of ReadingsSchema and superseded_at
             assertThat(hotTier.partitions(connection)).isEmpty();
         }
     }

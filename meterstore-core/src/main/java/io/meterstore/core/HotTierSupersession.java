@@ -1,0 +1,284 @@
+package io.meterstore.core;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static io.meterstore.core.Sql.quoteIdentifier;
+
+/**
+ * Supersession recorded when it happens, as the cold tier records it: every hot row carries {@code superseded_at}, the
+ * transaction time at which it stopped winning (NULL while it wins), so that {@code readings} reads the hot tier's
+ * winners unordered as {@code superseded_at IS NULL}, and {@code FOR TIMESTAMP AS OF t} as
+ * {@code recorded_at <= t AND (superseded_at IS NULL OR superseded_at > t)}, without resolution.
+ * <p>
+ * A row's mark is what {@link ResolutionRule} says of the versions of its key: the earliest recorded_at of the versions
+ * that beat it, or its own recorded_at when one of those was recorded before it (a redelivery of a lower version after
+ * a higher one never wins, at no instant). Statement triggers with transition tables on the parent and on every
+ * partition (a partition is written by name too) recompute the marks of the keys each statement touches, in the
+ * writer's transaction, whoever the writer is; a statement whose new rows are the only rows of their "from" range (a
+ * day's ingest into a new partition) marks nothing and costs one count.
+ * <p>
+ * A re-grid (a higher version whose span covers lower-version spans of another grid) would supersede those spans too;
+ * the rules' trigger refuses it today (rule {@link ReadingRules#ONE_GRID_PER_READING}), so only versions of the same
+ * "from" supersede each other. Covering spans would be marked where the keys are gathered below.
+ * <p>
+ * A partition that held rows before its triggers were installed is read with resolution until {@link #markPartition}
+ * has marked all of them; it then carries {@link #MARKED_COMMENT} as its comment, which the read path checks per partition.
+ */
+public final class HotTierSupersession
+{
+    public static final String COLUMN = "superseded_at";
+    public static final String FUNCTION = "meterstore_supersession";
+    /** The comment of a partition every row of which is marked: its winners are the rows whose mark is NULL. */
+    public static final String MARKED_COMMENT = "meterstore: superseded_at marked";
+    private static final String INSERT_TRIGGER = "meterstore_supersession_insert";
+    private static final String UPDATE_TRIGGER = "meterstore_supersession_update";
+    private static final String DELETE_TRIGGER = "meterstore_supersession_delete";
+    // as the rules' trigger serializes the writers of one channel: the same locks, taken in the same order
+    private static final int CHANNEL_LOCKS = 64;
+    /** The rows a transaction of {@link #markPartition} marks at most: what a writer of the table may wait for. */
+    public static final int MARK_BATCH_ROWS = 20_000;
+
+    /**
+     * The transaction-local setting that is 'on' while marks are written: the UPDATE triggers (the rules' and these)
+     * do not fire for an UPDATE that changes marks alone, by their WHEN condition {@link #NOT_MARKING}.
+     */
+    static final String MARKING_SETTING = "meterstore.marking";
+    static final String NOT_MARKING = "current_setting('%s', true) IS DISTINCT FROM 'on'".formatted(MARKING_SETTING);
+    // the "from" range of the statement's rows, bound by the trigger
+    private static final String TRIGGER_RANGE = "p.\"from\" >= $1 AND p.\"from\" <= $2";
+
+    private HotTierSupersession() {}
+
+    /** The column's definition in a CREATE TABLE of the parent. */
+    static String columnDefinition()
+    {
+        return quoteIdentifier(COLUMN) + " timestamptz";
+    }
+
+    /** Adds the column to {@code qualifiedTable}, a parent or a detached partition, if it lacks it: no rewrite, no scan. */
+    static String addColumn(String qualifiedTable)
+    {
+        return "ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s".formatted(qualifiedTable, columnDefinition());
+    }
+
+    /**
+     * The function the triggers run, in {@code schema}; its argument is the qualified parent, which names the channel
+     * locks. It reads and marks the table the trigger fired on: a key's versions share its "from", so its partition (or
+     * the parent) holds them all, attached or detached.
+     */
+    static String createFunction(String schema)
+    {
+        // the versions of the keys the statement touched: in one pass over their "from" range when the statement fills
+        // it (a day's ingest), else by an index probe per key (OFFSET 0 keeps the probe from being turned into a join)
+        String dense = """
+                SELECT p.* FROM %1$s p
+                WHERE p."from" >= $1 AND p."from" <= $2 AND (p.malo_id, p.obis_code, p."from") IN (SELECT malo_id, obis_code, "from" FROM %2$s k)""";
+        String sparse = """
+                SELECT p.* FROM (SELECT DISTINCT malo_id, obis_code, "from" FROM %2$s k) k CROSS JOIN LATERAL (
+                    SELECT * FROM %1$s p WHERE p.malo_id = k.malo_id AND p.obis_code = k.obis_code AND p."from" = k."from" AND p."from" >= $1 AND p."from" <= $2 OFFSET 0) p""";
+        return """
+                CREATE OR REPLACE FUNCTION %1$s.%2$s() RETURNS trigger LANGUAGE plpgsql AS $function$
+                DECLARE
+                    target text := format('%%I.%%I', TG_TABLE_SCHEMA, TG_TABLE_NAME);
+                    keys text;
+                    lower_from timestamptz;
+                    upper_from timestamptz;
+                    written_rows bigint;
+                    marked_rows bigint;
+                    channels bigint;
+                    stored_rows bigint;
+                BEGIN
+                    keys := CASE TG_OP
+                        WHEN 'INSERT' THEN 'new_rows'
+                        WHEN 'DELETE' THEN 'old_rows'
+                        ELSE '(SELECT malo_id, obis_code, "from", %4$s FROM new_rows UNION ALL SELECT malo_id, obis_code, "from", %4$s FROM old_rows)' END;
+                    EXECUTE format('SELECT min("from"), max("from"), count(*), count(%4$s) FROM %%s k', keys) INTO lower_from, upper_from, written_rows, marked_rows;
+                    IF written_rows = 0 THEN
+                        RETURN NULL;
+                    END IF;
+                    -- in ascending order, as the rules' trigger takes them (already held when it ran first): a writer of a
+                    -- channel sees every version another writer of it committed
+                    EXECUTE format('SELECT count(pg_advisory_xact_lock(hashtextextended(%%L, bucket))) FROM (SELECT DISTINCT abs(hashtext(malo_id) %%%% %3$d) AS bucket FROM %%s k ORDER BY 1) b',
+                            'meterstore.channels:' || TG_ARGV[0], keys);
+                    EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM %%s k GROUP BY malo_id, obis_code) c', keys) INTO channels;
+                    IF written_rows >= 24 * channels THEN
+                        -- a day's ingest: when the new rows are the only rows of their range, no key has a second version
+                        IF TG_OP = 'INSERT' AND marked_rows = 0 THEN
+                            EXECUTE format('SELECT count(*) FROM %%s WHERE "from" >= $1 AND "from" <= $2', target) INTO stored_rows USING lower_from, upper_from;
+                            IF stored_rows = written_rows THEN
+                                RETURN NULL;
+                            END IF;
+                        END IF;
+                    END IF;
+                    -- an UPDATE of the marks alone: the UPDATE triggers, which would check or mark the same rows again, keep still
+                    PERFORM set_config('%7$s', 'on', true);
+                    IF written_rows >= 24 * channels THEN
+                        EXECUTE format($query$%5$s$query$, target, keys) USING lower_from, upper_from;
+                    ELSE
+                        EXECUTE format($query$%6$s$query$, target, keys) USING lower_from, upper_from;
+                    END IF;
+                    PERFORM set_config('%7$s', 'off', true);
+                    RETURN NULL;
+                END
+                $function$""".formatted(quoteIdentifier(schema), FUNCTION, CHANNEL_LOCKS, quoteIdentifier(COLUMN), mark(dense, "%1$s", TRIGGER_RANGE), mark(sparse, "%1$s", TRIGGER_RANGE),
+                MARKING_SETTING);
+    }
+
+    /**
+     * Marks the versions {@code versions} selects (every version of each key it holds, as {@code p.*}) as
+     * {@link ResolutionRule} says: a row is beaten by the versions before it in the rule's order, at the earliest of their
+     * recorded_at, never before its own. Writes only the marks that differ.
+     */
+    private static String mark(String versions, String target, String range)
+    {
+        String partitionBy = ResolutionRule.PARTITION.stream().map(column -> "p." + quoteIdentifier(column.columnName())).collect(Collectors.joining(", "));
+        String order = ResolutionRule.ORDER.stream().map(column -> "p.%s DESC".formatted(quoteIdentifier(column.columnName()))).collect(Collectors.joining(", "));
+        // a re-grid's covering spans would join the versions here, once the rules let a higher version change the grid
+        return """
+                WITH versions AS (%1$s),
+                marks AS (
+                    SELECT p.malo_id, p.obis_code, p."from", p.version, p.%2$s,
+                        CASE WHEN beaten_at IS NULL THEN NULL ELSE greatest(p.recorded_at, beaten_at) END AS marked
+                    FROM (SELECT p.*, min(p.recorded_at) OVER (PARTITION BY %3$s ORDER BY %4$s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS beaten_at
+                        FROM versions p) p)
+                UPDATE %5$s p SET %2$s = m.marked FROM marks m
+                WHERE p.malo_id = m.malo_id AND p.obis_code = m.obis_code AND p."from" = m."from" AND p.version = m.version
+                    AND %6$s AND m.%2$s IS DISTINCT FROM m.marked"""
+                .formatted(versions, quoteIdentifier(COLUMN), partitionBy, order, target, range);
+    }
+
+    /** The triggers of one table, the parent or a partition; {@code qualifiedParent} names the channel locks. */
+    static List<String> createTriggers(String schema, String qualifiedTable, String qualifiedParent)
+    {
+        String argument = "'" + qualifiedParent.replace("'", "''") + "'";
+        String function = quoteIdentifier(schema) + "." + FUNCTION;
+        return List.of(
+                "CREATE OR REPLACE TRIGGER %s AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION %s(%s)"
+                        .formatted(INSERT_TRIGGER, qualifiedTable, function, argument),
+                "CREATE OR REPLACE TRIGGER %s AFTER UPDATE ON %s REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT WHEN (%s) EXECUTE FUNCTION %s(%s)"
+                        .formatted(UPDATE_TRIGGER, qualifiedTable, NOT_MARKING, function, argument),
+                "CREATE OR REPLACE TRIGGER %s AFTER DELETE ON %s REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION %s(%s)"
+                        .formatted(DELETE_TRIGGER, qualifiedTable, function, argument));
+    }
+
+    /** Gives {@code qualifiedPartition} the comment that says every row of it is marked. */
+    static String markedComment(String qualifiedPartition)
+    {
+        return "COMMENT ON TABLE %s IS '%s'".formatted(qualifiedPartition, MARKED_COMMENT);
+    }
+
+    /** The partitions (by name, attached or detached) of {@code schema} every row of which is marked, in one catalogue read. */
+    public static Set<String> markedPartitions(Connection connection, String schema)
+            throws SQLException
+    {
+        Set<String> marked = new HashSet<>();
+        try (PreparedStatement statement = connection.prepareStatement("""
+                SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                JOIN pg_description d ON d.objoid = c.oid AND d.classoid = 'pg_class'::regclass AND d.objsubid = 0
+                WHERE n.nspname = ? AND c.relkind = 'r' AND d.description = ?""")) {
+            statement.setString(1, schema);
+            statement.setString(2, MARKED_COMMENT);
+            try (ResultSet result = statement.executeQuery()) {
+                while (result.next()) {
+                    marked.add(result.getString(1));
+                }
+            }
+        }
+        return Set.copyOf(marked);
+    }
+
+    /**
+     * Marks every row {@code qualifiedPartition} holds, by ranges of malo_id of about {@code batchRows} rows, each in a
+     * transaction of its own that holds every channel lock of the table while it runs: a writer's trigger, which marks
+     * the keys it writes, then never races a batch over the same key. The last batch gives the partition its comment.
+     * The triggers must be installed first: a row written after a batch passed its key is marked by its writer.
+     */
+    static void markPartition(Connection connection, String qualifiedParent, String qualifiedPartition, int batchRows, Duration lockTimeout)
+            throws SQLException
+    {
+        boolean autoCommit = connection.getAutoCommit();
+        connection.setAutoCommit(false);
+        try {
+            Optional<String> lower = Optional.empty();
+            while (true) {
+                try (Statement statement = connection.createStatement()) {
+                    statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(lockTimeout.toMillis()));
+                }
+                try (PreparedStatement lock = connection.prepareStatement(
+                        "SELECT count(pg_advisory_xact_lock(hashtextextended(?, bucket))) FROM generate_series(0, %d) bucket".formatted(CHANNEL_LOCKS - 1))) {
+                    lock.setString(1, "meterstore.channels:" + qualifiedParent);
+                    lock.execute();
+                }
+                Optional<String> upper = batchUpper(connection, qualifiedPartition, lower, batchRows);
+                try (PreparedStatement marking = connection.prepareStatement("SELECT set_config(?, 'on', true)")) {
+                    marking.setString(1, MARKING_SETTING);
+                    marking.execute();
+                }
+                try (PreparedStatement mark = connection.prepareStatement(markBatch(qualifiedPartition, lower.isPresent(), upper.isPresent()))) {
+                    int parameter = 1;
+                    // the range twice: the versions read, and the rows updated
+                    for (int pass = 0; pass < 2; pass++) {
+                        if (lower.isPresent()) {
+                            mark.setString(parameter++, lower.get());
+                        }
+                        if (upper.isPresent()) {
+                            mark.setString(parameter++, upper.get());
+                        }
+                    }
+                    mark.execute();
+                }
+                if (upper.isEmpty()) {
+                    try (Statement statement = connection.createStatement()) {
+                        statement.execute(markedComment(qualifiedPartition));
+                    }
+                    connection.commit();
+                    return;
+                }
+                connection.commit();
+                lower = upper;
+            }
+        }
+        catch (SQLException | RuntimeException e) {
+            connection.rollback();
+            throw e;
+        }
+        finally {
+            connection.setAutoCommit(autoCommit);
+        }
+    }
+
+    // the malo_id that ends a batch of about batchRows rows after lower; none when the rest is one batch
+    private static Optional<String> batchUpper(Connection connection, String qualifiedPartition, Optional<String> lower, int batchRows)
+            throws SQLException
+    {
+        try (PreparedStatement select = connection.prepareStatement("SELECT malo_id FROM %s %s ORDER BY malo_id OFFSET ? LIMIT 1"
+                .formatted(qualifiedPartition, lower.isPresent() ? "WHERE malo_id > ?" : ""))) {
+            int parameter = 1;
+            if (lower.isPresent()) {
+                select.setString(parameter++, lower.get());
+            }
+            select.setInt(parameter, batchRows);
+            try (ResultSet result = select.executeQuery()) {
+                return result.next() ? Optional.of(result.getString(1)) : Optional.empty();
+            }
+        }
+    }
+
+    // the marks of every key with malo_id in (lower, upper], as the triggers write them
+    private static String markBatch(String qualifiedPartition, boolean lower, boolean upper)
+    {
+        String range = lower && upper ? "p.malo_id > ? AND p.malo_id <= ?" : lower ? "p.malo_id > ?" : upper ? "p.malo_id <= ?" : "true";
+        // the range bounds the UPDATE's own scan too, which then probes the batch's keys alone
+        return mark("SELECT p.* FROM %s p WHERE %s".formatted(qualifiedPartition, range), qualifiedPartition, range);
+    }
+}
