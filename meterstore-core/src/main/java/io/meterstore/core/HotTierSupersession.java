@@ -97,6 +97,7 @@ public final class HotTierSupersession
                     marked_rows bigint;
                     channels bigint;
                     stored_rows bigint;
+                    repeated_keys bigint;
                 BEGIN
                     keys := CASE TG_OP
                         WHEN 'INSERT' THEN 'new_rows'
@@ -112,11 +113,15 @@ public final class HotTierSupersession
                             'meterstore.channels:' || TG_ARGV[0], keys);
                     EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM %%s k GROUP BY malo_id, obis_code) c', keys) INTO channels;
                     IF written_rows >= 24 * channels THEN
-                        -- a day's ingest: when the new rows are the only rows of their range, no key has a second version
+                        -- a day's ingest: when the new rows are the only rows of their range and hold one version of each
+                        -- key, no key has a second version
                         IF TG_OP = 'INSERT' AND marked_rows = 0 THEN
                             EXECUTE format('SELECT count(*) FROM %%s WHERE "from" >= $1 AND "from" <= $2', target) INTO stored_rows USING lower_from, upper_from;
                             IF stored_rows = written_rows THEN
-                                RETURN NULL;
+                                EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM new_rows GROUP BY malo_id, obis_code, "from" HAVING count(*) > 1 LIMIT 1) r' INTO repeated_keys;
+                                IF repeated_keys = 0 THEN
+                                    RETURN NULL;
+                                END IF;
                             END IF;
                         END IF;
                     END IF;
