@@ -64,7 +64,7 @@ final class TestHotTier
             hotTier.createParent(connection);
             hotTier.createParent(connection);
             assertThat(hotTier.parentExists(connection)).isTrue();
-            assertThat(scalar(connection, "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'create_parent'")).isEqualTo(2L); // the parent and its primary key
+            assertThat(scalar(connection, "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'create_parent'")).isEqualTo(4L); // the parent, the archival windows (ArchivalWindows) and their primary keys
             assertThat(scalar(connection, "SELECT pg_get_partkeydef('create_parent.readings'::regclass)")).isEqualTo("RANGE (\"from\")");
             assertThat(scalar(connection, """
                     SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'create_parent.readings'::regclass AND contype = 'p'"""))
