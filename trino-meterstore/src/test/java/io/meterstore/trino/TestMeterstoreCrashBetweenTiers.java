@@ -2,6 +2,7 @@ package io.meterstore.trino;
 
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.lease.ArchiverLease;
+import io.meterstore.core.HotTier;
 import io.meterstore.core.Reading;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
@@ -32,6 +34,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
@@ -110,9 +113,19 @@ final class TestMeterstoreCrashBetweenTiers
                 Map.of("meterstore.failpoint", "delete-between-tiers", "meterstore.failpoint.block", "true"), directory)) {
             CompletableFuture<Long> killed = executeAsync(engine, delete);
             engine.awaitLine("FAILPOINT delete-between-tiers", TIMEOUT);
-            // stopped after its Iceberg commit with its PostgreSQL transaction open: it holds the table's fence
+            // today's ingestion goes on beside it: another meter's rows two days above W (the DELETE holds the boundary
+            // lock only for its hot rows and audit row, which it has not reached). Under the erasure's old exclusive
+            // fence this INSERT waited for the DELETE, here until the timeout
+            Reading today = correction(2, watermark.instant().plus(Duration.ofDays(2)).plus(Duration.ofHours(3)), 9, "3.250");
+            CompletableFuture<Long> ingest = CompletableFuture.supplyAsync(() -> getQueryRunner().execute(insert(today)).getUpdateCount().orElseThrow(), OWN_THREAD);
+            assertThat(ingest.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)).isEqualTo(1L);
+            delivered.add(today);
+            assertThat(count("readings_versions WHERE " + keyPredicate(today))).isEqualTo(1);
+            // stopped after its Iceberg commit with its PostgreSQL transaction open, it holds the archiver's lease in
+            // shared mode (no cycle runs), not exclusively as an archiver does
             try (Connection connection = warehouse.database().connect()) {
-                assertThat(ArchiverLease.holder(connection, SCHEMA, TestingMeterstoreTables.TABLE)).isPresent();
+                assertThat(leaseModes(connection)).containsExactly("ShareLock");
+                assertThat(ArchiverLease.holder(connection, SCHEMA, TestingMeterstoreTables.TABLE)).isEmpty();
             }
             table.refresh();
             crashedSnapshot = table.currentSnapshot().snapshotId();
@@ -255,6 +268,27 @@ final class TestMeterstoreCrashBetweenTiers
         ReadingsOracle oracle = ReadingsOracle.of(delivered);
         assertThat(TestingTotals.totalsByMeterDay(getQueryRunner(), "readings_versions")).isEqualTo(oracle.totalsByMeterDay(View.VERSIONS, kept));
         assertThat(TestingTotals.totalsByMeterDay(getQueryRunner(), "readings")).isEqualTo(oracle.totalsByMeterDay(View.RESOLVED, kept));
+    }
+
+    /** The modes in which sessions hold the table's lease now. */
+    private static List<String> leaseModes(Connection connection)
+            throws Exception
+    {
+        String lease = HotTier.archiverLeaseName(SCHEMA, TestingMeterstoreTables.TABLE);
+        try (PreparedStatement statement = connection.prepareStatement("""
+                SELECT mode FROM pg_locks
+                WHERE locktype = 'advisory' AND granted
+                AND classid = ((hashtextextended(?, 0) >> 32) & 4294967295)::oid AND objid = (hashtextextended(?, 0) & 4294967295)::oid""")) {
+            statement.setString(1, lease);
+            statement.setString(2, lease);
+            List<String> modes = new ArrayList<>();
+            try (ResultSet result = statement.executeQuery()) {
+                while (result.next()) {
+                    modes.add(result.getString(1));
+                }
+            }
+            return modes;
+        }
     }
 
     private void awaitNoAdvisoryLocks()
