@@ -64,7 +64,7 @@ public record ArchiveOutcome(
                     : "%s: deferred, detaching %s timed out waiting for a lock another session holds; the next cycle retries, watermark %s%s"
                             .formatted(table, window.flatMap(ArchivalWindow::partition).map(partition -> "'%s'".formatted(partition.name())).orElse("the partition"), watermark, dropped);
             case SUPERSEDED -> "%s: superseded, another archiver moved the watermark to %s first; nothing committed%s".formatted(table, watermark, dropped);
-            case LEASE_CONTENDED -> "%s: lease contended, another archiver (or INSERTs, longer than meterstore.postgresql.lock-timeout) held this table's lease; nothing changed, watermark %s".formatted(table, watermark);
+            case LEASE_CONTENDED -> "%s: lease contended, another archiver (or a DELETE, or INSERTs of rows of an archived window, longer than meterstore.postgresql.lock-timeout) held this table's lease; nothing changed, watermark %s".formatted(table, watermark);
         };
     }
 }

@@ -204,7 +204,7 @@ final class TestArchiverLease
                 assertThat(outcome.window()).isEmpty();
                 assertThat(outcome.snapshotId()).isEmpty();
                 assertThat(outcome.watermark()).isEqualTo(TieringWatermark.EPOCH);
-                assertThat(outcome.describe()).isEqualTo("metering.readings: lease contended, another archiver (or INSERTs, longer than meterstore.postgresql.lock-timeout) held this table's lease; nothing changed, watermark 1970-01-01T00:00:00Z");
+                assertThat(outcome.describe()).isEqualTo("metering.readings: lease contended, another archiver (or a DELETE, or INSERTs of rows of an archived window, longer than meterstore.postgresql.lock-timeout) held this table's lease; nothing changed, watermark 1970-01-01T00:00:00Z");
                 assertThat(tables.table().currentSnapshot()).isNull();
                 assertThat(tables.partitions()).extracting(HotPartition::attached).containsExactly(true);
                 other.verifyHeld();
