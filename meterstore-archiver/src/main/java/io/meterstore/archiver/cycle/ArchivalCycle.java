@@ -152,11 +152,15 @@ public final class ArchivalCycle
      * Plans the next window and publishes it ({@link ArchivalWindows}) in one transaction under the table's boundary
      * lock in exclusive mode: the writers in flight finish first, so the partitions planned with include every one they
      * created and the partition to detach holds every hot row they wrote; a writer after it reads the window and writes
-     * none of its rows hot. W cannot move meanwhile: only a cycle moves it, and this one holds the lease.
+     * none of its rows hot. W cannot move meanwhile: only a cycle moves it, and this one holds the lease. A cycle with
+     * nothing closed to archive takes no lock: it changes nothing, and the next one plans again.
      */
     private Optional<ArchivalWindow> planAndPublish(Connection connection, TieringWatermark watermark, Instant horizon)
             throws SQLException
     {
+        if (ArchivalPlanner.plan(tableName(), watermark, hotTier.partitions(connection), horizon, hotTier.naming()).isEmpty()) {
+            return Optional.empty();
+        }
         ArchivalWindows.create(connection, hotTier.schema());
         connection.setAutoCommit(false);
         try {
