@@ -582,7 +582,7 @@ public class MeterstoreMetadata
         if (filter.isNone() || handle.constraint().isNone()) {
             return filter;
         }
-        boolean hotOnly = isHotOnlyVersionsRead(handle);
+        boolean hotOnly = isHotOnlyRead(handle);
         Map<MeterstoreColumnHandle, Domain> enforced = handle.constraint().getDomains().orElseThrow();
         return filter.filter((column, domain) -> {
             if (!(column instanceof MeterstoreColumnHandle meterstoreColumn)) {
@@ -607,11 +607,14 @@ public class MeterstoreMetadata
         return FromRange.of(domain).encloses(Tier.COLD.range(MeterstoreTypes.fromEpochMicros(watermarkEpochMicros)));
     }
 
-    /** A read of {@code <table>_versions} whose "from" range lies at or above the pinned watermark: PostgreSQL alone answers it. */
-    private boolean isHotOnlyVersionsRead(MeterstoreTableHandle handle)
+    /**
+     * A read whose "from" range lies at or above the pinned watermark: PostgreSQL alone answers it, for
+     * {@code <table>_versions} and for {@code <table>} (its winners by the partitions' supersession marks, or resolved in
+     * the statement where a partition is not marked yet), as known now or AS OF an instant.
+     */
+    private boolean isHotOnlyRead(MeterstoreTableHandle handle)
     {
-        // AS OF adds a condition on recorded_at that only the page sources apply
-        if (handle.historical() || handle.resolved() || handle.knownAtEpochMicros().isPresent() || handle.constraint().isNone()) {
+        if (handle.historical() || handle.constraint().isNone()) {
             return false;
         }
         TieringWatermark watermark = TieringWatermark.of(MeterstoreTypes.fromEpochMicros(handle.watermarkEpochMicros()));
@@ -633,7 +636,7 @@ public class MeterstoreMetadata
 
     /**
      * Pushes count(*), count(x), sum(x), min(x) and max(x) grouped by plain columns into one PostgreSQL statement,
-     * for a read of {@code <table>_versions} that is hot alone and fully filtered by that statement.
+     * for a read of {@code <table>_versions} or {@code <table>} that is hot alone and fully filtered by that statement.
      */
     @Override
     public Optional<AggregationApplicationResult<ConnectorTableHandle>> applyAggregation(
@@ -650,7 +653,7 @@ public class MeterstoreMetadata
                 || handle.aggregation().isPresent()
                 || handle.limit().isPresent()
                 || groupingSets.size() != 1
-                || !isHotOnlyVersionsRead(handle)) {
+                || !isHotOnlyRead(handle)) {
             return Optional.empty();
         }
         // every pushed domain must be enforced by the statement: no row filter remains between the scan and the aggregation

@@ -96,7 +96,7 @@ public class MeterstorePageSourceProvider
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         if (split instanceof HotAggregationSplit aggregationSplit) {
             // the statement enforces the handle's constraint; a dynamic filter is only an optimisation and is not needed
-            return withConnection(session, connection -> new HotAggregationPageSource(connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint()));
+            return withConnection(session, connection -> new HotAggregationPageSource(connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint(), handle.resolution()));
         }
         if (HiddenColumnsPageSource.hasHiddenColumns(columns)) {
             // a split reads one tier at the handle's W: the tier reads the stored columns, the hidden ones are constants
@@ -124,8 +124,9 @@ public class MeterstorePageSourceProvider
         if (predicate.isNone()) {
             return new EmptyPageSource();
         }
-        if (split instanceof HotSplit hotSplit && !resolution.resolve()) {
-            // the statement itself drops versions recorded after an AS OF instant, and carries a pushed LIMIT
+        if (split instanceof HotSplit hotSplit && (!resolution.resolve() || hotSplit.marked())) {
+            // the statement itself drops versions recorded after an AS OF instant, or selects a marked partition's
+            // winners, and carries a pushed LIMIT
             return withConnection(session, connection -> new HotPageSource(postgres, connection, hotSplit, meterstoreColumns, predicate, resolution));
         }
         if (resolution.isNone() && !handle.erased().isEmpty() && split instanceof ColdSplit coldSplit) {

@@ -94,12 +94,13 @@ public class MeterstoreSplitManager
             // the metadata pushed it only for a read that is hot alone: one statement over every partition the range meets
             TierSplit.Range hotRange = tiers.hot().orElse(new TierSplit.Range(Optional.of(watermark.instant()), Optional.of(watermark.instant())));
             HotSplitPlan hotPlan = tiers.hot().isPresent()
-                    ? hotPlanner.plan(querySnapshots.snapshot(session.getQueryId()), handle.storageTable(), hotRange, handle.watermarkEpochMicros(), OptionalLong.empty())
+                    ? hotPlanner.plan(querySnapshots.snapshot(session.getQueryId()), handle.storageTable(), hotRange, handle.watermarkEpochMicros(), OptionalLong.empty(), resolution.resolve())
                     : HotSplitPlan.EMPTY;
             splits.add(new HotAggregationSplit(
                     hotPlan.splits().stream().map(HotSplit::snapshot).findFirst(),
                     tables.schema(),
                     hotPlan.splits().stream().map(HotSplit::partition).toList(),
+                    hotPlan.splits().stream().filter(HotSplit::marked).map(HotSplit::partition).toList(),
                     handle.watermarkEpochMicros(),
                     hotRange.lower().map(MeterstoreTypes::toEpochMicros),
                     hotRange.upper().map(MeterstoreTypes::toEpochMicros)));
@@ -107,11 +108,9 @@ public class MeterstoreSplitManager
             return new MeterstoreSplitSource(splits.build(), ImmutableMap.of(), Optional.empty(), metrics.buildOrThrow(), resolution, dynamicFilterWaitMillis);
         }
         if (!handle.historical() && tiers.hot().isPresent()) {
-            // a LIMIT inside a resolving read's statement could cut a key's versions short and let an older one win
-            OptionalLong limit = resolution.resolve() ? OptionalLong.empty() : handle.limit();
             // every hot read of the query, in any of its scans, sees one snapshot: a statement that wrote two partitions
             // is seen in both or in neither
-            HotSplitPlan hotPlan = hotPlanner.plan(querySnapshots.snapshot(session.getQueryId()), handle.storageTable(), tiers.hot().get(), handle.watermarkEpochMicros(), limit);
+            HotSplitPlan hotPlan = hotPlanner.plan(querySnapshots.snapshot(session.getQueryId()), handle.storageTable(), tiers.hot().get(), handle.watermarkEpochMicros(), handle.limit(), resolution.resolve());
             splits.addAll(hotPlan.splits());
             hotPartitionRanges.putAll(hotPlan.partitionRanges());
             addHotMetrics(metrics, hotPlan);

@@ -1,7 +1,11 @@
 package io.meterstore.trino;
 
+import io.meterstore.core.HotTier;
+import io.meterstore.core.MeteringCalendar;
+import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingRules;
+import io.meterstore.core.ReadingsSchema;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
@@ -34,6 +38,8 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -79,11 +85,68 @@ class TestMeterstoreOracle
                 .days(DAYS)
                 .correctionsFraction(0.03)
                 .build();
-        oracle = ReadingsOracle.of(generator.iterator());
+        List<Reading> written = new ArrayList<>();
+        generator.iterator().forEachRemaining(written::add);
         try (Connection connection = warehouse.database().connect()) {
             new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
         }
         queryRunner = deployment().queryRunner(warehouse).build();
+        // versions out of order, written while every day is hot: a higher version by INSERT, then a lower one than the
+        // original, recorded after both, by plain JDBC straight into the partition (a redelivery, which never wins)
+        List<Reading> higher = new ArrayList<>();
+        List<Reading> redelivered = new ArrayList<>();
+        for (int meter = 30; meter < 34; meter++) {
+            for (int day : new int[] {2, 20, 38}) {
+                String maloId = generator.maloIds().get(meter);
+                Instant from = MeteringCalendar.startOfLocalDay(START.plusDays(day)).plus(Duration.ofHours(10));
+                Reading original = written.stream().filter(reading -> reading.maloId().equals(maloId) && reading.from().equals(from)).min(Comparator.comparing(Reading::version)).orElseThrow();
+                higher.add(version(original, original.version().add(BigInteger.valueOf(1_000)), original.value().add(BigDecimal.ONE), original.recordedAt().plus(Duration.ofDays(2))));
+                redelivered.add(version(original, original.version().subtract(BigInteger.ONE), original.value().add(BigDecimal.valueOf(7)), original.recordedAt().plus(Duration.ofDays(3))));
+            }
+        }
+        queryRunner.execute(TestingInserts.insertAsRecorded(higher));
+        try (Connection connection = warehouse.database().connect()) {
+            for (Reading reading : redelivered) {
+                insertIntoPartition(connection, reading);
+            }
+        }
+        written.addAll(higher);
+        written.addAll(redelivered);
+        oracle = ReadingsOracle.of(written);
+    }
+
+    private static Reading version(Reading original, BigInteger version, BigDecimal value, Instant recordedAt)
+    {
+        return new Reading(original.maloId(), original.meloId(), original.obisCode(), original.sparte(), original.from(), original.to(), value, original.unit(),
+                Quality.CORRECTED, original.resolution(), "MANUAL_ENTRY", Optional.empty(), Optional.empty(), version, original.versionScope(), recordedAt, original.balancingDay());
+    }
+
+    private static void insertIntoPartition(Connection connection, Reading reading)
+            throws SQLException
+    {
+        HotTier hotTier = TestingMeterstoreTables.hotTier();
+        String partition = hotTier.qualifiedPartition(hotTier.naming().partitionName(hotTier.naming().alignDown(reading.from())));
+        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO %s (%s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                .formatted(partition, ReadingsSchema.postgresColumnList()))) {
+            insert.setString(1, reading.maloId());
+            insert.setString(2, reading.meloId().orElse(null));
+            insert.setString(3, reading.obisCode());
+            insert.setString(4, reading.sparte().name());
+            insert.setObject(5, reading.from().atOffset(ZoneOffset.UTC));
+            insert.setObject(6, reading.to().atOffset(ZoneOffset.UTC));
+            insert.setBigDecimal(7, reading.value());
+            insert.setString(8, reading.unit().name());
+            insert.setString(9, reading.quality().name());
+            insert.setString(10, reading.resolution());
+            insert.setString(11, reading.sourceKind());
+            insert.setString(12, reading.sourceDetail().orElse(null));
+            insert.setString(13, reading.provenance().orElse(null));
+            insert.setBigDecimal(14, new BigDecimal(reading.version()));
+            insert.setString(15, reading.versionScope());
+            insert.setObject(16, reading.recordedAt().atOffset(ZoneOffset.UTC));
+            insert.setObject(17, reading.balancingDay());
+            assertThat(insert.executeUpdate()).isEqualTo(1);
+        }
     }
 
     protected TestingDeployment deployment()
@@ -171,6 +234,12 @@ class TestMeterstoreOracle
                     List.of(meter, straddleLower, straddleUpper), maloId(meter).and(reading -> !reading.from().isBefore(straddleLower) && !reading.from().isAfter(straddleUpper)));
             // sum and count per meter per Berlin day
             assertThat(totalsByMeterDay(relation)).isEqualTo(oracle.totalsByMeterDay(view, ReadingsOracle.all()));
+        }
+        // as known at instants before, between and after the out-of-order versions and the corrections
+        for (int day : new int[] {5, 21, 39, 46}) {
+            Instant knownAt = MeteringCalendar.startOfLocalDay(START.plusDays(day)).plus(Duration.ofHours(13));
+            String relation = "readings FOR TIMESTAMP AS OF TIMESTAMP '%s'".formatted(TIMESTAMP_FORMAT.format(knownAt.atOffset(ZoneOffset.UTC)));
+            assertThat(totalsByMeterDay(relation)).as(relation).isEqualTo(oracle.asKnownAt(knownAt).totalsByMeterDay(View.RESOLVED, ReadingsOracle.all()));
         }
     }
 

@@ -1,6 +1,7 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableMap;
+import io.meterstore.core.HotTierSupersession;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
@@ -23,6 +24,8 @@ import org.apache.iceberg.TableProperties;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.util.List;
@@ -35,6 +38,7 @@ import static io.meterstore.trino.base.MeterstoreMetrics.COLD_ROW_GROUPS;
 import static io.meterstore.trino.base.MeterstoreMetrics.COLD_ROW_GROUPS_READ;
 import static io.meterstore.trino.base.MeterstoreMetrics.COLD_SPLITS;
 import static io.meterstore.trino.base.MeterstoreMetrics.HOT_PARTITIONS;
+import static io.meterstore.trino.base.MeterstoreMetrics.HOT_PARTITIONS_READ;
 import static io.meterstore.trino.base.MeterstoreMetrics.HOT_PARTITIONS_SKIPPED;
 import static io.meterstore.trino.base.MeterstoreMetrics.HOT_ROWS_READ;
 import static io.meterstore.trino.base.MeterstoreMetrics.HOT_SPLITS;
@@ -53,12 +57,13 @@ final class TestMeterstorePushdown
     private static final int METERS = 40;
 
     private TieringWatermark watermark;
+    private TestingWarehouse warehouse;
 
     @Override
     protected QueryRunner createQueryRunner()
             throws Exception
     {
-        TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("pushdown"));
+        warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("pushdown"));
         Table table = TestingMeterstoreTables.createTables(warehouse);
         // small row groups, so a data file has many and a meter's rows are in few of them
         table.updateProperties().set(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES, "16384").commit();
@@ -234,6 +239,62 @@ final class TestMeterstorePushdown
         // the session property turns it off
         assertThat((String) computeActual(withoutAggregationPushdown(), "EXPLAIN " + grouped).getOnlyValue()).contains("Aggregate[type = PARTIAL");
         assertThat(explain(grouped)).doesNotContain("Aggregate[");
+    }
+
+    @Test
+    void testReadingsReadsHotWinnersByTheirMarks()
+            throws SQLException
+    {
+        String hotOnly = "\"from\" >= from_iso8601_timestamp('%s')".formatted(watermark.instant());
+        // the winners as Trino resolves them from every version, independently of the connector's resolution
+        String resolvedByTrino = """
+                SELECT malo_id, obis_code, "from", version, value, balancing_day FROM (
+                    SELECT *, row_number() OVER (PARTITION BY malo_id, obis_code, "from", version_scope ORDER BY version DESC, recorded_at DESC) AS rank
+                    FROM readings_versions%s WHERE %s) WHERE rank = 1""";
+        String winners = "SELECT malo_id, obis_code, \"from\", version, value, balancing_day FROM readings%s WHERE %s";
+        String grouped = """
+                SELECT balancing_day, malo_id, count(*), sum(value), min(value), max("from")
+                FROM readings%s WHERE %s GROUP BY balancing_day, malo_id""";
+        String groupedByTrino = """
+                SELECT balancing_day, malo_id, count(*), sum(value), min(value), max("from")
+                FROM (%s) GROUP BY balancing_day, malo_id""";
+        List<String> instants = List.of("", " FOR TIMESTAMP AS OF TIMESTAMP '2026-11-08 12:00:00 UTC'", " FOR TIMESTAMP AS OF TIMESTAMP '2026-11-12 00:00:00 UTC'",
+                " FOR TIMESTAMP AS OF TIMESTAMP '2026-11-16 06:00:00 UTC'");
+        long superseded = (long) computeActual("SELECT count(*) FROM readings_versions WHERE %s".formatted(hotOnly)).getOnlyValue()
+                - (long) computeActual("SELECT count(*) FROM readings WHERE %s".formatted(hotOnly)).getOnlyValue();
+        assertThat(superseded).isPositive();
+        for (String asOf : instants) {
+            // every hot partition is marked: its winners read unordered, no partition resolved in key order
+            Map<String, Long> scan = metrics(getSession(), winners.formatted(asOf, hotOnly));
+            assertThat(scan.get(HOT_PARTITIONS_READ)).isPositive();
+            assertThat(scan.get(MeterstoreMetrics.HOT_PARTITIONS_RESOLVED)).as(asOf).isZero();
+            assertThat(computeActual(winners.formatted(asOf, hotOnly))).as(asOf).containsExactlyInAnyOrderElementsOf(computeActual(resolvedByTrino.formatted(asOf, hotOnly)));
+            // the aggregation is PostgreSQL's, over the winners
+            assertThat(query(grouped.formatted(asOf, hotOnly))).as(asOf).isFullyPushedDown();
+            assertThat(computeActual(grouped.formatted(asOf, hotOnly))).as(asOf)
+                    .containsExactlyInAnyOrderElementsOf(computeActual(groupedByTrino.formatted(resolvedByTrino.formatted(asOf, hotOnly))));
+            Map<String, Long> pushed = metrics(getSession(), grouped.formatted(asOf, hotOnly));
+            assertThat(pushed).doesNotContainKey(HOT_ROWS_READ);
+            assertThat(pushed.get(MeterstoreMetrics.HOT_PARTITIONS_RESOLVED)).as(asOf).isZero();
+        }
+
+        // a partition not yet marked is read as before the marks, resolved in key order, with the same answers
+        String partition = TestingMeterstoreTables.hotTier().qualifiedPartition(TestingMeterstoreTables.hotTier().naming().partitionName(watermark.instant()));
+        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement()) {
+            statement.execute("COMMENT ON TABLE %s IS NULL".formatted(partition));
+            try {
+                for (String asOf : instants) {
+                    assertThat(metrics(getSession(), winners.formatted(asOf, hotOnly)).get(MeterstoreMetrics.HOT_PARTITIONS_RESOLVED)).isEqualTo(1L);
+                    assertThat(computeActual(winners.formatted(asOf, hotOnly))).containsExactlyInAnyOrderElementsOf(computeActual(resolvedByTrino.formatted(asOf, hotOnly)));
+                    assertThat(metrics(getSession(), grouped.formatted(asOf, hotOnly)).get(MeterstoreMetrics.HOT_PARTITIONS_RESOLVED)).isEqualTo(1L);
+                    assertThat(computeActual(grouped.formatted(asOf, hotOnly)))
+                            .containsExactlyInAnyOrderElementsOf(computeActual(groupedByTrino.formatted(resolvedByTrino.formatted(asOf, hotOnly))));
+                }
+            }
+            finally {
+                statement.execute("COMMENT ON TABLE %s IS '%s'".formatted(partition, HotTierSupersession.MARKED_COMMENT));
+            }
+        }
     }
 
     private String explain(String sql)

@@ -26,6 +26,8 @@ public final class MeterstoreMetrics
     public static final String HOT_PARTITIONS_DYNAMIC_FILTER_SKIPPED = "hot_partitions_dynamic_filter_skipped";
     /** Hot partitions a page source read, one per hot split. */
     public static final String HOT_PARTITIONS_READ = "hot_partitions_read";
+    /** Of those, the partitions read in primary-key order to resolve versions: partitions not yet marked ({@code readings} only). */
+    public static final String HOT_PARTITIONS_RESOLVED = "hot_partitions_resolved";
     /** Rows the hot statements returned, after the pushed predicates. */
     public static final String HOT_ROWS_READ = "hot_rows_read";
     /** Rows a pushed-down aggregation returned: groups, not readings. */

@@ -3,6 +3,7 @@ package io.meterstore.trino.completeness;
 import io.airlift.slice.Slice;
 import io.meterstore.core.CompletenessPeriod;
 import io.meterstore.core.HotTier;
+import io.meterstore.core.HotTierSupersession;
 import io.meterstore.core.Quality;
 import io.meterstore.core.Sparte;
 import io.meterstore.core.Sql;
@@ -130,32 +131,28 @@ final class HotWinnerCounts
         List<Object> placements = new ArrayList<>();
         List<Object> bounds = new ArrayList<>();
         String partition = Sql.qualified(split.schema(), split.partition());
-        StringBuilder versions = new StringBuilder("""
-                SELECT malo_id, obis_code, "from", version, version_scope, sparte, resolution, quality, balancing_day,
-                       lead("from") OVER ordered IS DISTINCT FROM "from" OR lead(obis_code) OVER ordered IS DISTINCT FROM obis_code
-                           OR lead(malo_id) OVER ordered IS DISTINCT FROM malo_id AS last_of_key
-                FROM\s""").append(partition);
+        StringBuilder where = new StringBuilder();
         // rows below W belong to Iceberg, even while an archived partition still exists detached for the reader grace
-        versions.append(" WHERE ").append(Tier.HOT.sql("?"));
+        where.append(" WHERE ").append(Tier.HOT.sql("?"));
         bounds.add(timestamp(split.watermarkEpochMicros()));
         if (split.lowerEpochMicros().isPresent()) {
-            versions.append(" AND \"from\" >= ?");
+            where.append(" AND \"from\" >= ?");
             bounds.add(timestamp(split.lowerEpochMicros().get()));
         }
         if (split.upperEpochMicros().isPresent()) {
-            versions.append(" AND \"from\" < ?");
+            where.append(" AND \"from\" < ?");
             bounds.add(timestamp(split.upperEpochMicros().get()));
         }
         // a listed meter or OBIS code selects whole keys, so it may narrow the versions before they are resolved
         if (maloIds.isPresent()) {
-            versions.append(" AND malo_id = ANY(?)");
+            where.append(" AND malo_id = ANY(?)");
             bounds.add(textArray(connection, maloIds.get()));
         }
         if (obisCodes.isPresent()) {
-            versions.append(" AND obis_code = ANY(?)");
+            where.append(" AND obis_code = ANY(?)");
             bounds.add(textArray(connection, obisCodes.get()));
         }
-        versions.append(" WINDOW ordered AS (ORDER BY malo_id, obis_code, \"from\", version)");
+        String conditions = where.toString();
 
         // where a winner lies, on its own commodity's period: 0 in it, 1 in the roster window before it, 2 outside; NULL for an unknown sparte
         StringBuilder placement = new StringBuilder("CASE sparte");
@@ -170,13 +167,21 @@ final class HotWinnerCounts
         }
         placement.append(" END");
 
-        String winners = """
+        // a marked partition's winners are its rows not superseded, read unordered; the others' are resolved here
+        String winners = split.marked()
+                ? """
                 SELECT malo_id, obis_code, "from", sparte, resolution, quality, balancing_day, %s AS placement
-                FROM (%s) AS versions
+                FROM %s%s AND %s IS NULL""".formatted(placement, partition, conditions, Sql.quoteIdentifier(HotTierSupersession.COLUMN))
+                : """
+                SELECT malo_id, obis_code, "from", sparte, resolution, quality, balancing_day, %s AS placement
+                FROM (SELECT malo_id, obis_code, "from", version, version_scope, sparte, resolution, quality, balancing_day,
+                       lead("from") OVER ordered IS DISTINCT FROM "from" OR lead(obis_code) OVER ordered IS DISTINCT FROM obis_code
+                           OR lead(malo_id) OVER ordered IS DISTINCT FROM malo_id AS last_of_key
+                    FROM %s%s WINDOW ordered AS (ORDER BY malo_id, obis_code, "from", version)) AS versions
                 WHERE CASE WHEN last_of_key THEN true ELSE NOT EXISTS (
                     SELECT 1 FROM %s AS later
                     WHERE later.malo_id = versions.malo_id AND later.obis_code = versions.obis_code AND later."from" = versions."from"
-                      AND later.version_scope = versions.version_scope AND later.version > versions.version) END""".formatted(placement, versions, partition);
+                      AND later.version_scope = versions.version_scope AND later.version > versions.version) END""".formatted(placement, partition, conditions, partition);
         filters.add(Quality.SUBSTITUTED.name());
         filters.add(connection.createArrayOf("text", Arrays.stream(Quality.values()).filter(Quality::billable).map(Quality::name).toArray()));
         parameters.addAll(filters);

@@ -3,11 +3,13 @@ package io.meterstore.trino.hot;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.HotTier;
+import io.meterstore.core.ResolutionRule;
 import io.meterstore.core.Sql;
 import io.meterstore.core.Tier;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.base.MeterstoreTypes;
+import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.Page;
 import io.trino.spi.PageBuilder;
 import io.trino.spi.TrinoException;
@@ -38,6 +40,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 import static io.airlift.slice.Slices.utf8Slice;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
@@ -56,11 +59,16 @@ import static java.util.Objects.requireNonNull;
 public final class HotAggregationPageSource
         implements ConnectorPageSource
 {
+    private static final String RESOLUTION_PARTITION = ResolutionRule.PARTITION.stream().map(column -> Sql.quoteIdentifier(column.columnName())).collect(Collectors.joining(", "));
+    private static final String RESOLUTION_ORDER = ResolutionRule.ORDER.stream().map(column -> Sql.quoteIdentifier(column.columnName()) + " DESC").collect(Collectors.joining(", "));
+
     private final HotAggregationSplit split;
     private final List<ColumnHandle> columns;
     private final List<Type> types;
     private final PageBuilder pageBuilder;
     private final Connection connection;
+    private final VersionResolution resolution;
+    private long resolvedPartitions;
     private long completedPositions;
     private long readTimeNanos;
     private boolean finished;
@@ -68,8 +76,11 @@ public final class HotAggregationPageSource
     /**
      * @param columns the scan's columns: grouping columns ({@link MeterstoreColumnHandle}) and aggregates ({@link HotAggregateColumn})
      * @param constraint the handle's pushed constraint, every domain of it enforced by the statement
+     * @param resolution what the aggregation reads: every version, or the winners (of the marked partitions by their
+     * marks, of the others resolved in the statement), as known now or at an AS OF instant
      */
-    public HotAggregationPageSource(Connection connection, HotAggregationSplit split, HotAggregation aggregation, List<ColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> constraint)
+    public HotAggregationPageSource(Connection connection, HotAggregationSplit split, HotAggregation aggregation, List<ColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> constraint,
+            VersionResolution resolution)
     {
         this.connection = requireNonNull(connection, "connection is null");
         this.split = requireNonNull(split, "split is null");
@@ -78,6 +89,7 @@ public final class HotAggregationPageSource
         this.pageBuilder = new PageBuilder(types);
         requireNonNull(aggregation, "aggregation is null");
         requireNonNull(constraint, "constraint is null");
+        this.resolution = requireNonNull(resolution, "resolution is null");
         long start = System.nanoTime();
         try {
             if (split.partitions().isEmpty()) {
@@ -98,7 +110,7 @@ public final class HotAggregationPageSource
             // the query's snapshot, which its other hot reads see too
             split.snapshot().orElseThrow().begin(connection);
             List<Object> parameters = new ArrayList<>();
-            String sql = sql(aggregation, constraint, parameters);
+            String sql = sql(aggregation, constraint, resolution, parameters);
             try (PreparedStatement statement = connection.prepareStatement(sql)) {
                 for (int index = 0; index < parameters.size(); index++) {
                     statement.setObject(index + 1, parameters.get(index));
@@ -122,7 +134,7 @@ public final class HotAggregationPageSource
         }
     }
 
-    private String sql(HotAggregation aggregation, TupleDomain<MeterstoreColumnHandle> constraint, List<Object> parameters)
+    private String sql(HotAggregation aggregation, TupleDomain<MeterstoreColumnHandle> constraint, VersionResolution resolution, List<Object> parameters)
             throws SQLException
     {
         List<String> selected = new ArrayList<>();
@@ -145,8 +157,15 @@ public final class HotAggregationPageSource
             if (index > 0) {
                 sql.append(" UNION ALL ");
             }
-            // every branch reads one partition by name, never the parent, and only its rows at or above W
-            sql.append("SELECT ").append(branchColumns).append(" FROM ").append(Sql.qualified(split.schema(), split.partitions().get(index)));
+            String partition = split.partitions().get(index);
+            boolean resolving = resolution.resolve() && !split.markedPartitions().contains(partition);
+            // every branch reads one partition by name, never the parent, and only its rows at or above W; a partition
+            // not yet marked has its versions resolved here, as a user of a plain PostgreSQL table would
+            sql.append("SELECT ").append(branchColumns).append(" FROM ");
+            if (resolving) {
+                sql.append("(SELECT DISTINCT ON (").append(RESOLUTION_PARTITION).append(") * FROM ");
+            }
+            sql.append(Sql.qualified(split.schema(), partition));
             sql.append(" WHERE ").append(Tier.HOT.sql("?"));
             parameters.add(timestamp(split.watermarkEpochMicros()));
             if (split.lowerEpochMicros().isPresent()) {
@@ -162,6 +181,18 @@ public final class HotAggregationPageSource
                     sql.append(" AND ").append(Sql.quoteIdentifier(entry.getKey().name())).append(" = ANY(?)");
                     parameters.add(connection.createArrayOf("text", HotSqlPredicate.texts(entry.getValue()).toArray()));
                 }
+            }
+            if (resolution.knownAtEpochMicros().isPresent()) {
+                sql.append(" AND recorded_at <= ?");
+                parameters.add(timestamp(resolution.knownAtEpochMicros().get()));
+            }
+            if (resolving) {
+                sql.append(" ORDER BY ").append(RESOLUTION_PARTITION).append(", ").append(RESOLUTION_ORDER).append(") AS resolved");
+                resolvedPartitions++;
+            }
+            else if (resolution.resolve()) {
+                sql.append(" AND ").append(HotPageSource.winnersByMarks(resolution, "?"));
+                resolution.knownAtEpochMicros().ifPresent(knownAt -> parameters.add(timestamp(knownAt)));
             }
         }
         sql.append(") AS readings");
@@ -275,6 +306,7 @@ public final class HotAggregationPageSource
     {
         return MeterstoreMetrics.counts(ImmutableMap.of(
                 MeterstoreMetrics.HOT_PARTITIONS_READ, (long) split.partitions().size(),
+                MeterstoreMetrics.HOT_PARTITIONS_RESOLVED, resolvedPartitions,
                 MeterstoreMetrics.HOT_AGGREGATED_ROWS, completedPositions));
     }
 

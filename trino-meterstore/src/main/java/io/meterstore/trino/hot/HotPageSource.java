@@ -4,6 +4,7 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.airlift.slice.Slices;
 import io.meterstore.core.HotTier;
+import io.meterstore.core.HotTierSupersession;
 import io.meterstore.core.PgBinaryCopy;
 import io.meterstore.core.PgBinaryCopyReader;
 import io.meterstore.core.Sql;
@@ -96,7 +97,7 @@ public final class HotPageSource
             List<String> parameters = new ArrayList<>();
             String sql = sql(parameters);
             // a resolving read needs primary-key order: the index gives it while streaming, a sort only at the end
-            copy = resolution.resolve() ? PgBinaryCopy.startInIndexOrder(connection, sql, parameters) : PgBinaryCopy.start(connection, sql, parameters);
+            copy = resolvesInKeyOrder() ? PgBinaryCopy.startInIndexOrder(connection, sql, parameters) : PgBinaryCopy.start(connection, sql, parameters);
             rows = copy.rows();
         }
         catch (SQLException e) {
@@ -150,7 +151,12 @@ public final class HotPageSource
             sql.append(" AND recorded_at <= ").append(PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz"));
             parameters.add(timestamp(resolution.knownAtEpochMicros().get()));
         }
-        if (resolution.resolve()) {
+        if (resolution.resolve() && split.marked()) {
+            // the winners as known now, or at the AS OF instant: recorded by then and not superseded by then
+            sql.append(" AND ").append(winnersByMarks(resolution, PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz")));
+            resolution.knownAtEpochMicros().ifPresent(knownAt -> parameters.add(timestamp(knownAt)));
+        }
+        if (resolvesInKeyOrder()) {
             // the primary key's order: the versions of a key arrive together, so the page source resolves in one pass
             sql.append(" ORDER BY malo_id, obis_code, \"from\", version");
         }
@@ -160,6 +166,21 @@ public final class HotPageSource
             parameters.add(Long.toString(split.limit().getAsLong()));
         }
         return sql.toString();
+    }
+
+    /** The rows a read of winners keeps from a marked partition, besides recorded_at &lt;= t for AS OF; {@code knownAt} binds t. */
+    public static String winnersByMarks(VersionResolution resolution, String knownAt)
+    {
+        String column = Sql.quoteIdentifier(HotTierSupersession.COLUMN);
+        return resolution.knownAtEpochMicros().isPresent()
+                ? "(%1$s IS NULL OR %1$s > %2$s)".formatted(column, knownAt)
+                : "%s IS NULL".formatted(column);
+    }
+
+    // an unmarked partition of a read of winners: its versions in primary-key order, resolved as they stream
+    private boolean resolvesInKeyOrder()
+    {
+        return resolution.resolve() && !split.marked();
     }
 
     private static String timestamp(long epochMicros)
@@ -271,6 +292,7 @@ public final class HotPageSource
     {
         return MeterstoreMetrics.counts(ImmutableMap.of(
                 MeterstoreMetrics.HOT_PARTITIONS_READ, 1L,
+                MeterstoreMetrics.HOT_PARTITIONS_RESOLVED, resolvesInKeyOrder() ? 1L : 0L,
                 MeterstoreMetrics.HOT_ROWS_READ, completedPositions));
     }
 

@@ -20,6 +20,8 @@ import static java.util.Objects.requireNonNull;
  * @param watermarkEpochMicros the W the query planned with; every hot statement carries "from" >= W
  * @param limit a pushed LIMIT: the statement may stop after this many rows
  * @param estimatedBytes the partition's size in PostgreSQL at planning, for the split's weight; 0 when unknown
+ * @param marked every row of the partition carries its supersession mark in the query's snapshot: its winners are read
+ * as {@code superseded_at IS NULL}, unordered, without resolution
  */
 public record HotSplit(
         HotSnapshot snapshot,
@@ -29,7 +31,8 @@ public record HotSplit(
         Optional<Long> lowerEpochMicros,
         Optional<Long> upperEpochMicros,
         OptionalLong limit,
-        long estimatedBytes)
+        long estimatedBytes,
+        boolean marked)
         implements ConnectorSplit
 {
     private static final int INSTANCE_SIZE = instanceSize(HotSplit.class);

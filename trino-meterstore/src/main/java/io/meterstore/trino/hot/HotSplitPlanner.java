@@ -4,6 +4,7 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
+import io.meterstore.core.HotTierSupersession;
 import io.meterstore.core.TierSplit;
 import io.meterstore.trino.base.MeterstoreTables;
 import io.meterstore.trino.base.MeterstoreTypes;
@@ -13,6 +14,7 @@ import io.trino.spi.TrinoException;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.Set;
 
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
@@ -30,9 +32,11 @@ public final class HotSplitPlanner
 
     /**
      * @param snapshot the query's snapshot: the catalogue is read in it, and every split reads its partition in it
-     * @param limit a pushed LIMIT, carried by every split
+     * @param limit a pushed LIMIT, carried by every split that does not resolve versions
+     * @param resolving the read resolves versions: a marked partition's split reads its winners, and carries the limit;
+     * an unmarked one's is resolved in key order, where a LIMIT could cut a key's versions short and let an older one win
      */
-    public HotSplitPlan plan(QuerySnapshot snapshot, String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros, OptionalLong limit)
+    public HotSplitPlan plan(QuerySnapshot snapshot, String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros, OptionalLong limit, boolean resolving)
     {
         HotTier hotTier = tables.hotTier(storageTable);
         Listing listing;
@@ -48,7 +52,7 @@ public final class HotSplitPlanner
                             .formatted(hotTier.qualifiedParent(), storageTable));
                 }
                 // estimates for the splits' weights; a partition missing here only gets the standard weight
-                return new Listing(listed, HotPartitionSizes.read(connection, hotTier));
+                return new Listing(listed, HotPartitionSizes.read(connection, hotTier), HotTierSupersession.markedPartitions(connection, hotTier.schema()));
             });
         }
         catch (SQLException e) {
@@ -58,6 +62,7 @@ public final class HotSplitPlanner
         ImmutableMap.Builder<String, TierSplit.Range> ranges = ImmutableMap.builder();
         for (HotPartition partition : listing.partitions()) {
             if (partition.overlaps(hotRange.lower().orElseThrow(), hotRange.upper())) {
+                boolean marked = listing.marked().contains(partition.name());
                 splits.add(new HotSplit(
                         snapshotId,
                         tables.schema(),
@@ -65,13 +70,14 @@ public final class HotSplitPlanner
                         watermarkEpochMicros,
                         hotRange.lower().map(MeterstoreTypes::toEpochMicros),
                         hotRange.upper().map(MeterstoreTypes::toEpochMicros),
-                        limit,
-                        listing.sizes().size(partition.name()).map(HotPartitionSizes.Size::bytes).orElse(0L)));
+                        resolving && !marked ? OptionalLong.empty() : limit,
+                        listing.sizes().size(partition.name()).map(HotPartitionSizes.Size::bytes).orElse(0L),
+                        marked));
                 ranges.put(partition.name(), partition.range());
             }
         }
         return new HotSplitPlan(splits.build(), listing.partitions().size(), ranges.buildOrThrow());
     }
 
-    private record Listing(List<HotPartition> partitions, HotPartitionSizes sizes) {}
+    private record Listing(List<HotPartition> partitions, HotPartitionSizes sizes, Set<String> marked) {}
 }
