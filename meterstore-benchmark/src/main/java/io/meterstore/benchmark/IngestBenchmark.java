@@ -126,20 +126,24 @@ final class IngestBenchmark
                         String.join(", ", meters.stream().map(meter -> "'" + meter + "'").toList()));
     }
 
-    /** The rules on, as create leaves them, or off: the triggers disabled and the CHECK constraints dropped. */
+    /**
+     * The rules on, as create leaves them, or off: their triggers disabled and the CHECK constraints dropped. The
+     * supersession marks' triggers stay on either way: they are not the rules.
+     */
     private static void rules(Connection postgres, boolean on)
             throws SQLException
     {
         HotTier hotTier = BenchmarkDataset.HOT_TIER;
-        if (on) {
-            try (Statement statement = postgres.createStatement()) {
-                statement.execute("ALTER TABLE %s ENABLE TRIGGER USER".formatted(hotTier.qualifiedParent()));
+        try (Statement statement = postgres.createStatement()) {
+            for (String trigger : HotTierRules.TRIGGERS) {
+                statement.execute("ALTER TABLE %s %s TRIGGER %s".formatted(hotTier.qualifiedParent(), on ? "ENABLE" : "DISABLE", trigger));
             }
+        }
+        if (on) {
             hotTier.createParent(postgres);
             return;
         }
         try (Statement statement = postgres.createStatement()) {
-            statement.execute("ALTER TABLE %s DISABLE TRIGGER USER".formatted(hotTier.qualifiedParent()));
             for (String check : HotTierRules.CHECKS.keySet()) {
                 statement.execute("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s".formatted(hotTier.qualifiedParent(), check));
             }

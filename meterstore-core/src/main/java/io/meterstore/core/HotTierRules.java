@@ -39,6 +39,8 @@ public final class HotTierRules
     public static final String FUNCTION = "meterstore_reading_rules";
     private static final String INSERT_TRIGGER = "meterstore_reading_rules_insert";
     private static final String UPDATE_TRIGGER = "meterstore_reading_rules_update";
+    /** The names of the rules' triggers, on the parent and on each partition. */
+    public static final List<String> TRIGGERS = List.of(INSERT_TRIGGER, UPDATE_TRIGGER);
     // the writers of one channel are serialized by one of this many transaction locks, taken in order
     private static final int CHANNEL_LOCKS = 64;
     // the dense check sorts a day's ingest of a thousand meters (96,000 rows, 8 MB) in memory; PostgreSQL's default
