@@ -1,0 +1,94 @@
+package io.meterstore.benchmark;
+
+import io.meterstore.core.Reading;
+import io.meterstore.testing.ReadingsOracle;
+import io.meterstore.testing.ReadingsOracle.MeterDay;
+import io.meterstore.testing.ReadingsOracle.Totals;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeSet;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The soak's independent record: every version the driver sent and the store accepted, less what it erased, resolved by
+ * meterstore-testing's {@link ReadingsOracle} (plain Java over the rows, no code of the connector or the archiver).
+ * It is told what was written before the statement is sent, so a write path that loses a row is caught, not copied.
+ */
+final class SoakOracle
+{
+    /** One DELETE of a meter's readings with "from" in [lower, upper). */
+    record Erasure(String maloId, Instant lower, Instant upper)
+    {
+        Erasure
+        {
+            requireNonNull(maloId, "maloId is null");
+            requireNonNull(lower, "lower is null");
+            requireNonNull(upper, "upper is null");
+        }
+
+        boolean covers(Reading reading)
+        {
+            return reading.maloId().equals(maloId) && !reading.from().isBefore(lower) && reading.from().isBefore(upper);
+        }
+    }
+
+    private final List<Reading> rows = new ArrayList<>();
+    private final List<Erasure> erasures = new ArrayList<>();
+    private Optional<ReadingsOracle> resolved = Optional.empty();
+
+    void written(Collection<Reading> readings)
+    {
+        rows.addAll(readings);
+        resolved = Optional.empty();
+    }
+
+    void erased(Erasure erasure)
+    {
+        erasures.add(requireNonNull(erasure, "erasure is null"));
+        rows.removeIf(erasure::covers);
+        resolved = Optional.empty();
+    }
+
+    boolean isErased(Reading reading)
+    {
+        return erasures.stream().anyMatch(erasure -> erasure.covers(reading));
+    }
+
+    int erasures()
+    {
+        return erasures.size();
+    }
+
+    ReadingsOracle oracle()
+    {
+        if (resolved.isEmpty()) {
+            resolved = Optional.of(ReadingsOracle.of(rows));
+        }
+        return resolved.get();
+    }
+
+    /**
+     * The first (meter, day) whose count or sum differs between what the oracle expects and what the store answered,
+     * described for the run's failure: the meter, the day, expected and actual.
+     */
+    static Optional<String> firstDifference(String question, SortedMap<MeterDay, Totals> expected, SortedMap<MeterDay, Totals> actual)
+    {
+        TreeSet<MeterDay> keys = new TreeSet<>(expected.keySet());
+        keys.addAll(actual.keySet());
+        for (MeterDay key : keys) {
+            Totals wanted = expected.getOrDefault(key, Totals.EMPTY);
+            Totals found = actual.getOrDefault(key, Totals.EMPTY);
+            if (wanted.count() != found.count() || wanted.sum().compareTo(found.sum()) != 0) {
+                return Optional.of("%s: meter %s, day %s: expected %s rows summing to %s, actual %s rows summing to %s"
+                        .formatted(question, key.maloId(), key.day(), wanted.count(), wanted.sum().toPlainString(), found.count(), found.sum().toPlainString()));
+            }
+        }
+        return Optional.empty();
+    }
+}

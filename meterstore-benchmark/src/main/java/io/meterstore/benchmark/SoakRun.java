@@ -1,0 +1,511 @@
+package io.meterstore.benchmark;
+
+import io.airlift.log.Logger;
+import io.meterstore.archiver.cycle.ArchivalCycle;
+import io.meterstore.archiver.cycle.ArchivalSettings;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.archiver.maintenance.MaintenanceSettings;
+import io.meterstore.archiver.maintenance.TableMaintenance;
+import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.MeteringCalendar;
+import io.meterstore.core.Quality;
+import io.meterstore.core.Reading;
+import io.meterstore.core.ReadingRules;
+import io.meterstore.core.Sparte;
+import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsOracle;
+import io.meterstore.testing.ReadingsOracle.MeterDay;
+import io.meterstore.testing.ReadingsOracle.Totals;
+import io.meterstore.testing.ReadingsOracle.View;
+import io.meterstore.testing.TestingWarehouse;
+import io.trino.testing.DistributedQueryRunner;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.base.Preconditions.checkState;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Issue 34's soak: N simulated days of M meters against the real services, an embedded PostgreSQL, a local warehouse,
+ * a Trino engine with the plugin (queried through the Trino JDBC driver) and the archiver, with an independent oracle
+ * ({@link SoakOracle}) checking the store after every day.
+ * <p>
+ * One clock: the simulated days end two days before the real present, so every recorded_at the driver writes lies in
+ * the past (the connector refuses one in its future beyond meterstore.max-clock-skew) and the connector needs no
+ * clock of its own; the archiver takes its time from an {@link InstantSource} the run moves to each simulated evening.
+ * A deployment never sets that clock: the archiver service's module binds the system clock (ArchiverModule's
+ * constructor without arguments), and only tests and this run pass one of their own.
+ * <p>
+ * Each simulated day D: the morning after it, its readings of every meter in statements of {@code metersPerStatement}
+ * meters (an MSCONS batch each); a redelivery of an earlier day of one meter (same payload: accepted, nothing changes);
+ * late corrections of days 1 to 60 back ({@code correctionRate} of a day's rows, a quarter of them corrections of
+ * corrections); on a schedule a conflicting redelivery, a second network operator's version and a correction on another
+ * grid (all refused by the rules, counted); now and then a DELETE erasure of one meter's range, and a redelivery into
+ * it (refused by the suppression list). That evening the archiver archives what is closed and, weekly, compacts and
+ * expires. Then the oracle compares {@code readings} and {@code readings_versions} per meter and day, and every few
+ * days {@code readings FOR TIMESTAMP AS OF} three past instants; the first difference stops the run.
+ */
+public final class SoakRun
+{
+    private static final Logger log = Logger.get(SoakRun.class);
+    private static final DateTimeFormatter TIMESTAMP = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSSSSS").withZone(ZoneOffset.UTC);
+    private static final String SECOND_OPERATOR_ID = "9900000000010";
+    private static final int MAX_CORRECTION_DAYS = 60;
+    private static final int AS_OF_EVERY = 5;
+    private static final int MAINTENANCE_EVERY = 7;
+    // what the refusals' messages say (METERSTORE_ERASED, METERSTORE_CONFLICTING_REDELIVERY); the JDBC driver carries no error name
+    private static final String ERASED = "was erased by erasure";
+    private static final String CONFLICTING_REDELIVERY = "was already written with different values";
+
+    /** What to run. */
+    public record Settings(int days, int meters, int metersPerStatement, double correctionRate, int erasureEvery, long seed)
+    {
+        public Settings
+        {
+            checkArgument(days > 0, "days must be positive");
+            checkArgument(meters > 0 && meters <= ReadingsGenerator.MAX_METERS, "meters out of range");
+            checkArgument(metersPerStatement > 0, "metersPerStatement must be positive");
+            checkArgument(correctionRate >= 0 && correctionRate < 1, "correctionRate must be in [0, 1)");
+            checkArgument(erasureEvery > 0, "erasureEvery must be positive");
+        }
+    }
+
+    /** A statement the driver sends, by what it is meant to do. */
+    public enum Kind
+    {
+        DELIVERY,
+        REDELIVERY,
+        CORRECTION,
+    }
+
+    /**
+     * A fault put into the run on purpose, to show that the oracle catches it: the rows actually sent of a statement the
+     * oracle has already recorded, and what happens to the store before each check. The run sets none.
+     */
+    public interface Tampering
+    {
+        Tampering NONE = new Tampering() {};
+
+        default List<Reading> sent(Kind kind, LocalDate day, List<Reading> rows)
+        {
+            return rows;
+        }
+
+        default void beforeCheck(LocalDate day, TestingWarehouse warehouse)
+                throws SQLException {}
+    }
+
+    /** What the run did and measured. */
+    public record Result(int days, int meters, long rowsSent, long rowsRecorded, Map<String, Integer> refused, int erasures, int archivalCommits,
+            int maintenanceRuns, int checks, List<Duration> dayTimes)
+    {
+        public Result
+        {
+            refused = Map.copyOf(refused);
+            dayTimes = List.copyOf(dayTimes);
+        }
+    }
+
+    /** The run stopped because the store and the oracle disagree; the message is the first difference. */
+    public static final class DivergenceException
+            extends RuntimeException
+    {
+        DivergenceException(String message)
+        {
+            super(message);
+        }
+    }
+
+    private final TestingWarehouse warehouse;
+    private final Settings settings;
+    private final Tampering tampering;
+    private final ReadingsGenerator generator;
+    private final SoakOracle oracle = new SoakOracle();
+    private final Random random;
+    private final AtomicReference<Instant> simulatedNow = new AtomicReference<>();
+    private final Map<String, Integer> refused = new TreeMap<>();
+    private final Set<ReadingKey> corrected = new HashSet<>();
+    private long rowsSent;
+    private long rowsRecorded;
+    private int archivalCommits;
+    private int maintenanceRuns;
+    private int checks;
+
+    private record ReadingKey(String maloId, Instant from) {}
+
+    public SoakRun(TestingWarehouse warehouse, Settings settings, Tampering tampering)
+    {
+        this.warehouse = requireNonNull(warehouse, "warehouse is null");
+        this.settings = requireNonNull(settings, "settings is null");
+        this.tampering = requireNonNull(tampering, "tampering is null");
+        // the last simulated day is delivered the morning of yesterday (UTC): every recorded_at lies in the past
+        LocalDate lastDay = LocalDate.now(ZoneOffset.UTC).minusDays(2);
+        this.generator = ReadingsGenerator.builder()
+                .seed(settings.seed())
+                .meters(settings.meters())
+                .startDay(lastDay.minusDays(settings.days() - 1))
+                .days(settings.days())
+                .correctionsFraction(0)
+                .build();
+        this.random = new Random(settings.seed());
+    }
+
+    /** Creates the table in both tiers and runs every simulated day; throws {@link DivergenceException} at the first difference. */
+    public Result run()
+            throws Exception
+    {
+        try (Connection postgres = warehouse.database().connect()) {
+            BenchmarkDataset.HOT_TIER.createParent(postgres);
+        }
+        TableIdentifier identifier = TableIdentifier.of(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE);
+        IcebergTableSpec.createIfMissing(warehouse.catalog(), identifier);
+        InstantSource clock = simulatedNow::get;
+        ArchivalCycle cycle = new ArchivalCycle(warehouse.catalog(), identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, ArchivalSettings.DEFAULTS, clock);
+        TableMaintenance maintenance = new TableMaintenance(warehouse.catalog(), identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, MaintenanceSettings.DEFAULTS, clock);
+        List<Duration> dayTimes = new ArrayList<>();
+        try (DistributedQueryRunner queryRunner = MeterstoreBenchmark.queryRunner(warehouse, false);
+                Connection trino = MeterstoreBenchmark.trinoConnection(queryRunner)) {
+            int index = 0;
+            for (LocalDate day : generator.localDays()) {
+                long start = System.nanoTime();
+                simulateDay(trino, index, day);
+                long written = System.nanoTime();
+                // the archiver's evening: archive what is closed, weekly compact and expire
+                simulatedNow.set(day.plusDays(1).atTime(22, 0).toInstant(ZoneOffset.UTC));
+                archive(cycle);
+                if (index % MAINTENANCE_EVERY == MAINTENANCE_EVERY - 1) {
+                    maintenance.compact();
+                    maintenance.expire();
+                    maintenanceRuns++;
+                }
+                long archived = System.nanoTime();
+                tampering.beforeCheck(day, warehouse);
+                check(trino, index, day);
+                long end = System.nanoTime();
+                dayTimes.add(Duration.ofNanos(end - start));
+                log.info("Soak day %s of %s (%s): %s rows sent, refused %s, %s archival commits, %s checks; %.1f s (writes %.1f, archiver %.1f, oracle %.1f)",
+                        index + 1, settings.days(), day, rowsSent, refused, archivalCommits, checks,
+                        (end - start) / 1e9, (written - start) / 1e9, (archived - written) / 1e9, (end - archived) / 1e9);
+                index++;
+            }
+        }
+        return new Result(settings.days(), settings.meters(), rowsSent, rowsRecorded, refused, oracle.erasures(), archivalCommits, maintenanceRuns, checks, dayTimes);
+    }
+
+    private void simulateDay(Connection trino, int index, LocalDate day)
+            throws SQLException
+    {
+        // the morning after the day: its batches are recorded from 05:00 UTC to 06:00 (the generator's), the rest at 07:00
+        Instant morning = day.plusDays(1).atTime(7, 0).toInstant(ZoneOffset.UTC);
+        List<String> meters = generator.maloIds();
+        for (int first = 0; first < meters.size(); first += settings.metersPerStatement()) {
+            List<Reading> batch = new ArrayList<>();
+            for (int meter = first; meter < Math.min(meters.size(), first + settings.metersPerStatement()); meter++) {
+                batch.addAll(generator.readings(meter, day));
+            }
+            write(trino, Kind.DELIVERY, day, batch);
+        }
+        redeliver(trino, index, day);
+        correct(trino, index, day, morning);
+        if (index % 3 == 1) {
+            conflictingRedelivery(trino, randomWinner(index, day));
+        }
+        if (index % 4 == 2) {
+            secondOperator(trino, randomWinner(index, day), morning);
+            regrid(trino, randomWinner(index, day), morning);
+        }
+        if (index >= 15 && index % settings.erasureEvery() == 0) {
+            erase(trino, day);
+        }
+    }
+
+    /** One meter's batch of a day 1 to 10 back, sent again as it was: accepted, nothing changes; refused if erased. */
+    private void redeliver(Connection trino, int index, LocalDate day)
+            throws SQLException
+    {
+        if (index == 0) {
+            return;
+        }
+        int meter = random.nextInt(settings.meters());
+        LocalDate earlier = day.minusDays(1 + random.nextInt(Math.min(10, index)));
+        List<Reading> batch = generator.readings(meter, earlier);
+        if (batch.stream().anyMatch(oracle::isErased)) {
+            refuse(trino, batch, ERASED, "erased");
+            return;
+        }
+        rowsSent += batch.size();
+        execute(trino, insert(tampering.sent(Kind.REDELIVERY, day, batch)));
+    }
+
+    /**
+     * Late corrections: {@code correctionRate} of a day's rows, spread over three days 1 to 60 back, each a new version
+     * of the current winner recorded this morning; a quarter of them correct a reading corrected before.
+     */
+    private void correct(Connection trino, int index, LocalDate day, Instant morning)
+            throws SQLException
+    {
+        int back = Math.min(MAX_CORRECTION_DAYS, index);
+        if (back == 0) {
+            return;
+        }
+        int wanted = (int) Math.round(settings.meters() * 96 * settings.correctionRate());
+        ReadingsOracle current = oracle.oracle();
+        Map<ReadingKey, Reading> chosen = new LinkedHashMap<>();
+        List<ReadingKey> again = corrected.stream().sorted(Comparator.comparing(ReadingKey::from).thenComparing(ReadingKey::maloId)).toList();
+        for (int pick = 0; pick < wanted / 4 && !again.isEmpty(); pick++) {
+            ReadingKey key = again.get(random.nextInt(again.size()));
+            winner(current, key).ifPresent(winner -> chosen.put(key, winner));
+        }
+        for (int target = 0; target < 3 && chosen.size() < wanted; target++) {
+            LocalDate late = day.minusDays(1 + random.nextInt(back));
+            Instant lower = MeteringCalendar.startOfLocalDay(late);
+            Instant upper = MeteringCalendar.startOfLocalDay(late.plusDays(1));
+            List<Reading> winners = current.resolved(ReadingsOracle.fromRange(lower, upper));
+            int share = (wanted - chosen.size()) / (3 - target);
+            for (int pick = 0; pick < share && !winners.isEmpty(); pick++) {
+                Reading winner = winners.get(random.nextInt(winners.size()));
+                chosen.putIfAbsent(new ReadingKey(winner.maloId(), winner.from()), winner);
+            }
+        }
+        List<Reading> corrections = new ArrayList<>();
+        int offset = 0;
+        for (Reading winner : chosen.values()) {
+            // a version per row, recorded a millisecond apart: the version is the instant in microseconds, as the generator's
+            Instant recordedAt = morning.plusMillis(offset++);
+            BigDecimal value = winner.value().add(BigDecimal.valueOf(1 + random.nextInt(500), 3)).setScale(Reading.VALUE_SCALE);
+            corrections.add(new Reading(winner.maloId(), winner.meloId(), winner.obisCode(), winner.sparte(), winner.from(), winner.to(), value, winner.unit(),
+                    Quality.CORRECTED, winner.resolution(), "MANUAL_ENTRY", Optional.of("{\"soak\":\"correction\",\"day\":\"%s\"}".formatted(day)), winner.provenance(),
+                    epochMicros(recordedAt), winner.versionScope(), recordedAt, winner.balancingDay()));
+            corrected.add(new ReadingKey(winner.maloId(), winner.from()));
+        }
+        write(trino, Kind.CORRECTION, day, corrections);
+    }
+
+    /** A stored version sent again with another value: refused, nothing written. */
+    private void conflictingRedelivery(Connection trino, Reading stored)
+            throws SQLException
+    {
+        Reading changed = new Reading(stored.maloId(), stored.meloId(), stored.obisCode(), stored.sparte(), stored.from(), stored.to(), stored.value().add(BigDecimal.ONE),
+                stored.unit(), stored.quality(), stored.resolution(), stored.sourceKind(), stored.sourceDetail(), stored.provenance(), stored.version(), stored.versionScope(),
+                stored.recordedAt(), stored.balancingDay());
+        refuse(trino, List.of(changed), CONFLICTING_REDELIVERY, "conflicting_redelivery");
+    }
+
+    /** A higher version of a stored reading under another network operator's scope: refused by one_operator_per_reading. */
+    private void secondOperator(Connection trino, Reading stored, Instant morning)
+            throws SQLException
+    {
+        Instant recordedAt = morning.plusSeconds(3_000);
+        Reading other = new Reading(stored.maloId(), stored.meloId(), stored.obisCode(), stored.sparte(), stored.from(), stored.to(), stored.value(), stored.unit(),
+                Quality.CORRECTED, stored.resolution(), "MANUAL_ENTRY", Optional.empty(), Optional.empty(), epochMicros(recordedAt),
+                Reading.versionScope(SECOND_OPERATOR_ID, Sparte.STROM, stored.from()), recordedAt, stored.balancingDay());
+        refuse(trino, List.of(other), ReadingRules.ONE_OPERATOR_PER_READING, ReadingRules.ONE_OPERATOR_PER_READING);
+    }
+
+    /** A PT1H correction over four stored quarter-hours at a higher version: refused by one_grid_per_reading. */
+    private void regrid(Connection trino, Reading stored, Instant morning)
+            throws SQLException
+    {
+        Instant hour = stored.from().truncatedTo(ChronoUnit.HOURS);
+        Instant recordedAt = morning.plusSeconds(3_100);
+        Reading hourly = new Reading(stored.maloId(), stored.meloId(), stored.obisCode(), stored.sparte(), hour, hour.plus(Duration.ofHours(1)), stored.value().multiply(BigDecimal.valueOf(4)),
+                stored.unit(), Quality.CORRECTED, "PT1H", "MANUAL_ENTRY", Optional.empty(), Optional.empty(), epochMicros(recordedAt),
+                Reading.versionScope(ReadingsGenerator.DEFAULT_OPERATOR_ID, Sparte.STROM, hour), recordedAt, MeteringCalendar.balancingDay(Sparte.STROM, hour));
+        refuse(trino, List.of(hourly), ReadingRules.ONE_GRID_PER_READING, ReadingRules.ONE_GRID_PER_READING);
+    }
+
+    /** DELETE of one meter's readings of two days 20 to 30 back, as docs/sql.md's "Erasure" has it. */
+    private void erase(Connection trino, LocalDate day)
+            throws SQLException
+    {
+        String meter = generator.maloIds().get(random.nextInt(settings.meters()));
+        LocalDate back = day.minusDays(20 + random.nextInt(11));
+        LocalDate first = back.isBefore(generator.startDay()) ? generator.startDay() : back;
+        SoakOracle.Erasure erasure = new SoakOracle.Erasure(meter, MeteringCalendar.startOfLocalDay(first), MeteringCalendar.startOfLocalDay(first.plusDays(2)));
+        oracle.erased(erasure);
+        execute(trino, "DELETE FROM readings_versions WHERE malo_id = '%s' AND \"from\" >= %s AND \"from\" < %s"
+                .formatted(meter, timestamp(erasure.lower()), timestamp(erasure.upper())));
+        // the erased day's MSCONS batch delivered again: the suppression list keeps it out
+        refuse(trino, generator.readings(generator.maloIds().indexOf(meter), first), ERASED, "erased");
+    }
+
+    private void archive(ArchivalCycle cycle)
+            throws Exception
+    {
+        while (true) {
+            ArchiveOutcome outcome = cycle.archiveOnce();
+            switch (outcome.kind()) {
+                case ARCHIVED -> archivalCommits++;
+                case IDLE -> {
+                    return;
+                }
+                case DEFERRED, SUPERSEDED, LEASE_CONTENDED -> throw new IllegalStateException("Archival did not run as the only archiver: " + outcome.describe());
+            }
+        }
+    }
+
+    /** The oracle's questions after a day; the first difference stops the run. */
+    private void check(Connection trino, int index, LocalDate day)
+            throws SQLException
+    {
+        ReadingsOracle expected = oracle.oracle();
+        compare(day, "readings", totalsByMeterDay(trino, "readings"), expected.totalsByMeterDay(View.RESOLVED, ReadingsOracle.all()));
+        compare(day, "readings_versions", totalsByMeterDay(trino, "readings_versions"), expected.totalsByMeterDay(View.VERSIONS, ReadingsOracle.all()));
+        if (index % AS_OF_EVERY == AS_OF_EVERY - 1) {
+            Instant morning = day.plusDays(1).atTime(7, 0).toInstant(ZoneOffset.UTC);
+            for (Duration before : List.of(Duration.ofMinutes(30), Duration.ofDays(3), Duration.ofDays(20))) {
+                Instant knownAt = morning.minus(before);
+                compare(day, "readings FOR TIMESTAMP AS OF " + knownAt, totalsByMeterDay(trino, "readings FOR TIMESTAMP AS OF " + timestamp(knownAt)),
+                        expected.asKnownAt(knownAt).totalsByMeterDay(View.RESOLVED, ReadingsOracle.all()));
+            }
+        }
+    }
+
+    private void compare(LocalDate day, String question, SortedMap<MeterDay, Totals> actual, SortedMap<MeterDay, Totals> expected)
+    {
+        Optional<String> difference = SoakOracle.firstDifference(question, expected, actual);
+        if (difference.isPresent()) {
+            throw new DivergenceException("Oracle check failed after simulated day %s (%s passed before it): %s".formatted(day, checks, difference.get()));
+        }
+        checks++;
+    }
+
+    private static SortedMap<MeterDay, Totals> totalsByMeterDay(Connection trino, String relation)
+            throws SQLException
+    {
+        String sql = """
+                SELECT malo_id, CAST(date("from" AT TIME ZONE 'Europe/Berlin') AS varchar), count(*), sum(value)
+                FROM %s
+                GROUP BY 1, 2""".formatted(relation);
+        SortedMap<MeterDay, Totals> totals = new TreeMap<>();
+        try (Statement statement = trino.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+            while (result.next()) {
+                totals.put(new MeterDay(result.getString(1), LocalDate.parse(result.getString(2))), new Totals(result.getLong(3), result.getBigDecimal(4).setScale(Reading.VALUE_SCALE)));
+            }
+        }
+        return totals;
+    }
+
+    /** Records {@code rows} in the oracle, then sends what the tampering lets through (all of them in a run). */
+    private void write(Connection trino, Kind kind, LocalDate day, List<Reading> rows)
+            throws SQLException
+    {
+        if (rows.isEmpty()) {
+            return;
+        }
+        oracle.written(rows);
+        rowsRecorded += rows.size();
+        List<Reading> sent = tampering.sent(kind, day, rows);
+        rowsSent += sent.size();
+        execute(trino, insert(sent));
+    }
+
+    /** Sends {@code rows}, which the store must refuse with a message saying {@code expected}; counts the refused statement under {@code reason}. */
+    private void refuse(Connection trino, List<Reading> rows, String expected, String reason)
+            throws SQLException
+    {
+        try {
+            execute(trino, insert(rows));
+        }
+        catch (SQLException e) {
+            if (e.getMessage() == null || !e.getMessage().contains(expected)) {
+                throw e;
+            }
+            refused.merge(reason, 1, Integer::sum);
+            return;
+        }
+        throw new DivergenceException("The store accepted what it must refuse (%s): %s".formatted(expected, rows.getFirst()));
+    }
+
+    /** A stored winner of this day or one up to 40 days back, hot or cold; never an erased one (the oracle holds none). */
+    private Reading randomWinner(int index, LocalDate day)
+    {
+        LocalDate stored = day.minusDays(random.nextInt(Math.min(index, 40) + 1));
+        List<Reading> winners = oracle.oracle().resolved(ReadingsOracle.fromRange(MeteringCalendar.startOfLocalDay(stored), MeteringCalendar.startOfLocalDay(stored.plusDays(1))));
+        checkState(!winners.isEmpty(), "No readings of %s", stored);
+        return winners.get(random.nextInt(winners.size()));
+    }
+
+    private static Optional<Reading> winner(ReadingsOracle current, ReadingKey key)
+    {
+        return current.resolved(reading -> reading.from().equals(key.from()) && reading.maloId().equals(key.maloId())).stream().findFirst();
+    }
+
+    private static void execute(Connection trino, String sql)
+            throws SQLException
+    {
+        try (Statement statement = trino.createStatement()) {
+            statement.executeUpdate(sql);
+        }
+    }
+
+    /** The rows as one INSERT ... VALUES with every column given: learned at their own recorded_at. */
+    static String insert(List<Reading> rows)
+    {
+        return "INSERT INTO readings_versions VALUES " + rows.stream().map(SoakRun::values).collect(Collectors.joining(", "));
+    }
+
+    private static String values(Reading reading)
+    {
+        return "(%s, %s, %s, %s, %s, %s, DECIMAL '%s', %s, %s, %s, %s, %s, %s, DECIMAL '%s', %s, %s, DATE '%s')".formatted(
+                literal(reading.maloId()),
+                reading.meloId().map(SoakRun::literal).orElse("NULL"),
+                literal(reading.obisCode()),
+                literal(reading.sparte().name()),
+                timestamp(reading.from()),
+                timestamp(reading.to()),
+                reading.value().toPlainString(),
+                literal(reading.unit().name()),
+                literal(reading.quality().name()),
+                literal(reading.resolution()),
+                literal(reading.sourceKind()),
+                reading.sourceDetail().map(SoakRun::literal).orElse("NULL"),
+                reading.provenance().map(SoakRun::literal).orElse("NULL"),
+                reading.version(),
+                literal(reading.versionScope()),
+                timestamp(reading.recordedAt()),
+                reading.balancingDay());
+    }
+
+    private static String timestamp(Instant instant)
+    {
+        return "TIMESTAMP '%s UTC'".formatted(TIMESTAMP.format(instant));
+    }
+
+    private static String literal(String value)
+    {
+        return "'" + value.replace("'", "''") + "'";
+    }
+
+    private static BigInteger epochMicros(Instant instant)
+    {
+        return BigInteger.valueOf(instant.getEpochSecond()).multiply(BigInteger.valueOf(1_000_000)).add(BigInteger.valueOf(instant.getNano() / 1_000));
+    }
+}

@@ -1,0 +1,119 @@
+package io.meterstore.benchmark;
+
+import io.meterstore.core.MeteringCalendar;
+import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.Reading;
+import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingWarehouse;
+import org.junit.jupiter.api.Test;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The short soak of issue 34 (40 simulated days of 50 meters) with its oracle checking every day, and two faults put in
+ * on purpose that the oracle must catch: a late correction the write path loses, and a hot partition the scan misses.
+ */
+final class TestSoakRun
+{
+    @Test
+    void testSoakPassesEveryOracleCheck()
+            throws Exception
+    {
+        // one delivery statement a day (20 meters), so the run stays short
+        SoakRun.Settings settings = new SoakRun.Settings(40, 20, 20, 0.03, 10, 34);
+        SoakRun.Result result = new SoakRun(warehouse("soak"), settings, SoakRun.Tampering.NONE).run();
+
+        assertThat(result.days()).isEqualTo(40);
+        // two questions a day, and three AS OF instants every fifth day, all passed
+        assertThat(result.checks()).isEqualTo(40 * 2 + 8 * 3);
+        // every day's rows, and the corrections (3 % of a day's rows, from the second day on)
+        assertThat(result.rowsRecorded()).isGreaterThanOrEqualTo(40L * 20 * 92 + 39L * 58);
+        // refused statements, on their schedules: every third day, every fourth day (two kinds), after each erasure (days 21 and 31)
+        assertThat(result.refused()).containsEntry("conflicting_redelivery", 13)
+                .containsEntry("one_operator_per_reading", 10)
+                .containsEntry("one_grid_per_reading", 10);
+        assertThat(result.refused().get("erased")).isGreaterThanOrEqualTo(2);
+        assertThat(result.erasures()).isEqualTo(2);
+        // the first commit moves W from the epoch to the first closed day; then a day a day, one more every evening
+        assertThat(result.archivalCommits()).isEqualTo(40);
+        assertThat(result.maintenanceRuns()).isEqualTo(5);
+    }
+
+    @Test
+    void testOracleCatchesALostLateCorrection()
+            throws Exception
+    {
+        SoakRun.Settings settings = new SoakRun.Settings(12, 10, 10, 0.03, 10, 35);
+        AtomicReference<Reading> lost = new AtomicReference<>();
+        SoakRun.Tampering dropOne = new SoakRun.Tampering()
+        {
+            @Override
+            public List<Reading> sent(SoakRun.Kind kind, LocalDate day, List<Reading> rows)
+            {
+                if (kind != SoakRun.Kind.CORRECTION || lost.get() != null || rows.size() < 2) {
+                    return rows;
+                }
+                lost.set(rows.getFirst());
+                return new ArrayList<>(rows.subList(1, rows.size()));
+            }
+        };
+        SoakRun run = new SoakRun(warehouse("soak_lost_correction"), settings, dropOne);
+
+        assertThatThrownBy(run::run)
+                .isInstanceOf(SoakRun.DivergenceException.class)
+                .satisfies(e -> System.out.println("Oracle: " + e.getMessage()))
+                .hasMessageContaining("readings: meter " + lost.get().maloId() + ", day " + MeteringCalendar.localDay(lost.get().from()));
+    }
+
+    @Test
+    void testOracleCatchesAHotPartitionTheScanMisses()
+            throws Exception
+    {
+        SoakRun.Settings settings = new SoakRun.Settings(6, 10, 10, 0.03, 10, 36);
+        // the last simulated day is two days before today (SoakRun): hide the sixth's partition
+        LocalDate hidden = LocalDate.now(ZoneOffset.UTC).minusDays(2);
+        SoakRun.Tampering hidePartition = new SoakRun.Tampering()
+        {
+            @Override
+            public void beforeCheck(LocalDate day, TestingWarehouse warehouse)
+                    throws SQLException
+            {
+                if (!day.equals(hidden)) {
+                    return;
+                }
+                // the partition of the day's first UTC hours renamed out of the naming's pattern: the hot scan, which
+                // enumerates partitions by name, no longer finds it, though PostgreSQL still holds its rows
+                PartitionNaming naming = BenchmarkDataset.HOT_TIER.naming();
+                String partition = naming.partitionName(naming.alignDown(MeteringCalendar.startOfLocalDay(day).plusSeconds(7_200)));
+                try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement()) {
+                    statement.execute("ALTER TABLE %s.%s RENAME TO soak_hidden_partition".formatted(BenchmarkDataset.SCHEMA, partition));
+                }
+            }
+        };
+        SoakRun run = new SoakRun(warehouse("soak_hidden_partition"), settings, hidePartition);
+
+        assertThatThrownBy(run::run)
+                .isInstanceOf(SoakRun.DivergenceException.class)
+                .satisfies(e -> System.out.println("Oracle: " + e.getMessage()))
+                // the first meter's day: the UTC partition holds all of it but the first local hour
+                .hasMessageContaining("after simulated day %s (%s passed before it): readings: meter %s, day %s: expected %s rows"
+                        .formatted(hidden, 5 * 2 + 3, ReadingsGenerator.maloId(0), hidden, MeteringCalendar.expectedIntervals(hidden, Duration.ofMinutes(15))));
+    }
+
+    private static TestingWarehouse warehouse(String name)
+    {
+        return TestingWarehouse.create(TestingPostgresServer.shared().createDatabase(name));
+    }
+}
