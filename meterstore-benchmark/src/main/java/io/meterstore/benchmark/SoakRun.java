@@ -45,6 +45,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
@@ -69,7 +70,7 @@ import static java.util.Objects.requireNonNull;
  * corrections); on a schedule a conflicting redelivery, a second network operator's version and a correction on another
  * grid (all refused by the rules, counted); now and then a DELETE erasure of one meter's range, and a redelivery into
  * it (refused by the suppression list). That evening the archiver archives what is closed and, weekly, compacts and
- * expires. Then the oracle compares {@code readings} and {@code readings_versions} per meter and day, and every few
+ * expires. On a seeded schedule the Trino engine is restarted before a day. Then the oracle compares {@code readings} and {@code readings_versions} per meter and day, and every few
  * days {@code readings FOR TIMESTAMP AS OF} three past instants; the first difference stops the run.
  */
 public final class SoakRun
@@ -85,10 +86,11 @@ public final class SoakRun
     private static final String CONFLICTING_REDELIVERY = "was already written with different values";
 
     /** What to run. */
-    public record Settings(int days, int meters, int metersPerStatement, double correctionRate, int erasureEvery, long seed)
+    public record Settings(int days, int meters, int metersPerStatement, double correctionRate, int erasureEvery, int engineRestarts, long seed)
     {
         public Settings
         {
+            checkArgument(engineRestarts >= 0 && engineRestarts < days, "engineRestarts must be in [0, days)");
             checkArgument(days > 0, "days must be positive");
             checkArgument(meters > 0 && meters <= ReadingsGenerator.MAX_METERS, "meters out of range");
             checkArgument(metersPerStatement > 0, "metersPerStatement must be positive");
@@ -124,7 +126,7 @@ public final class SoakRun
 
     /** What the run did and measured. */
     public record Result(int days, int meters, long rowsSent, long rowsRecorded, Map<String, Integer> refused, int erasures, int archivalCommits,
-            int maintenanceRuns, int checks, List<Duration> dayTimes)
+            int maintenanceRuns, int engineRestarts, int checks, List<Duration> dayTimes)
     {
         public Result
         {
@@ -190,11 +192,26 @@ public final class SoakRun
         ArchivalCycle cycle = new ArchivalCycle(warehouse.catalog(), identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, ArchivalSettings.DEFAULTS, clock);
         TableMaintenance maintenance = new TableMaintenance(warehouse.catalog(), identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, MaintenanceSettings.DEFAULTS, clock);
         List<Duration> dayTimes = new ArrayList<>();
-        try (DistributedQueryRunner queryRunner = MeterstoreBenchmark.queryRunner(warehouse, false);
-                Connection trino = MeterstoreBenchmark.trinoConnection(queryRunner)) {
+        // the faults' schedule has a random stream of its own, so the workload is the same with or without them
+        Random faults = new Random(settings.seed() + 1);
+        Set<Integer> restartDays = new TreeSet<>();
+        while (restartDays.size() < settings.engineRestarts()) {
+            restartDays.add(1 + faults.nextInt(settings.days() - 1));
+        }
+        DistributedQueryRunner queryRunner = MeterstoreBenchmark.queryRunner(warehouse, false);
+        Connection trino = MeterstoreBenchmark.trinoConnection(queryRunner);
+        try {
             int index = 0;
             for (LocalDate day : generator.localDays()) {
                 long start = System.nanoTime();
+                if (restartDays.contains(index)) {
+                    // the engine restarted overnight: a new coordinator, nothing kept in memory of the last one
+                    trino.close();
+                    queryRunner.close();
+                    queryRunner = MeterstoreBenchmark.queryRunner(warehouse, false);
+                    trino = MeterstoreBenchmark.trinoConnection(queryRunner);
+                    log.info("Soak day %s: Trino engine restarted", index + 1);
+                }
                 simulateDay(trino, index, day);
                 long written = System.nanoTime();
                 // the archiver's evening: archive what is closed, weekly compact and expire
@@ -216,7 +233,11 @@ public final class SoakRun
                 index++;
             }
         }
-        return new Result(settings.days(), settings.meters(), rowsSent, rowsRecorded, refused, oracle.erasures(), archivalCommits, maintenanceRuns, checks, dayTimes);
+        finally {
+            trino.close();
+            queryRunner.close();
+        }
+        return new Result(settings.days(), settings.meters(), rowsSent, rowsRecorded, refused, oracle.erasures(), archivalCommits, maintenanceRuns, restartDays.size(), checks, dayTimes);
     }
 
     private void simulateDay(Connection trino, int index, LocalDate day)

@@ -31,8 +31,8 @@ final class TestSoakRun
     void testSoakPassesEveryOracleCheck()
             throws Exception
     {
-        // one delivery statement a day (20 meters), so the run stays short
-        SoakRun.Settings settings = new SoakRun.Settings(40, 20, 20, 0.03, 10, 34);
+        // one delivery statement a day (20 meters), so the run stays short; one restart of the Trino engine
+        SoakRun.Settings settings = new SoakRun.Settings(40, 20, 20, 0.03, 10, 1, 34);
         SoakRun.Result result = new SoakRun(warehouse("soak"), settings, SoakRun.Tampering.NONE).run();
 
         assertThat(result.days()).isEqualTo(40);
@@ -49,13 +49,15 @@ final class TestSoakRun
         // the first commit moves W from the epoch to the first closed day; then a day a day, one more every evening
         assertThat(result.archivalCommits()).isEqualTo(40);
         assertThat(result.maintenanceRuns()).isEqualTo(5);
+        // the engine restarted once, on a seeded day, and every check after it passed too
+        assertThat(result.engineRestarts()).isEqualTo(1);
     }
 
     @Test
     void testOracleCatchesALostLateCorrection()
             throws Exception
     {
-        SoakRun.Settings settings = new SoakRun.Settings(12, 10, 10, 0.03, 10, 35);
+        SoakRun.Settings settings = new SoakRun.Settings(12, 10, 10, 0.03, 10, 0, 35);
         AtomicReference<Reading> lost = new AtomicReference<>();
         SoakRun.Tampering dropOne = new SoakRun.Tampering()
         {
@@ -81,7 +83,7 @@ final class TestSoakRun
     void testOracleCatchesAHotPartitionTheScanMisses()
             throws Exception
     {
-        SoakRun.Settings settings = new SoakRun.Settings(6, 10, 10, 0.03, 10, 36);
+        SoakRun.Settings settings = new SoakRun.Settings(6, 10, 10, 0.03, 10, 0, 36);
         // the last simulated day is two days before today (SoakRun): hide the sixth's partition
         LocalDate hidden = LocalDate.now(ZoneOffset.UTC).minusDays(2);
         SoakRun.Tampering hidePartition = new SoakRun.Tampering()

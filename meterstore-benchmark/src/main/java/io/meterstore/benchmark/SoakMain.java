@@ -1,0 +1,86 @@
+package io.meterstore.benchmark;
+
+import io.airlift.log.Level;
+import io.airlift.log.Logger;
+import io.airlift.log.Logging;
+import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingWarehouse;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@code bin/soak}: one {@link SoakRun} on a fresh PostgreSQL data directory and warehouse under {@code soak.dir}
+ * (default var/soak, deleted first), then its figures on the console. The run's settings are system properties:
+ * soak.days, soak.meters, soak.meters-per-statement, soak.correction-rate, soak.erasure-every, soak.engine-restarts, soak.seed.
+ */
+public final class SoakMain
+{
+    private static final Logger log = Logger.get(SoakMain.class);
+
+    private SoakMain() {}
+
+    public static void main(String[] args)
+            throws Exception
+    {
+        Locale.setDefault(Locale.ROOT);
+        // airlift's logging takes over System.out; the figures go to the real console
+        PrintStream console = System.out;
+        Logging logging = Logging.initialize();
+        logging.setLevel("io.trino", Level.WARN);
+        logging.setLevel("org.apache.iceberg", Level.WARN);
+        logging.setLevel("io.meterstore.archiver", Level.WARN);
+
+        SoakRun.Settings settings = new SoakRun.Settings(
+                Integer.getInteger("soak.days", 365),
+                Integer.getInteger("soak.meters", 1_000),
+                Integer.getInteger("soak.meters-per-statement", 100),
+                Double.parseDouble(System.getProperty("soak.correction-rate", "0.03")),
+                Integer.getInteger("soak.erasure-every", 10),
+                Integer.getInteger("soak.engine-restarts", 12),
+                Long.getLong("soak.seed", 34));
+        Path directory = Path.of(System.getProperty("soak.dir", "var/soak"));
+        int exit = 0;
+        try {
+            BenchmarkDataset.deleteRecursively(directory);
+            Files.createDirectories(directory.resolve("warehouse"));
+            try (TestingPostgresServer postgres = TestingPostgresServer.persistent(directory.resolve("pgdata"), 0)) {
+                TestingWarehouse warehouse = new TestingWarehouse(postgres.database("soak"), directory.resolve("warehouse"), TestingWarehouse.CATALOG_NAME);
+                long start = System.nanoTime();
+                SoakRun.Result result = new SoakRun(warehouse, settings, SoakRun.Tampering.NONE).run();
+                console.println(describe(settings, result, Duration.ofNanos(System.nanoTime() - start)));
+            }
+        }
+        catch (Exception e) {
+            log.error(e, "Soak failed");
+            console.println("Soak failed: " + e.getMessage());
+            exit = 1;
+        }
+        // the engine's and the embedded server's threads would keep the JVM alive
+        System.exit(exit);
+    }
+
+    static String describe(SoakRun.Settings settings, SoakRun.Result result, Duration elapsed)
+    {
+        List<Duration> days = result.dayTimes();
+        int sample = Math.min(7, days.size());
+        return """
+                Soak: %s simulated days of %s meters (%s meters a statement, corrections %s of a day's rows, seed %s) in %s s
+                rows sent %,d (recorded by the oracle %,d); refused statements %s; erasures %s; archival commits %s; maintenance runs %s; Trino engine restarts %s
+                oracle checks passed %s
+                time per simulated day: first %s days %.2f s median, last %s days %.2f s median"""
+                .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.correctionRate(), settings.seed(), elapsed.toSeconds(),
+                        result.rowsSent(), result.rowsRecorded(), result.refused(), result.erasures(), result.archivalCommits(), result.maintenanceRuns(), result.engineRestarts(),
+                        result.checks(),
+                        sample, median(days.subList(0, sample)), sample, median(days.subList(days.size() - sample, days.size())));
+    }
+
+    private static double median(List<Duration> durations)
+    {
+        return Medians.median(durations.stream().map(duration -> duration.toNanos() / 1e9).toList());
+    }
+}
