@@ -132,9 +132,10 @@ final class TestMeterstorePredicates
                 assertThat(handle.aggregation()).as(table).isEmpty();
             });
             List<MeterstoreTableHandle> pushed = scannedTables(executeWithPlan("SELECT %s FROM %s WHERE %s".formatted(AGGREGATE_LIST, table, predicate)));
+            // at or above W: readings' hot winners are known by their marks, so its aggregation is pushed down too
             assertThat(pushed).singleElement().satisfies(handle -> {
                 assertThat(handle.constraint().isAll()).as(table).isFalse();
-                assertThat(handle.aggregation().isPresent()).as(table).isEqualTo(table.equals("readings_versions"));
+                assertThat(handle.aggregation()).as(table).isPresent();
             });
         }
     }
