@@ -95,7 +95,8 @@ class TestMeterstoreOracle
         // original, recorded after both, by plain JDBC straight into the partition (a redelivery, which never wins)
         List<Reading> higher = new ArrayList<>();
         List<Reading> redelivered = new ArrayList<>();
-        for (int meter = 30; meter < 34; meter++) {
+        // meters the re-grid attempts below leave alone, within the cluster variant's 24 too
+        for (int meter = 8; meter < 12; meter++) {
             for (int day : new int[] {2, 20, 38}) {
                 String maloId = generator.maloIds().get(meter);
                 Instant from = MeteringCalendar.startOfLocalDay(START.plusDays(day)).plus(Duration.ofHours(10));
