@@ -13,6 +13,7 @@ import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingRules;
 import io.meterstore.core.Sparte;
 import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsInserts;
 import io.meterstore.testing.ReadingsOracle;
 import io.meterstore.testing.ReadingsOracle.MeterDay;
 import io.meterstore.testing.ReadingsOracle.Totals;
@@ -22,7 +23,6 @@ import io.trino.testing.DistributedQueryRunner;
 import org.apache.iceberg.catalog.TableIdentifier;
 
 import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -32,7 +32,6 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -47,10 +46,11 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Collectors;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static com.google.common.base.Preconditions.checkState;
+import static io.meterstore.testing.ReadingsInserts.epochMicros;
+import static io.meterstore.testing.ReadingsInserts.timestamp;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -76,7 +76,6 @@ import static java.util.Objects.requireNonNull;
 public final class SoakRun
 {
     private static final Logger log = Logger.get(SoakRun.class);
-    private static final DateTimeFormatter TIMESTAMP = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSSSSS").withZone(ZoneOffset.UTC);
     private static final String SECOND_OPERATOR_ID = "9900000000010";
     private static final int MAX_CORRECTION_DAYS = 60;
     private static final int AS_OF_EVERY = 5;
@@ -490,43 +489,9 @@ public final class SoakRun
     /** The rows as one INSERT ... VALUES with every column given: learned at their own recorded_at. */
     static String insert(List<Reading> rows)
     {
-        return "INSERT INTO readings_versions VALUES " + rows.stream().map(SoakRun::values).collect(Collectors.joining(", "));
+        return ReadingsInserts.insertAsRecorded(rows);
     }
 
-    private static String values(Reading reading)
-    {
-        return "(%s, %s, %s, %s, %s, %s, DECIMAL '%s', %s, %s, %s, %s, %s, %s, DECIMAL '%s', %s, %s, DATE '%s')".formatted(
-                literal(reading.maloId()),
-                reading.meloId().map(SoakRun::literal).orElse("NULL"),
-                literal(reading.obisCode()),
-                literal(reading.sparte().name()),
-                timestamp(reading.from()),
-                timestamp(reading.to()),
-                reading.value().toPlainString(),
-                literal(reading.unit().name()),
-                literal(reading.quality().name()),
-                literal(reading.resolution()),
-                literal(reading.sourceKind()),
-                reading.sourceDetail().map(SoakRun::literal).orElse("NULL"),
-                reading.provenance().map(SoakRun::literal).orElse("NULL"),
-                reading.version(),
-                literal(reading.versionScope()),
-                timestamp(reading.recordedAt()),
-                reading.balancingDay());
-    }
 
-    private static String timestamp(Instant instant)
-    {
-        return "TIMESTAMP '%s UTC'".formatted(TIMESTAMP.format(instant));
-    }
 
-    private static String literal(String value)
-    {
-        return "'" + value.replace("'", "''") + "'";
-    }
-
-    private static BigInteger epochMicros(Instant instant)
-    {
-        return BigInteger.valueOf(instant.getEpochSecond()).multiply(BigInteger.valueOf(1_000_000)).add(BigInteger.valueOf(instant.getNano() / 1_000));
-    }
 }

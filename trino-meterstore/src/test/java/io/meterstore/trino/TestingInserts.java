@@ -6,6 +6,7 @@ import io.meterstore.core.Reading;
 import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
 import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsInserts;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -16,18 +17,14 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Optional;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
-import static java.util.stream.Collectors.joining;
 
 /** Corrections as INSERT statements, and where their rows ended up in each tier. */
 final class TestingInserts
 {
-    private static final DateTimeFormatter TIMESTAMP = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSSSSS").withZone(ZoneOffset.UTC);
-
     private TestingInserts() {}
 
     /** A quarter-hour correction of meter {@code meter}; recorded_at and balancing_day are left for the INSERT to fill. */
@@ -56,7 +53,7 @@ final class TestingInserts
 
     static String insert(List<Reading> readings)
     {
-        return "INSERT INTO readings_versions VALUES " + readings.stream().map(TestingInserts::values).collect(joining(", "));
+        return ReadingsInserts.insert(readings);
     }
 
     static String insert(Reading... readings)
@@ -67,33 +64,7 @@ final class TestingInserts
     /** As {@link #insert(List)}, with every column given: the rows are learned at their own recorded_at. */
     static String insertAsRecorded(List<Reading> readings)
     {
-        return "INSERT INTO readings_versions VALUES " + readings.stream()
-                .map(reading -> {
-                    String values = values(reading);
-                    return values.substring(0, values.length() - "NULL, NULL)".length()) + "%s, DATE '%s')".formatted(timestamp(reading.recordedAt()), reading.balancingDay());
-                })
-                .collect(joining(", "));
-    }
-
-    /** A row of VALUES with recorded_at and balancing_day NULL. */
-    static String values(Reading reading)
-    {
-        return "(%s, %s, %s, %s, %s, %s, DECIMAL '%s', %s, %s, %s, %s, %s, %s, DECIMAL '%s', %s, NULL, NULL)".formatted(
-                literal(reading.maloId()),
-                reading.meloId().map(TestingInserts::literal).orElse("NULL"),
-                literal(reading.obisCode()),
-                literal(reading.sparte().name()),
-                timestamp(reading.from()),
-                timestamp(reading.to()),
-                reading.value().toPlainString(),
-                literal(reading.unit().name()),
-                literal(reading.quality().name()),
-                literal(reading.resolution()),
-                literal(reading.sourceKind()),
-                reading.sourceDetail().map(TestingInserts::literal).orElse("NULL"),
-                reading.provenance().map(TestingInserts::literal).orElse("NULL"),
-                reading.version(),
-                literal(reading.versionScope()));
+        return ReadingsInserts.insertAsRecorded(readings);
     }
 
     /**
@@ -107,20 +78,25 @@ final class TestingInserts
                 Optional.of(sourceDetail), winner.provenance(), epochMicros(recordedAt), winner.versionScope(), recordedAt, winner.balancingDay());
     }
 
-    /** A version number as the generator and the demo make them: the instant in microseconds since the epoch. */
+    /** A row of VALUES with recorded_at and balancing_day NULL. */
+    static String values(Reading reading)
+    {
+        return ReadingsInserts.values(reading);
+    }
+
     static BigInteger epochMicros(Instant instant)
     {
-        return BigInteger.valueOf(instant.getEpochSecond()).multiply(BigInteger.valueOf(1_000_000)).add(BigInteger.valueOf(instant.getNano() / 1_000));
+        return ReadingsInserts.epochMicros(instant);
     }
 
     static String timestamp(Instant instant)
     {
-        return "TIMESTAMP '%s UTC'".formatted(TIMESTAMP.format(instant));
+        return ReadingsInserts.timestamp(instant);
     }
 
     static String literal(String value)
     {
-        return "'" + value.replace("'", "''") + "'";
+        return ReadingsInserts.literal(value);
     }
 
     /** The key of a reading as a SQL predicate. */
