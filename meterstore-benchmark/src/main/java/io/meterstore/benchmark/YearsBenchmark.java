@@ -15,6 +15,7 @@ import io.meterstore.benchmark.BenchmarkResult.Verdict;
 import io.meterstore.benchmark.QueryBenchmark.Answer;
 import io.meterstore.benchmark.QueryBenchmark.Pair;
 import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.TestingWarehouse;
@@ -30,7 +31,6 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -297,7 +297,7 @@ final class YearsBenchmark
                 YearsDataset.KEPT_SNAPSHOTS, files(dataset, "before"), after, bound, deleteMonths, after <= bound ? "met" : "**missed**"));
         // the month W runs through is archived a day at a time and not compacted: Y4d counts the months below W
         int maxCompacted = layout.months().entrySet().stream()
-                .filter(month -> !month.getKey().plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC).isAfter(dataset.watermark().instant()))
+                .filter(month -> !PartitionMonths.end(month.getKey()).isAfter(dataset.watermark().instant()))
                 .mapToInt(month -> month.getValue().files())
                 .max()
                 .orElse(0);

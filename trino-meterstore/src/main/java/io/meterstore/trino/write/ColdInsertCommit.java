@@ -4,6 +4,7 @@ import io.airlift.log.Logger;
 import io.meterstore.core.CorrectionCommitter;
 import io.meterstore.core.CorrectionCommitter.RejectedCorrectionException;
 import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.Reading;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import io.meterstore.parquet.MonthFileWriter;
@@ -19,7 +20,6 @@ import org.apache.iceberg.util.PropertyUtil;
 
 import java.io.IOException;
 import java.time.YearMonth;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -87,7 +87,7 @@ final class ColdInsertCommit
         checkState(!committed, "already committed");
         try {
             for (Reading reading : readings) {
-                YearMonth readingMonth = YearMonth.from(reading.from().atOffset(ZoneOffset.UTC));
+                YearMonth readingMonth = PartitionMonths.of(reading.from());
                 if (month.isEmpty() || !month.get().equals(readingMonth)) {
                     startMonth(readingMonth);
                 }
