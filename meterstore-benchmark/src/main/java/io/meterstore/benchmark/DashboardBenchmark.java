@@ -67,21 +67,25 @@ final class DashboardBenchmark
     private static final String SOURCE_KIND = "D1_CORRECTION";
     private static final DateTimeFormatter LITERAL = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
     private static final int METERS = 8;
-    private static final double MAX_P95_RATIO = 3.0;
+    // two cores shared by eight clients: a light query may wait for the seven others' share, no more (issue 33)
+    private static final double MAX_P95_RATIO = 8.0;
 
     /** The queries of a metering dashboard; each filters by "from" the way a user would, so both tiers prune. */
     enum Kind
     {
-        TODAY_TOTAL("today's total"),
-        METER_LAST_WEEK("one meter's last 7 days"),
-        MONTH_BY_DAY("this month's totals per day"),
-        METER_YEAR("one meter over a year");
+        TODAY_TOTAL("today's total", true),
+        METER_LAST_WEEK("one meter's last 7 days", true),
+        MONTH_BY_DAY("this month's totals per day", false),
+        METER_YEAR("one meter over a year", false);
 
         private final String title;
+        // a light query reads a day or a meter's week, a heavy one a month of every meter or a meter's year
+        private final boolean light;
 
-        Kind(String title)
+        Kind(String title, boolean light)
         {
             this.title = title;
+            this.light = light;
         }
     }
 
@@ -111,14 +115,11 @@ final class DashboardBenchmark
 
     BenchmarkResult run()
     {
-        String title = "dashboards: p95 at 8 clients against 1 client";
-        Target target = new Target(MAX_P95_RATIO, "<= 3.00, no error, no wrong answer");
-        TestingWarehouse warehouse = dataset.warehouse();
-        Table table = warehouse.catalog().loadTable(TableIdentifier.of(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE));
-        long snapshotBefore = table.currentSnapshot().snapshotId();
-        List<String> attachedBefore;
-        try (Connection connection = dataset.database().connect()) {
-            attachedBefore = BenchmarkDataset.HOT_TIER.partitions(connection).stream().filter(HotPartition::attached).map(HotPartition::name).toList();
+        String title = "dashboards: light queries' p95 at 8 clients against 1 client, heavy ones beside them";
+        Target target = new Target(MAX_P95_RATIO, "<= 8.00, no error, no wrong answer");
+        DatasetRestore before;
+        try {
+            before = DatasetRestore.capture(dataset);
         }
         catch (SQLException e) {
             return BenchmarkResult.failed("D1", title, "8 clients", "1 client", Unit.SECONDS, target, e);
@@ -137,7 +138,7 @@ final class DashboardBenchmark
             return BenchmarkResult.failed("D1", title, "8 clients", "1 client", Unit.SECONDS, target, e);
         }
         finally {
-            restore(table, snapshotBefore, attachedBefore);
+            before.restore("D1", Optional.of(SOURCE_KIND));
         }
     }
 
@@ -336,12 +337,12 @@ final class DashboardBenchmark
     {
         Phase one = phases.getFirst();
         Phase eight = phases.getLast();
-        // the kind whose p95 grew most decides: a mix's p95 could hide one kind's collapse
+        // the light kind whose p95 grew most decides: a mix's p95 could hide one kind's collapse; the heavy kinds are reported
         Kind worst = Kind.TODAY_TOTAL;
         double worstRatio = 0;
         for (Kind kind : Kind.values()) {
             double ratio = percentile(eight, kind, 0.95) / percentile(one, kind, 0.95);
-            if (ratio > worstRatio) {
+            if (kind.light && ratio > worstRatio) {
                 worstRatio = ratio;
                 worst = kind;
             }
@@ -357,7 +358,7 @@ final class DashboardBenchmark
                 %s clients one after another, each on its own JDBC connection for %s s, picking a query kind of the mix below at random, each as often (the meter-based ones for one of %s meters) and running the next as soon as one is fetched. \
                 Meanwhile a writer INSERTs corrections through Trino (a day of one meter again, each winner's value under a higher version) and one archival cycle moves W a quarter into each phase. \
                 Every answer is compared with the one ROW_NUMBER over `readings_versions` gave before the clients started (this month's totals per day a local day of "from" at a time, added up by balancing day: over the whole month ROW_NUMBER holds every key and can exceed the engine's memory): the corrections leave every right answer as it was. \
-                Headline: the query kind whose p95 grew most from 1 to 8 clients (%s). After D1 the dataset is restored: the Iceberg table rolled back to its snapshot before D1, the partitions D1 archived attached again, the corrections deleted."""
+                Headline: the light query kind (today's total, one meter's last 7 days) whose p95 grew most from 1 to 8 clients (%s), the heavy ones (this month's totals per day, one meter over a year) running beside it in the same mix. After D1 the dataset is restored: the Iceberg table rolled back to its snapshot before D1, the partitions D1 archived attached again, the corrections deleted."""
                 .formatted(CLIENTS.stream().map(String::valueOf).collect(Collectors.joining(", ")), settings.d1Seconds(), METERS, worst.title));
         StringBuilder table = new StringBuilder("| clients | query | queries | queries/s | p50 | p95 | errors | wrong answers |\n|--:|---|--:|--:|--:|--:|--:|--:|\n");
         for (Phase phase : phases) {
@@ -376,6 +377,9 @@ final class DashboardBenchmark
             table.append("| %s | all | %s | %s | | | | |\n".formatted(phase.clients(), phase.samples().size(), String.format(Locale.ROOT, "%.2f", phase.samples().size() / phase.seconds())));
         }
         details.add(table.toString().strip());
+        details.add("p95 at 8 clients against 1 client per kind: " + Stream.of(Kind.values())
+                .map(kind -> String.format(Locale.ROOT, "%s (%s) %.2f", kind.title, kind.light ? "light" : "heavy", percentile(eight, kind, 0.95) / percentile(one, kind, 0.95)))
+                .collect(Collectors.joining("; ")) + ".");
         details.add(queueing(one, eight, phases));
         details.add(phases.stream()
                 .map(phase -> "%s clients: %s correction INSERTs; archival: %s".formatted(phase.clients(), phase.corrections(), phase.archival()))
@@ -423,50 +427,6 @@ final class DashboardBenchmark
         Collections.sort(nanos);
         int rank = (int) Math.ceil(quantile * nanos.size());
         return Medians.seconds(nanos.get(Math.max(0, rank - 1)));
-    }
-
-    /** Puts the dataset back as it was before D1, so that later runs measure the same data. */
-    private void restore(Table table, long snapshotBefore, List<String> attachedBefore)
-    {
-        try {
-            table.refresh();
-            List<Long> added = new ArrayList<>();
-            for (Snapshot snapshot : SnapshotUtil.ancestorsOf(table.currentSnapshot().snapshotId(), table::snapshot)) {
-                if (snapshot.snapshotId() == snapshotBefore) {
-                    break;
-                }
-                added.add(snapshot.snapshotId());
-            }
-            if (!added.isEmpty()) {
-                table.manageSnapshots().rollbackTo(snapshotBefore).commit();
-                // their files go with them: the correction and archival files D1 wrote
-                ExpireSnapshots expire = table.expireSnapshots();
-                added.forEach(expire::expireSnapshotId);
-                expire.commit();
-            }
-            try (Connection connection = dataset.database().connect(); Statement statement = connection.createStatement()) {
-                for (HotPartition partition : BenchmarkDataset.HOT_TIER.partitions(connection)) {
-                    if (!partition.attached() && attachedBefore.contains(partition.name())) {
-                        String name = BenchmarkDataset.HOT_TIER.qualifiedPartition(partition.name());
-                        try (PreparedStatement delete = connection.prepareStatement("DELETE FROM %s WHERE source_kind = ?".formatted(name))) {
-                            delete.setString(1, SOURCE_KIND);
-                            delete.executeUpdate();
-                        }
-                        Instant end = partition.start().plus(BenchmarkDataset.HOT_TIER.naming().step());
-                        statement.execute("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM ('%s') TO ('%s')".formatted(
-                                BenchmarkDataset.HOT_TIER.qualifiedParent(), name, partition.start(), end));
-                    }
-                }
-                try (PreparedStatement delete = connection.prepareStatement("DELETE FROM %s WHERE source_kind = ?".formatted(BenchmarkDataset.HOT_TIER.qualifiedParent()))) {
-                    delete.setString(1, SOURCE_KIND);
-                    log.info("D1: restored the dataset; %s corrections deleted from PostgreSQL", delete.executeUpdate());
-                }
-                statement.execute("VACUUM (ANALYZE) " + Sql.qualified(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE));
-            }
-        }
-        catch (SQLException | RuntimeException e) {
-            log.error(e, "D1 could not restore the dataset: delete %s to make it anew", settings.directory());
-        }
     }
 
     private static String literal(Instant instant)

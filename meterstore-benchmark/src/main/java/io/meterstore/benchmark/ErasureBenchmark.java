@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
@@ -54,12 +55,20 @@ final class ErasureBenchmark
     private static final String DELETE = "DELETE FROM meterstore.metering.readings_versions WHERE malo_id = ?";
     private static final DateTimeFormatter LITERAL = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
 
+    private final BenchmarkSettings settings;
     private final BenchmarkDataset dataset;
+    private final Supplier<Connection> trinoConnections;
     private final Connection trino;
 
-    ErasureBenchmark(BenchmarkDataset dataset, Connection trino)
+    /**
+     * @param trinoConnections opens the JDBC connection of today's ingestion, measured beside the DELETE
+     * @param trino a connection of the benchmark's own, for the DELETE and the checks
+     */
+    ErasureBenchmark(BenchmarkSettings settings, BenchmarkDataset dataset, Supplier<Connection> trinoConnections, Connection trino)
     {
+        this.settings = requireNonNull(settings, "settings is null");
         this.dataset = requireNonNull(dataset, "dataset is null");
+        this.trinoConnections = requireNonNull(trinoConnections, "trinoConnections is null");
         this.trino = requireNonNull(trino, "trino is null");
     }
 
@@ -128,14 +137,22 @@ final class ErasureBenchmark
         long snapshotBefore = table.currentSnapshot().snapshotId();
 
         dataset.recordErasure(meters.erased());
-        long nanos;
-        long deleted;
-        try (PreparedStatement delete = trino.prepareStatement(DELETE)) {
-            delete.setString(1, meters.erased());
-            long start = System.nanoTime();
-            deleted = delete.executeUpdate();
-            nanos = System.nanoTime() - start;
+        // today's ingestion beside it, as W1 measures it beside an archival cycle; the stream's rows are dropped afterwards
+        IngestionStream stream = new IngestionStream(settings, dataset, trinoConnections, Set.of(meters.erased(), meters.control()));
+        IngestionStream.Beside<Long> ingestion;
+        try {
+            ingestion = stream.beside(() -> {
+                try (PreparedStatement delete = trino.prepareStatement(DELETE)) {
+                    delete.setString(1, meters.erased());
+                    return delete.executeLargeUpdate();
+                }
+            });
         }
+        finally {
+            stream.dropCreated();
+        }
+        long nanos = ingestion.eventNanos();
+        long deleted = ingestion.event();
         log.info("E1: DELETE removed %s rows in %.1f s", deleted, nanos / 1e9);
 
         List<Erasure> after = erasures();
@@ -178,6 +195,7 @@ final class ErasureBenchmark
         details.add("Rows removed (audit row #%s of `\"readings$erasures\"`): %,d from PostgreSQL, %,d from Iceberg; the DELETE reported %,d."
                 .formatted(erasure.erasureId(), erasure.recorded().rowsRemovedHot(), erasure.recorded().rowsRemovedCold(), deleted));
         details.add(commit.map(ErasureBenchmark::rewritten).orElse("The cold tier held no row of the meter: nothing rewritten."));
+        details.add(ingestion.describe("the DELETE") + ingestion.error().map(error -> " **" + error + "**").orElse(" No INSERT failed."));
         details.add("Checks, all after the DELETE: %s."
                 .formatted(failures.isEmpty() ? "the update count and the audit row's rows per tier equal the meter's rows before it; the meter is gone from `readings_versions`, `readings`, Trino's Iceberg connector over the current snapshot and PostgreSQL's partitions; control meter %s's count and sum in both tables are unchanged (%s)"
                         .formatted(meters.control(), controlVersions.describe()) : "**failed**: " + String.join("; ", failures)));
