@@ -9,6 +9,8 @@ import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.ReadingsOracle;
+import io.meterstore.testing.ReadingsOracle.MeterDay;
+import io.meterstore.testing.ReadingsOracle.Totals;
 import io.meterstore.testing.ReadingsOracle.View;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
@@ -29,8 +31,17 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
@@ -44,7 +55,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * INSERTs beside an archival cycle held at each of its failpoints in a process of its own: rows at or above the window
  * it archives (the next day, and a day no partition holds yet) are written while it holds, rows of the window wait for
  * it until its commit (and go to Iceberg after it), and after a SIGKILL and the next cycle every row is in exactly one
- * tier, once.
+ * tier, once. Two streams of INSERTs run from the failpoint through the SIGKILL and the next cycle, one of a later
+ * day's rows and one of the window's own rows, and every row either wrote is in exactly one tier, once, per meter and
+ * day.
  */
 final class TestMeterstoreInsertBesideArchival
 {
@@ -99,8 +112,18 @@ final class TestMeterstoreInsertBesideArchival
                 Connection observer = warehouse.database().connect()) {
             TestingArchiveOnce archiver = TestingArchiveOnce.start(warehouse, TestingArchival.LATER, Optional.of(failpoint));
             CompletableFuture<Long> windowInsert;
+            InsertStream todayStream;
+            InsertStream windowStream;
             try {
                 archiver.awaitLine("FAILPOINT " + failpoint.pointName(), Duration.ofMinutes(3));
+
+                // from here through the SIGKILL and the next cycle: a later day's rows, three meters a statement, and new
+                // versions of the window's own rows of meter 2, one a statement
+                Instant today = windowEnd.plus(Duration.ofDays(1));
+                todayStream = InsertStream.start(queryRunner, slot -> IntStream.range(0, 3)
+                        .mapToObj(meter -> correction(meter, today.plus(Duration.ofMinutes(15L * slot)), 7, "3.%03d".formatted(slot)))
+                        .toList());
+                windowStream = InsertStream.start(queryRunner, slot -> List.of(correction(2, windowStart.plus(Duration.ofMinutes(15L * slot)), 9, "4.%03d".formatted(slot))));
 
                 // the cycle holds its lease at the failpoint: the later days go ahead, hot
                 CompletableFuture<Long> laterInsert = CompletableFuture.supplyAsync(() -> queryRunner.execute(insert(later)).getUpdateCount().orElseThrow());
@@ -132,6 +155,11 @@ final class TestMeterstoreInsertBesideArchival
                 ArchiveOutcome outcome = TestingArchival.cycle(warehouse, InstantSource.fixed(TestingArchival.LATER)).archiveOnce();
                 assertThat(outcome.kind()).as(outcome.describe()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);
             }
+            // the streams stop after the next cycle: every statement of theirs completed, beside it too
+            List<Reading> streamed = Stream.concat(todayStream.stop(), windowStream.stop()).toList();
+            assertThat(todayStream.statements()).as("statements of today's stream").isPositive();
+            assertThat(windowStream.statements()).as("statements of the window's stream").isPositive();
+
             table.refresh();
             TieringWatermark watermark = WatermarkReader.current(table).watermark();
             assertThat(watermark.instant()).isEqualTo(windowEnd);
@@ -149,12 +177,19 @@ final class TestMeterstoreInsertBesideArchival
                 assertThat(hotRows(observer, reading)).isEqualTo(1);
             }
 
-            // every version exactly once, with its value
-            ReadingsOracle.Summary expected = ReadingsOracle.of(Stream.concat(Stream.concat(generator.stream(), later.stream()), Stream.of(windowRow)).iterator())
-                    .summary(View.VERSIONS, ReadingsOracle.all());
+            // every version exactly once, with its value, per meter and day: in readings_versions, and in the two tiers
+            // counted apart (a row in both, or in neither, changes its day's count)
+            ReadingsOracle oracle = ReadingsOracle.of(Stream.of(generator.stream(), later.stream(), Stream.of(windowRow), streamed.stream()).flatMap(rows -> rows).iterator());
+            ReadingsOracle.Summary expected = oracle.summary(View.VERSIONS, ReadingsOracle.all());
             MaterializedRow total = queryRunner.execute("SELECT count(*), sum(value) FROM readings_versions").getMaterializedRows().getFirst();
             assertThat(total.getField(0)).isEqualTo(expected.count());
             assertThat((BigDecimal) total.getField(1)).isEqualByComparingTo(expected.sum());
+            SortedMap<MeterDay, Totals> expectedByMeterDay = oracle.totalsByMeterDay(View.VERSIONS, ReadingsOracle.all());
+            assertThat(totalsByMeterDay(queryRunner, "readings_versions")).isEqualTo(expectedByMeterDay);
+            SortedMap<MeterDay, Totals> tiers = new TreeMap<>(totalsByMeterDay(queryRunner, "iceberg.metering.readings"));
+            hotTotalsByMeterDay(observer).forEach((meterDay, hot) -> tiers.merge(meterDay, hot,
+                    (cold, more) -> new Totals(cold.count() + more.count(), cold.sum().add(more.sum()))));
+            assertThat(tiers).isEqualTo(expectedByMeterDay);
 
             // the invariant: nothing in Iceberg at or above W, nothing in PostgreSQL's attached partitions below it
             assertThat(queryRunner.execute("SELECT count(*) FROM iceberg.metering.readings WHERE \"from\" >= " + TestingInserts.timestamp(watermark.instant())).getOnlyValue()).isEqualTo(0L);
@@ -165,6 +200,93 @@ final class TestMeterstoreInsertBesideArchival
                     assertThat(result.getLong(1)).isZero();
                 }
             }
+        }
+    }
+
+    /** count(*) and sum(value) per meter and Berlin day of {@code relation}, read through the engine. */
+    private static SortedMap<MeterDay, Totals> totalsByMeterDay(DistributedQueryRunner queryRunner, String relation)
+    {
+        SortedMap<MeterDay, Totals> totals = new TreeMap<>();
+        for (MaterializedRow row : queryRunner.execute("""
+                SELECT malo_id, CAST(date("from" AT TIME ZONE 'Europe/Berlin') AS varchar), count(*), sum(value)
+                FROM %s
+                GROUP BY 1, 2""".formatted(relation)).getMaterializedRows()) {
+            totals.put(new MeterDay((String) row.getField(0), LocalDate.parse((String) row.getField(1))),
+                    new Totals((long) row.getField(2), ((BigDecimal) row.getField(3)).setScale(Reading.VALUE_SCALE)));
+        }
+        return totals;
+    }
+
+    /** As above, of PostgreSQL's attached partitions alone. */
+    private static SortedMap<MeterDay, Totals> hotTotalsByMeterDay(Connection observer)
+            throws Exception
+    {
+        SortedMap<MeterDay, Totals> totals = new TreeMap<>();
+        try (PreparedStatement select = observer.prepareStatement("""
+                SELECT malo_id, (("from" AT TIME ZONE 'Europe/Berlin')::date)::text, count(*), sum(value)
+                FROM %s.readings
+                GROUP BY 1, 2""".formatted(SCHEMA));
+                ResultSet result = select.executeQuery()) {
+            while (result.next()) {
+                totals.put(new MeterDay(result.getString(1), LocalDate.parse(result.getString(2))), new Totals(result.getLong(3), result.getBigDecimal(4).setScale(Reading.VALUE_SCALE)));
+            }
+        }
+        return totals;
+    }
+
+    /**
+     * INSERT statements one after another on a thread of their own, statement {@code slot} writing the rows {@code rows}
+     * gives it, a fifth of a second apart, until stopped (or {@value #SLOTS} statements, a day of quarter-hours).
+     */
+    private static final class InsertStream
+    {
+        private static final int SLOTS = 96;
+        private static final long PAUSE_MILLIS = 200;
+
+        private final AtomicBoolean stopped = new AtomicBoolean();
+        private final List<Reading> written = new CopyOnWriteArrayList<>();
+        private final AtomicInteger statements = new AtomicInteger();
+        private final CompletableFuture<Void> running;
+
+        private InsertStream(DistributedQueryRunner queryRunner, IntFunction<List<Reading>> rows)
+        {
+            ExecutorService thread = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().factory());
+            running = CompletableFuture.runAsync(() -> {
+                for (int slot = 0; slot < SLOTS && !stopped.get(); slot++) {
+                    List<Reading> statement = rows.apply(slot);
+                    // a statement that fails fails the stream, and the test with it
+                    assertThat(queryRunner.execute(insert(statement)).getUpdateCount()).hasValue((long) statement.size());
+                    written.addAll(statement);
+                    statements.incrementAndGet();
+                    try {
+                        Thread.sleep(PAUSE_MILLIS);
+                    }
+                    catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
+            }, thread);
+            running.whenComplete((_, _) -> thread.shutdown());
+        }
+
+        static InsertStream start(DistributedQueryRunner queryRunner, IntFunction<List<Reading>> rows)
+        {
+            return new InsertStream(queryRunner, rows);
+        }
+
+        /** Stops the stream after its statement in flight and returns every row it wrote. */
+        Stream<Reading> stop()
+                throws Exception
+        {
+            stopped.set(true);
+            running.get(BESIDE.toMillis(), TimeUnit.MILLISECONDS);
+            return List.copyOf(written).stream();
+        }
+
+        int statements()
+        {
+            return statements.get();
         }
     }
 
