@@ -44,6 +44,7 @@ import java.util.function.IntFunction;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
+import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static io.meterstore.trino.TestingInserts.correction;
 import static io.meterstore.trino.TestingInserts.hotRows;
@@ -120,10 +121,11 @@ final class TestMeterstoreInsertBesideArchival
                 // from here through the SIGKILL and the next cycle: a later day's rows, three meters a statement, and new
                 // versions of the window's own rows of meter 2, one a statement
                 Instant today = windowEnd.plus(Duration.ofDays(1));
-                todayStream = InsertStream.start(queryRunner, slot -> IntStream.range(0, 3)
+                todayStream = InsertStream.start(queryRunner, 48, slot -> IntStream.range(0, 3)
                         .mapToObj(meter -> correction(meter, today.plus(Duration.ofMinutes(15L * slot)), 7, "3.%03d".formatted(slot)))
                         .toList());
-                windowStream = InsertStream.start(queryRunner, slot -> List.of(correction(2, windowStart.plus(Duration.ofMinutes(15L * slot)), 9, "4.%03d".formatted(slot))));
+                // few: after the commit each is a late correction, an Iceberg commit of its own
+                windowStream = InsertStream.start(queryRunner, 6, slot -> List.of(correction(2, windowStart.plus(Duration.ofMinutes(15L * slot)), 9, "4.%03d".formatted(slot))));
 
                 // the cycle holds its lease at the failpoint: the later days go ahead, hot
                 CompletableFuture<Long> laterInsert = CompletableFuture.supplyAsync(() -> queryRunner.execute(insert(later)).getUpdateCount().orElseThrow());
@@ -236,11 +238,10 @@ final class TestMeterstoreInsertBesideArchival
 
     /**
      * INSERT statements one after another on a thread of their own, statement {@code slot} writing the rows {@code rows}
-     * gives it, a fifth of a second apart, until stopped (or {@value #SLOTS} statements, a day of quarter-hours).
+     * gives it, a fifth of a second apart, until stopped or {@code statements} ran (at most a day of quarter-hours).
      */
     private static final class InsertStream
     {
-        private static final int SLOTS = 96;
         private static final long PAUSE_MILLIS = 200;
 
         private final AtomicBoolean stopped = new AtomicBoolean();
@@ -248,11 +249,11 @@ final class TestMeterstoreInsertBesideArchival
         private final AtomicInteger statements = new AtomicInteger();
         private final CompletableFuture<Void> running;
 
-        private InsertStream(DistributedQueryRunner queryRunner, IntFunction<List<Reading>> rows)
+        private InsertStream(DistributedQueryRunner queryRunner, int slots, IntFunction<List<Reading>> rows)
         {
             ExecutorService thread = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().factory());
             running = CompletableFuture.runAsync(() -> {
-                for (int slot = 0; slot < SLOTS && !stopped.get(); slot++) {
+                for (int slot = 0; slot < slots && !stopped.get(); slot++) {
                     List<Reading> statement = rows.apply(slot);
                     // a statement that fails fails the stream, and the test with it
                     assertThat(queryRunner.execute(insert(statement)).getUpdateCount()).hasValue((long) statement.size());
@@ -270,9 +271,10 @@ final class TestMeterstoreInsertBesideArchival
             running.whenComplete((_, _) -> thread.shutdown());
         }
 
-        static InsertStream start(DistributedQueryRunner queryRunner, IntFunction<List<Reading>> rows)
+        static InsertStream start(DistributedQueryRunner queryRunner, int statements, IntFunction<List<Reading>> rows)
         {
-            return new InsertStream(queryRunner, rows);
+            checkArgument(statements > 0 && statements <= 96, "statements must be a day of quarter-hours or fewer");
+            return new InsertStream(queryRunner, statements, rows);
         }
 
         /** Stops the stream after its statement in flight and returns every row it wrote. */
