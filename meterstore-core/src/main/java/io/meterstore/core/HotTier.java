@@ -170,6 +170,34 @@ public final class HotTier
         return List.copyOf(marked);
     }
 
+    /**
+     * The shape the parent table's comment stores ({@link TableShape#comment()}); empty for a table created before
+     * shapes were declared, or one that does not exist.
+     */
+    public Optional<TableShape> storedShape(Connection connection)
+            throws SQLException
+    {
+        try (PreparedStatement statement = connection.prepareStatement("""
+                SELECT obj_description(c.oid, 'pg_class') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = ? AND c.relname = ? AND c.relkind = 'p'""")) {
+            statement.setString(1, schema);
+            statement.setString(2, naming.table());
+            try (ResultSet result = statement.executeQuery()) {
+                return TableShape.ofComment(result.next() ? Optional.ofNullable(result.getString(1)) : Optional.empty());
+            }
+        }
+    }
+
+    /** Stores {@code shape} as the parent table's comment, replacing any comment it had. */
+    public void recordShape(Connection connection, TableShape shape)
+            throws SQLException
+    {
+        // COMMENT takes no bind parameter: the literal is quoted by the one helper
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("COMMENT ON TABLE %s IS %s".formatted(qualifiedParent(), Sql.quoteLiteral(shape.comment())));
+        }
+    }
+
     public boolean parentExists(Connection connection)
             throws SQLException
     {
@@ -502,6 +530,47 @@ public final class HotTier
                 }
             }
             return null;
+        });
+    }
+
+    /**
+     * Drops the whole hot tier of the table in one transaction: the partitions archival left detached, the parent with
+     * its attached partitions, and the table's row of archival windows. Takes the archiver's lease, the boundary lock and
+     * the cold-write lock exclusively first, waiting at most the lock timeout: no archival cycle, INSERT or erasure of
+     * the table runs meanwhile. Returns what it dropped, by name.
+     */
+    public List<String> dropTable(Connection connection)
+            throws SQLException
+    {
+        return inTransaction(connection, () -> {
+            lock(connection, lockTimeout, "pg_advisory_xact_lock", archiverLeaseName(schema, naming.table()),
+                    "An archival cycle or erasure of table '%s' held its lease for longer than %s: try again once it has finished");
+            holdBoundaryExclusive(connection, lockTimeout);
+            holdColdWrites(connection, lockTimeout);
+            List<String> dropped = new ArrayList<>();
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(lockTimeout.toMillis()));
+                List<HotPartition> partitions = partitions(connection);
+                for (HotPartition partition : partitions) {
+                    if (!partition.attached()) {
+                        statement.execute("DROP TABLE %s".formatted(qualifiedPartition(partition.name())));
+                        dropped.add("detached partition %s".formatted(qualifiedPartition(partition.name())));
+                    }
+                }
+                if (parentExists(connection)) {
+                    long attached = partitions.stream().filter(HotPartition::attached).count();
+                    // without CASCADE: a view or foreign key someone built on the table fails the drop instead of going with it
+                    statement.execute("DROP TABLE %s".formatted(qualifiedParent()));
+                    dropped.add("PostgreSQL table %s with its %s attached partitions".formatted(qualifiedParent(), attached));
+                }
+                if (relationExists(connection, ArchivalWindows.TABLE)) {
+                    try (PreparedStatement delete = connection.prepareStatement("DELETE FROM %s WHERE \"table\" = ?".formatted(qualified(schema, ArchivalWindows.TABLE)))) {
+                        delete.setString(1, naming.table());
+                        delete.executeUpdate();
+                    }
+                }
+            }
+            return List.copyOf(dropped);
         });
     }
 

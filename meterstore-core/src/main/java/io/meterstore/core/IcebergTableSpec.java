@@ -102,6 +102,15 @@ public final class IcebergTableSpec
     /** Creates the table (and its namespace) if missing, then verifies the layout either way. */
     public static Table createIfMissing(Catalog catalog, TableIdentifier identifier)
     {
+        return createIfMissing(catalog, identifier, Map.of());
+    }
+
+    /**
+     * As {@link #createIfMissing(Catalog, TableIdentifier)}, a new table created with {@code extraProperties} too (its
+     * shape, {@link TableShape#properties()}) in the commit that creates it.
+     */
+    public static Table createIfMissing(Catalog catalog, TableIdentifier identifier, Map<String, String> extraProperties)
+    {
         if (catalog instanceof SupportsNamespaces namespaces && !identifier.namespace().isEmpty()) {
             Namespace namespace = identifier.namespace();
             if (!namespaces.namespaceExists(namespace)) {
@@ -124,6 +133,7 @@ public final class IcebergTableSpec
                         .withPartitionSpec(partitionSpec(schema))
                         .withSortOrder(sortOrder(schema))
                         .withProperties(properties())
+                        .withProperties(extraProperties)
                         .create();
             }
             catch (AlreadyExistsException e) {

@@ -50,5 +50,9 @@ public class MeterstoreException
         PARTITION_BOUNDS_UNSUPPORTED,
         /** A MeterStore property of a snapshot summary or of the table that does not parse. */
         SUMMARY_MALFORMED,
+        /** A declaration of a table's shape that differs from the one the table stores. */
+        SHAPE_MISMATCH,
+        /** A table's shape that this release cannot store yet. */
+        SHAPE_UNSUPPORTED,
     }
 }

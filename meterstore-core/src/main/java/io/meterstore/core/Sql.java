@@ -19,6 +19,16 @@ public final class Sql
         return '"' + identifier.replace("\"", "\"\"") + '"';
     }
 
+    /**
+     * A string literal for the one statement that takes no bind parameter, COMMENT ON; with standard_conforming_strings
+     * (PostgreSQL's default since 9.1) only the quote is special.
+     */
+    public static String quoteLiteral(String value)
+    {
+        checkArgument(value.indexOf('\0') < 0, "literal contains a NUL character");
+        return "'" + value.replace("'", "''") + "'";
+    }
+
     public static String qualified(String schema, String table)
     {
         return quoteIdentifier(schema) + "." + quoteIdentifier(table);

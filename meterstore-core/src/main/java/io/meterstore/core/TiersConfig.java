@@ -1,6 +1,8 @@
 package io.meterstore.core;
 
+import com.google.common.base.Splitter;
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
 import io.airlift.configuration.ConfigSecuritySensitive;
@@ -16,6 +18,7 @@ import jakarta.validation.constraints.NotNull;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.io.FileIO;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -33,6 +36,7 @@ import static java.util.concurrent.TimeUnit.SECONDS;
  */
 public class TiersConfig
 {
+    public static final String TABLES_PROPERTY = "meterstore.tables";
     public static final String LOCK_TIMEOUT_PROPERTY = "meterstore.postgresql.lock-timeout";
     public static final String ERASURE_HMAC_KEY_PROPERTY = "meterstore.erasure.hmac-key";
 
@@ -50,6 +54,7 @@ public class TiersConfig
     private Duration lockTimeout = new Duration(5, SECONDS);
     private String schema = "metering";
     private List<String> tables = ImmutableList.of("readings");
+    private Map<String, TableShape> declaredShapes = ImmutableMap.of();
     private String icebergCatalogName = "meterstore";
     private Optional<String> icebergJdbcUrl = Optional.empty();
     private String icebergWarehouse;
@@ -141,12 +146,50 @@ public class TiersConfig
         return tables;
     }
 
-    @Config("meterstore.tables")
-    @ConfigDescription("Comma-separated readings tables, each a partitioned PostgreSQL table and an Iceberg table of the same name")
+    @Config(TABLES_PROPERTY)
+    @ConfigDescription("Comma-separated readings tables, each a partitioned PostgreSQL table and an Iceberg table of the same name; an entry may declare the table's shape: name(time_model=interval; reading_id=malo_id)")
     public TiersConfig setTables(List<String> tables)
     {
-        this.tables = ImmutableList.copyOf(tables);
+        ImmutableList.Builder<String> names = ImmutableList.builder();
+        ImmutableMap.Builder<String, TableShape> shapes = ImmutableMap.builder();
+        for (String entry : tables) {
+            int open = entry.indexOf('(');
+            if (open < 0) {
+                names.add(entry);
+                continue;
+            }
+            String name = entry.substring(0, open).trim();
+            if (!entry.endsWith(")")) {
+                throw new IllegalArgumentException("Entry '%s' of %s declares a shape without its closing parenthesis: write %s(time_model=interval; reading_id=malo_id)".formatted(entry, TABLES_PROPERTY, name));
+            }
+            Map<String, String> settings = new LinkedHashMap<>();
+            for (String setting : Splitter.on(';').trimResults().omitEmptyStrings().split(entry.substring(open + 1, entry.length() - 1))) {
+                int equals = setting.indexOf('=');
+                if (equals < 0) {
+                    throw new IllegalArgumentException("Setting '%s' of table '%s' in %s is not setting=value".formatted(setting, name, TABLES_PROPERTY));
+                }
+                settings.put(setting.substring(0, equals).trim(), setting.substring(equals + 1).trim());
+            }
+            try {
+                shapes.put(name, TableShape.declared(settings));
+            }
+            catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("Table '%s' of %s: %s".formatted(name, TABLES_PROPERTY, e.getMessage()), e);
+            }
+            names.add(name);
+        }
+        this.tables = names.build();
+        this.declaredShapes = shapes.buildKeepingLast();
         return this;
+    }
+
+    /**
+     * The shape an entry of {@code meterstore.tables} declares for {@code table}; empty for an entry that is its name
+     * alone, which takes the shape the table stores.
+     */
+    public Optional<TableShape> declaredShape(String table)
+    {
+        return Optional.ofNullable(declaredShapes.get(table));
     }
 
     // every partition's name is the table's with a suffix, and must survive PostgreSQL's 63-byte identifiers intact

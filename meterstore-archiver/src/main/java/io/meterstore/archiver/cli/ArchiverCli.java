@@ -12,10 +12,12 @@ import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.cycle.Failpoints;
 import io.meterstore.archiver.service.ShutdownAction;
 import io.meterstore.core.ArchivalHistory;
-import io.meterstore.core.ErasureLog;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
-import io.meterstore.core.StoredRuleViolations;
+import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.ReadingsTableCreation;
+import io.meterstore.core.TableShape;
+import io.meterstore.core.TiersConfig;
 import io.meterstore.storage.ColdStorage;
 import org.apache.iceberg.Table;
 
@@ -32,6 +34,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import java.util.stream.Collectors;
 
 import static java.util.Objects.requireNonNull;
 
@@ -280,18 +283,13 @@ public final class ArchiverCli
             throws SQLException
     {
         HotTier hotTier = tables.hotTier(table);
-        boolean existed;
-        List<String> brokenChecks;
-        List<String> brokenPairs;
+        ReadingsTableCreation.Created created;
         try (Connection connection = tables.connect()) {
-            existed = hotTier.parentExists(connection) && tables.catalog().tableExists(tables.identifier(table));
-            brokenChecks = hotTier.createParent(connection);
-            // rows stored before the rules that break one between them, in one pass over the hot tier
-            brokenPairs = existed ? StoredRuleViolations.find(connection, hotTier) : List.of();
-            // the audit trail of erasures and the suppression list INSERT checks, one per schema
-            ErasureLog.create(connection, hotTier.schema());
+            // the same creation as CREATE TABLE through the connector: the shape settled first, then both tiers
+            created = ReadingsTableCreation.create(connection, hotTier, tables.catalog(), tables.identifier(table),
+                    tables.tiers().declaredShape(table), "%s's entry '%s'".formatted(TiersConfig.TABLES_PROPERTY, table));
         }
-        Table icebergTable = IcebergTableSpec.createIfMissing(tables.catalog(), tables.identifier(table));
+        Table icebergTable = created.icebergTable();
         // the retention as configured, for any engine that expires the table by its properties
         IcebergTableSpec.restateMaintenanceProperties(icebergTable, tables.maintenanceSettings().retention());
         // writers name and size the partitions they create by the recorded step, so it is recorded before any is created
@@ -305,15 +303,23 @@ public final class ArchiverCli
                     "Table '%s' is archived with a step of %s seconds, but meterstore.archival-step is %s seconds: set meterstore.archival-step to %ss"
                             .formatted(tables.identifier(table), recorded.get().toSeconds(), step.toSeconds(), recorded.get().toSeconds()));
         }
-        out.println("%s: %s (PostgreSQL table %s, Iceberg table '%s')".formatted(tables.qualifiedName(table), existed ? "exists" : "created", hotTier.qualifiedParent(), tables.identifier(table)));
-        for (String broken : brokenChecks) {
+        out.println("%s: %s (PostgreSQL table %s, Iceberg table '%s'), shape %s".formatted(tables.qualifiedName(table), created.existed() ? "exists" : "created", hotTier.qualifiedParent(), tables.identifier(table), describe(created.shape())));
+        if (created.shapeRecorded()) {
+            out.println("%s: recorded its shape, which it had not stored yet (a table created before shapes were declared)".formatted(tables.qualifiedName(table)));
+        }
+        for (String broken : created.brokenChecks()) {
             // new rows are checked; the stored ones that break it are the operator's to repair (docs/operations.md)
             out.println("%s: rows stored before the rules break CHECK constraint %s; it holds for new rows and stays NOT VALID until they are repaired, then run create again"
                     .formatted(tables.qualifiedName(table), broken));
         }
-        for (String broken : brokenPairs) {
+        for (String broken : created.brokenPairs()) {
             out.println("%s: %s".formatted(tables.qualifiedName(table), broken));
         }
+    }
+
+    static String describe(TableShape shape)
+    {
+        return shape.settings().entrySet().stream().map(entry -> "%s=%s".formatted(entry.getKey(), entry.getValue())).collect(Collectors.joining("; "));
     }
 
     private int serve(CliConfiguration configuration)
@@ -322,10 +328,18 @@ public final class ArchiverCli
         try (ColdStorage storage = ColdStorage.create(configuration.resolvedProperties());
                 ArchiverTables tables = new ArchiverTables(configuration.tiers(), configuration.archiver(), storage.fileSystemFactory())) {
             tables.requireWritableWarehouse();
+            for (String table : tables.tables()) {
+                // a configuration that declares another shape than a table stores is refused before anything runs
+                tables.requireShape(table);
+            }
         }
-        catch (ArchivalException e) {
+        catch (ArchivalException | MeterstoreException e) {
             err.println("Cannot start the archiver: " + e.getMessage());
             return EXIT_FAILED;
+        }
+        catch (SQLException e) {
+            // PostgreSQL down: the service starts and reports failed cycles until it is back, as it always did
+            err.println("Cannot check the tables' shapes before starting: %s; %s".formatted(Failures.describe(e), CONNECTION_SETTINGS));
         }
         catch (IOException e) {
             err.println("Cannot close the Iceberg catalogue: " + Failures.describe(e));

@@ -9,6 +9,8 @@ import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.ReadingsTableCreation;
+import io.meterstore.core.TableShape;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.core.TiersConfig.CatalogType;
 import io.meterstore.core.WatermarkReader;
@@ -159,6 +161,9 @@ final class ConfigurationCheck
         try {
             Table icebergTable = catalog.get().loadTable(tables.identifier(table));
             IcebergTableSpec.verify(icebergTable);
+            // the shape the table stores, against the one its meterstore.tables entry declares
+            tables.requireShape(table);
+            TableShape shape = ReadingsTableCreation.storedShape(connection, hotTier, catalog.get(), tables.identifier(table)).orElse(TableShape.DEFAULT);
             Duration step = config.getArchivalStep().toJavaTime();
             Optional<Duration> recorded = ArchivalHistory.recordedStep(icebergTable);
             if (recorded.isPresent() && !recorded.get().equals(step)) {
@@ -168,8 +173,8 @@ final class ConfigurationCheck
             }
             // partitions are archived by their catalogue bounds, on the step's grid or not
             List<HotPartition> partitions = hotTier.partitions(connection);
-            out.println("%s: ok, PostgreSQL table %s with %s, Iceberg table '%s' at watermark %s"
-                    .formatted(name, hotTier.qualifiedParent(), StatusReport.partitions(partitions.size()), name, WatermarkReader.current(icebergTable).watermark()));
+            out.println("%s: ok, PostgreSQL table %s with %s, Iceberg table '%s' at watermark %s, shape %s"
+                    .formatted(name, hotTier.qualifiedParent(), StatusReport.partitions(partitions.size()), name, WatermarkReader.current(icebergTable).watermark(), ArchiverCli.describe(shape)));
             return true;
         }
         catch (RuntimeException e) {

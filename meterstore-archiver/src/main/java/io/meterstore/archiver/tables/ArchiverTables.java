@@ -11,7 +11,9 @@ import io.meterstore.archiver.maintenance.CompactionSettings;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.HotTier;
+import io.meterstore.core.ReadingsTableCreation;
 import io.meterstore.core.SnapshotRetention;
+import io.meterstore.core.TableShape;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.core.WatermarkReader;
@@ -147,6 +149,28 @@ public final class ArchiverTables
         TieringWatermark watermark = WatermarkReader.current(catalog().loadTable(identifier(table))).watermark();
         try (Connection connection = connect()) {
             return PartitionHeadroom.ensure(connection, hotTier(table), watermark, clock.instant(), config.getPartitionHeadroom().toJavaTime());
+        }
+    }
+
+    /**
+     * Refuses {@code table} when the shape it stores differs from the one its {@code meterstore.tables} entry declares,
+     * or is one this release cannot archive, naming the difference; a table not created yet passes ({@code create}
+     * settles its shape). A table created before shapes were declared stores the default one.
+     */
+    public void requireShape(String table)
+            throws SQLException
+    {
+        HotTier hotTier = hotTier(table);
+        try (Connection connection = connect()) {
+            if (!hotTier.parentExists(connection) && !catalog().tableExists(identifier(table))) {
+                return;
+            }
+            TableShape stored = ReadingsTableCreation.storedShape(connection, hotTier, catalog(), identifier(table)).orElse(TableShape.DEFAULT);
+            Optional<TableShape> declared = tiers.declaredShape(table);
+            if (declared.isPresent()) {
+                stored.requireAgrees(qualifiedName(table), declared.get(), "%s's entry '%s'".formatted(TiersConfig.TABLES_PROPERTY, table));
+            }
+            stored.requireSupported(qualifiedName(table));
         }
     }
 

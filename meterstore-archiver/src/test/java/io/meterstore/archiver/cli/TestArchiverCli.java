@@ -61,6 +61,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 final class TestArchiverCli
 {
     private static final Instant MARCH_5 = Instant.parse("2024-03-05T00:00:00Z");
+    private static final String DEFAULT_SHAPE = "time_model=interval; reading_id=malo_id; identity_columns=; attribute_columns=; checked_columns=malo_id:MALO,melo_id:MELO";
     private static final HotTier HOT_TIER = new HotTier("metering", new PartitionNaming("readings", Duration.ofDays(1)), Duration.ofSeconds(5));
 
     @TempDir
@@ -362,11 +363,11 @@ final class TestArchiverCli
 
             run = run(new String[] {"create", "--config", config.toString()}, clock);
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
-            assertThat(run.out()).isEqualTo("metering.readings: created (PostgreSQL table \"metering\".\"readings\", Iceberg table 'metering.readings')%n".formatted());
+            assertThat(run.out()).isEqualTo("metering.readings: created (PostgreSQL table \"metering\".\"readings\", Iceberg table 'metering.readings'), shape %s%n".formatted(DEFAULT_SHAPE));
             // idempotent, and says so
             run = run(new String[] {"create", "--config", config.toString()}, clock);
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
-            assertThat(run.out()).isEqualTo("metering.readings: exists (PostgreSQL table \"metering\".\"readings\", Iceberg table 'metering.readings')%n".formatted());
+            assertThat(run.out()).isEqualTo("metering.readings: exists (PostgreSQL table \"metering\".\"readings\", Iceberg table 'metering.readings'), shape %s%n".formatted(DEFAULT_SHAPE));
             // with the schema's erasure log, empty
             try (Connection connection = database.connect()) {
                 assertThat(ErasureLog.exists(connection, "metering")).isTrue();
@@ -454,7 +455,7 @@ final class TestArchiverCli
                     run.out().lines().toList().get(1),
                     "catalogue: ok, Iceberg JDBC catalogue 'meterstore' in '%s', warehouse '%s'".formatted(database.jdbcUrl(), warehouse.location()),
                     "warehouse: ok, '%s' is readable and writable".formatted(warehouse.location()),
-                    "metering.readings: ok, PostgreSQL table \"metering\".\"readings\" with 1 partition, Iceberg table 'metering.readings' at watermark 1970-01-01T00:00:00Z");
+                    "metering.readings: ok, PostgreSQL table \"metering\".\"readings\" with 1 partition, Iceberg table 'metering.readings' at watermark 1970-01-01T00:00:00Z, shape " + DEFAULT_SHAPE);
             assertThat(relations(database)).isEqualTo(relations);
         }
     }
@@ -536,6 +537,75 @@ final class TestArchiverCli
             assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
             assertThat(run.err()).isEqualTo("metering.readings: archived with a step of 3600 seconds, but meterstore.archival-step is 86400 seconds: set meterstore.archival-step to 3600s%n".formatted());
             assertThat(run(new String[] {"create", "--config", hours.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+        }
+    }
+
+    @Test
+    void testCreateStoresTheShapeAndRefusesAnotherOne()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_shape")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            TableIdentifier identifier = TableIdentifier.of(Namespace.of("metering"), "readings");
+            // a table created before shapes were declared: both tiers, no shape stored in either
+            try (Connection connection = database.connect()) {
+                HOT_TIER.createParent(connection);
+            }
+            Catalog catalog = warehouse.catalog();
+            try {
+                IcebergTableSpec.createIfMissing(catalog, identifier);
+                Path plain = write("plain.properties", properties(database, warehouse));
+                Run run = run(new String[] {"create", "--config", plain.toString()});
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_OK);
+                // read as the default shape, and recorded as it in both tiers
+                assertThat(run.out()).contains("metering.readings: recorded its shape, which it had not stored yet");
+                assertThat(catalog.loadTable(identifier).properties())
+                        .containsEntry("meterstore.time-model", "interval")
+                        .containsEntry("meterstore.reading-id", "malo_id")
+                        .containsEntry("meterstore.identity-columns", "")
+                        .containsEntry("meterstore.checked-columns", "malo_id:MALO,melo_id:MELO");
+                assertThat(tableComment(database, "readings")).contains("time_model=interval", "reading_id=malo_id");
+                assertThat(run(new String[] {"create", "--config", plain.toString()}).out()).doesNotContain("recorded its shape");
+
+                // an entry declaring another key is refused by create, check and the service's start, naming the difference
+                Path melo = write("melo.properties", properties(database, warehouse) + "meterstore.tables=readings(time_model=interval; reading_id=melo_id)\nhttp-server.http.port=0\n");
+                String difference = "Table 'metering.readings' stores reading_id 'malo_id', but meterstore.tables's entry 'readings' declares reading_id 'melo_id': a table's shape is declared once, at its creation; declare what the table stores, or drop the declaration from meterstore.tables's entry 'readings'";
+                run = run(new String[] {"create", "--config", melo.toString()});
+                assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+                assertThat(run.err()).isEqualTo("metering.readings: failed: %s%n".formatted(difference));
+                run = run(new String[] {"check", "--config", melo.toString()});
+                assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+                assertThat(run.err()).isEqualTo("metering.readings: %s%n".formatted(difference));
+                run = run(new String[] {"run", "--config", melo.toString()});
+                assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+                assertThat(run.err()).isEqualTo("Cannot start the archiver: %s%n".formatted(difference));
+                assertThat(catalog.loadTable(identifier).properties()).containsEntry("meterstore.reading-id", "malo_id");
+
+                // a shape the write and read paths cannot store yet: refused with what is supported, nothing created
+                Path point = write("point.properties", properties(database, warehouse) + "meterstore.tables=zaehlerstaende(time_model=point)\n");
+                run = run(new String[] {"create", "--config", point.toString()});
+                assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+                assertThat(run.err()).isEqualTo(("metering.zaehlerstaende: failed: Table 'metering.zaehlerstaende' declares time_model 'point', which this release cannot store yet: "
+                        + "it stores interval tables keyed by malo_id, without identity or attribute columns, checked columns 'malo_id:MALO,melo_id:MELO'; declare that shape (or leave the settings out)%n").formatted());
+                assertThat(catalog.tableExists(TableIdentifier.of(Namespace.of("metering"), "zaehlerstaende"))).isFalse();
+                try (Connection connection = database.connect()) {
+                    assertThat(new HotTier("metering", new PartitionNaming("zaehlerstaende", Duration.ofDays(1)), Duration.ofSeconds(5)).parentExists(connection)).isFalse();
+                }
+            }
+            finally {
+                ((Closeable) catalog).close();
+            }
+        }
+    }
+
+    private static String tableComment(TestingDatabase database, String table)
+            throws SQLException
+    {
+        try (Connection connection = database.connect();
+                Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("SELECT obj_description('metering.%s'::regclass, 'pg_class')".formatted(table))) {
+            assertThat(result.next()).isTrue();
+            return result.getString(1);
         }
     }
 

@@ -1,0 +1,332 @@
+package io.meterstore.core;
+
+import com.google.common.base.CharMatcher;
+import com.google.common.base.Splitter;
+import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static io.meterstore.core.MeterstoreException.Reason.SHAPE_MISMATCH;
+import static io.meterstore.core.MeterstoreException.Reason.SHAPE_UNSUPPORTED;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * What a readings table is, declared once when it is created (CREATE TABLE ... WITH (...) or the archiver's
+ * {@code create} from a {@code meterstore.tables} entry) and stored with the table: as Iceberg table properties
+ * ({@link #properties()}) and as the comment of the hot tier's parent table ({@link #comment()}). The time model, the
+ * identifier that keys a reading, the identity columns that join the merge key, the attribute columns carried beside it,
+ * and the columns checked as identifiers. A table stored before shapes were declared reads as {@link #DEFAULT}.
+ * Settings are named as in SQL ({@code time_model}); the Iceberg keys are {@code meterstore.time-model} and so on.
+ */
+public record TableShape(
+        TimeModel timeModel,
+        ReadingIdentifier readingId,
+        List<String> identityColumns,
+        List<String> attributeColumns,
+        Map<String, CheckedKind> checkedColumns)
+{
+    public static final String TIME_MODEL = "time_model";
+    public static final String READING_ID = "reading_id";
+    public static final String IDENTITY_COLUMNS = "identity_columns";
+    public static final String ATTRIBUTE_COLUMNS = "attribute_columns";
+    public static final String CHECKED_COLUMNS = "checked_columns";
+    /** The settings in the order they are shown and compared. */
+    public static final List<String> SETTINGS = List.of(TIME_MODEL, READING_ID, IDENTITY_COLUMNS, ATTRIBUTE_COLUMNS, CHECKED_COLUMNS);
+
+    /** The shape every table had before shapes were declared: quarter-hour intervals keyed by MaLo-ID. */
+    public static final TableShape DEFAULT = new TableShape(TimeModel.INTERVAL, ReadingIdentifier.MALO_ID, List.of(), List.of(),
+            ImmutableMap.of(ReadingsColumn.MALO_ID.columnName(), CheckedKind.MALO, ReadingsColumn.MELO_ID.columnName(), CheckedKind.MELO));
+
+    // the first line of the hot tier's comment, which says what the lines after it are
+    private static final String COMMENT_HEADER = "MeterStore readings table; shape declared at creation:";
+    private static final String PROPERTY_PREFIX = "meterstore.";
+    // commas in SQL and in the Iceberg properties; spaces in a meterstore.tables entry, which the configuration splits at commas
+    private static final Splitter LIST_SPLITTER = Splitter.on(CharMatcher.anyOf(", ")).trimResults().omitEmptyStrings();
+
+    public TableShape
+    {
+        requireNonNull(timeModel, "timeModel is null");
+        requireNonNull(readingId, "readingId is null");
+        identityColumns = ImmutableList.copyOf(requireNonNull(identityColumns, "identityColumns is null"));
+        attributeColumns = ImmutableList.copyOf(requireNonNull(attributeColumns, "attributeColumns is null"));
+        checkedColumns = ImmutableMap.copyOf(requireNonNull(checkedColumns, "checkedColumns is null"));
+        Set<String> declared = new HashSet<>();
+        for (String column : ImmutableList.<String>builder().addAll(identityColumns).addAll(attributeColumns).build()) {
+            checkArgument(PartitionNaming.isValidTableName(column), "Column '%s' of identity_columns or attribute_columns must be named in lowercase letters, digits and underscores", column);
+            checkArgument(Arrays.stream(ReadingsColumn.values()).noneMatch(readings -> readings.columnName().equals(column)),
+                    "Column '%s' is a readings column already: identity_columns and attribute_columns name columns of their own", column);
+            checkArgument(declared.add(column), "Column '%s' is declared twice in identity_columns and attribute_columns: declare it once", column);
+        }
+        for (String column : checkedColumns.keySet()) {
+            checkArgument(declared.contains(column) || Arrays.stream(ReadingsColumn.values()).anyMatch(readings -> readings.columnName().equals(column)),
+                    "Checked column '%s' is neither a readings column nor one of identity_columns and attribute_columns: declare it there first", column);
+        }
+    }
+
+    public enum TimeModel
+    {
+        /** Lastgang: a value per interval ["from", "to"). */
+        INTERVAL,
+        /** Zählerstandsgang: the cumulative register at "from", "to" NULL. */
+        POINT;
+
+        public String sqlName()
+        {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    public enum ReadingIdentifier
+    {
+        MALO_ID(ReadingsColumn.MALO_ID),
+        MELO_ID(ReadingsColumn.MELO_ID);
+
+        private final ReadingsColumn column;
+
+        ReadingIdentifier(ReadingsColumn column)
+        {
+            this.column = column;
+        }
+
+        public ReadingsColumn column()
+        {
+            return column;
+        }
+
+        public String sqlName()
+        {
+            return column.columnName();
+        }
+    }
+
+    /** How a checked column is parsed and stored canonical. */
+    public enum CheckedKind
+    {
+        /** Energy Identification Code, 16 characters with its check character. */
+        EIC,
+        /** Market location id, 11 digits with its check digit. */
+        MALO,
+        /** Metering location id, 33 characters. */
+        MELO,
+        /** A 13-digit BDEW (or DVGW) market partner code. */
+        BDEW,
+    }
+
+    /** A setting that two declarations of one table give different values. */
+    public record Difference(String setting, String stored, String declared) {}
+
+    /**
+     * Parses the settings of a declaration, named as in SQL; a setting not given takes the default shape's value.
+     * Throws {@link IllegalArgumentException} naming the setting and what it takes.
+     */
+    public static TableShape declared(Map<String, String> settings)
+    {
+        for (String setting : settings.keySet()) {
+            checkArgument(SETTINGS.contains(setting), "Unknown table setting '%s': a table declares %s", setting, String.join(", ", SETTINGS));
+        }
+        TimeModel timeModel = Optional.ofNullable(settings.get(TIME_MODEL))
+                .map(value -> parse(TimeModel.class, TIME_MODEL, value, TimeModel::sqlName))
+                .orElse(DEFAULT.timeModel());
+        ReadingIdentifier readingId = Optional.ofNullable(settings.get(READING_ID))
+                .map(value -> parse(ReadingIdentifier.class, READING_ID, value, ReadingIdentifier::sqlName))
+                .orElse(DEFAULT.readingId());
+        List<String> identityColumns = Optional.ofNullable(settings.get(IDENTITY_COLUMNS)).map(TableShape::columns).orElse(DEFAULT.identityColumns());
+        List<String> attributeColumns = Optional.ofNullable(settings.get(ATTRIBUTE_COLUMNS)).map(TableShape::columns).orElse(DEFAULT.attributeColumns());
+        Map<String, CheckedKind> checkedColumns = Optional.ofNullable(settings.get(CHECKED_COLUMNS)).map(TableShape::checked).orElse(DEFAULT.checkedColumns());
+        return new TableShape(timeModel, readingId, identityColumns, attributeColumns, checkedColumns);
+    }
+
+    /** The settings as SQL names them, each value as it is written in a declaration and shown in {@code "T$config"}. */
+    public Map<String, String> settings()
+    {
+        Map<String, String> settings = new LinkedHashMap<>();
+        settings.put(TIME_MODEL, timeModel.sqlName());
+        settings.put(READING_ID, readingId.sqlName());
+        settings.put(IDENTITY_COLUMNS, String.join(",", identityColumns));
+        settings.put(ATTRIBUTE_COLUMNS, String.join(",", attributeColumns));
+        // by column, so that two declarations listing the same checks in another order agree
+        settings.put(CHECKED_COLUMNS, checkedColumns.entrySet().stream().sorted(Map.Entry.comparingByKey()).map(entry -> entry.getKey() + ":" + entry.getValue()).collect(Collectors.joining(",")));
+        return ImmutableMap.copyOf(settings);
+    }
+
+    /** The merge key this shape declares: the reading's identifier, its identity columns, the OBIS code and "from". */
+    public List<String> mergeKey()
+    {
+        return ImmutableList.<String>builder()
+                .add(readingId.sqlName())
+                .addAll(identityColumns)
+                .add(ReadingsColumn.OBIS_CODE.columnName(), ReadingsColumn.FROM.columnName())
+                .build();
+    }
+
+    /** The Iceberg table properties that store the shape: {@code meterstore.time-model} and so on. */
+    public Map<String, String> properties()
+    {
+        return settings().entrySet().stream().collect(ImmutableMap.toImmutableMap(entry -> propertyName(entry.getKey()), Map.Entry::getValue));
+    }
+
+    /** The Iceberg table property of {@code setting}: {@code time_model} is stored as {@code meterstore.time-model}. */
+    public static String propertyName(String setting)
+    {
+        return PROPERTY_PREFIX + setting.replace('_', '-');
+    }
+
+    /** The shape an Iceberg table stores in its properties; empty for a table created before shapes were declared. */
+    public static Optional<TableShape> ofProperties(Map<String, String> properties)
+    {
+        Map<String, String> settings = new LinkedHashMap<>();
+        for (String setting : SETTINGS) {
+            String value = properties.get(propertyName(setting));
+            if (value != null) {
+                settings.put(setting, value);
+            }
+        }
+        if (settings.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(stored(settings, "Iceberg table properties"));
+    }
+
+    /**
+     * The comment of the hot tier's parent table: a header line, then one {@code setting=value} line per setting. The
+     * comment lives and dies with the table (DROP TABLE removes it, pg_dump carries it) and needs no table of its own.
+     */
+    public String comment()
+    {
+        return COMMENT_HEADER + "\n" + settings().entrySet().stream().map(entry -> entry.getKey() + "=" + entry.getValue()).collect(Collectors.joining("\n"));
+    }
+
+    /** The shape a hot tier's parent comment stores; empty for no comment, or one not written by MeterStore. */
+    public static Optional<TableShape> ofComment(Optional<String> comment)
+    {
+        if (comment.isEmpty() || !comment.get().startsWith(COMMENT_HEADER)) {
+            return Optional.empty();
+        }
+        Map<String, String> settings = new LinkedHashMap<>();
+        for (String line : comment.get().substring(COMMENT_HEADER.length()).split("\n")) {
+            if (line.isBlank()) {
+                continue;
+            }
+            int equals = line.indexOf('=');
+            if (equals < 0) {
+                throw new MeterstoreException(MeterstoreException.Reason.SUMMARY_MALFORMED,
+                        "The hot tier's table comment has a line '%s' that is not setting=value: it was edited outside MeterStore; run the archiver's 'create' to write it again".formatted(line));
+            }
+            settings.put(line.substring(0, equals).trim(), line.substring(equals + 1).trim());
+        }
+        return Optional.of(stored(settings, "the hot tier's table comment"));
+    }
+
+    private static TableShape stored(Map<String, String> settings, String where)
+    {
+        try {
+            return declared(settings);
+        }
+        catch (IllegalArgumentException e) {
+            throw new MeterstoreException(MeterstoreException.Reason.SUMMARY_MALFORMED,
+                    "The shape stored in %s does not parse: %s; it was written by a later release or edited outside MeterStore".formatted(where, e.getMessage()), e);
+        }
+    }
+
+    /** Each setting on which {@code declared} differs from this shape, which a table stores. */
+    public List<Difference> differences(TableShape declared)
+    {
+        List<Difference> differences = new ArrayList<>();
+        Map<String, String> stored = settings();
+        declared.settings().forEach((setting, value) -> {
+            if (!value.equals(stored.get(setting))) {
+                differences.add(new Difference(setting, stored.get(setting), value));
+            }
+        });
+        return List.copyOf(differences);
+    }
+
+    /**
+     * Refuses a declaration that differs from what the table stores: {@code where} names the declaration
+     * ({@code "meterstore.tables"}, {@code "CREATE TABLE"}), the message every setting that differs and what to do.
+     */
+    public void requireAgrees(String table, TableShape declared, String where)
+    {
+        List<Difference> differences = differences(declared);
+        if (differences.isEmpty()) {
+            return;
+        }
+        throw new MeterstoreException(SHAPE_MISMATCH, "Table '%s' stores %s, but %s declares %s: a table's shape is declared once, at its creation; declare what the table stores, or drop the declaration from %s"
+                .formatted(table,
+                        differences.stream().map(difference -> "%s '%s'".formatted(difference.setting(), difference.stored())).collect(Collectors.joining(", ")),
+                        where,
+                        differences.stream().map(difference -> "%s '%s'".formatted(difference.setting(), difference.declared())).collect(Collectors.joining(", ")),
+                        where));
+    }
+
+    /**
+     * Refuses a shape the write and read paths cannot store yet, before anything is created: declared and ignored
+     * would store readings under a key or model the table does not have.
+     */
+    public void requireSupported(String table)
+    {
+        List<String> unsupported = new ArrayList<>();
+        if (timeModel != DEFAULT.timeModel()) {
+            unsupported.add("%s '%s'".formatted(TIME_MODEL, timeModel.sqlName()));
+        }
+        if (readingId != DEFAULT.readingId()) {
+            unsupported.add("%s '%s'".formatted(READING_ID, readingId.sqlName()));
+        }
+        if (!identityColumns.isEmpty()) {
+            unsupported.add("%s '%s'".formatted(IDENTITY_COLUMNS, String.join(",", identityColumns)));
+        }
+        if (!attributeColumns.isEmpty()) {
+            unsupported.add("%s '%s'".formatted(ATTRIBUTE_COLUMNS, String.join(",", attributeColumns)));
+        }
+        if (!checkedColumns.equals(DEFAULT.checkedColumns())) {
+            unsupported.add("%s '%s'".formatted(CHECKED_COLUMNS, settings().get(CHECKED_COLUMNS)));
+        }
+        if (unsupported.isEmpty()) {
+            return;
+        }
+        throw new MeterstoreException(SHAPE_UNSUPPORTED, "Table '%s' declares %s, which this release cannot store yet: it stores %s tables keyed by %s, without identity or attribute columns, checked columns '%s'; declare that shape (or leave the settings out)"
+                .formatted(table, String.join(", ", unsupported), DEFAULT.timeModel().sqlName(), DEFAULT.readingId().sqlName(), DEFAULT.settings().get(CHECKED_COLUMNS)));
+    }
+
+    private static <E extends Enum<E>> E parse(Class<E> type, String setting, String value, java.util.function.Function<E, String> name)
+    {
+        for (E candidate : type.getEnumConstants()) {
+            if (name.apply(candidate).equals(value.trim().toLowerCase(Locale.ROOT))) {
+                return candidate;
+            }
+        }
+        throw new IllegalArgumentException("Unknown %s '%s': write one of %s".formatted(setting, value,
+                Arrays.stream(type.getEnumConstants()).map(candidate -> "'" + name.apply(candidate) + "'").collect(Collectors.joining(", "))));
+    }
+
+    private static List<String> columns(String value)
+    {
+        return LIST_SPLITTER.splitToStream(value).map(column -> column.toLowerCase(Locale.ROOT)).toList();
+    }
+
+    private static Map<String, CheckedKind> checked(String value)
+    {
+        Map<String, CheckedKind> checked = new LinkedHashMap<>();
+        for (String entry : LIST_SPLITTER.split(value)) {
+            int colon = entry.indexOf(':');
+            checkArgument(colon > 0, "Checked column '%s' is written <column>:<kind>, the kind one of %s", entry, Arrays.toString(CheckedKind.values()));
+            String column = entry.substring(0, colon).trim().toLowerCase(Locale.ROOT);
+            String kind = entry.substring(colon + 1).trim().toUpperCase(Locale.ROOT);
+            CheckedKind parsed = Arrays.stream(CheckedKind.values()).filter(candidate -> candidate.name().equals(kind)).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("Unknown check '%s' of column '%s': write one of %s".formatted(kind, column, Arrays.toString(CheckedKind.values()))));
+            checkArgument(checked.put(column, parsed) == null, "Checked column '%s' is declared twice: declare it once", column);
+        }
+        return checked;
+    }
+}
