@@ -9,6 +9,7 @@ import io.meterstore.trino.system.LiftErasureProcedure;
 import io.meterstore.trino.system.MeterstoreFunctions;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
 import io.trino.spi.connector.Connector;
+import io.trino.spi.connector.ConnectorCapabilities;
 import io.trino.spi.connector.ConnectorMetadata;
 import io.trino.spi.connector.ConnectorPageSinkProvider;
 import io.trino.spi.connector.ConnectorPageSourceProvider;
@@ -36,6 +37,7 @@ public class MeterstoreConnector
     private final MeterstorePageSourceProvider pageSourceProvider;
     private final MeterstorePageSinkProvider pageSinkProvider;
     private final MeterstoreSessionProperties sessionProperties;
+    private final MeterstoreTableProperties tableProperties;
     private final MeterstoreFunctions functions;
     private final Set<ConnectorTableFunction> tableFunctions;
     private final Set<Procedure> procedures;
@@ -48,6 +50,7 @@ public class MeterstoreConnector
             MeterstorePageSourceProvider pageSourceProvider,
             MeterstorePageSinkProvider pageSinkProvider,
             MeterstoreSessionProperties sessionProperties,
+            MeterstoreTableProperties tableProperties,
             MeterstoreFunctions functions,
             MeterCompletenessFunction completenessFunction,
             LiftErasureProcedure liftErasure)
@@ -59,6 +62,7 @@ public class MeterstoreConnector
         this.pageSourceProvider = requireNonNull(pageSourceProvider, "pageSourceProvider is null");
         this.pageSinkProvider = requireNonNull(pageSinkProvider, "pageSinkProvider is null");
         this.sessionProperties = requireNonNull(sessionProperties, "sessionProperties is null");
+        this.tableProperties = requireNonNull(tableProperties, "tableProperties is null");
         this.functions = requireNonNull(functions, "functions is null");
         this.tableFunctions = ImmutableSet.of(requireNonNull(completenessFunction, "completenessFunction is null"));
     }
@@ -116,6 +120,19 @@ public class MeterstoreConnector
     public List<PropertyMetadata<?>> getSessionProperties()
     {
         return sessionProperties.getSessionProperties();
+    }
+
+    /** CREATE TABLE may write NOT NULL where a readings column is stored for every row. */
+    @Override
+    public Set<ConnectorCapabilities> getCapabilities()
+    {
+        return ImmutableSet.of(ConnectorCapabilities.NOT_NULL_COLUMN_CONSTRAINT);
+    }
+
+    @Override
+    public List<PropertyMetadata<?>> getTableProperties()
+    {
+        return tableProperties.getTableProperties();
     }
 
     @Override

@@ -4,10 +4,12 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.ImmutableSet;
 import com.google.inject.Inject;
+import io.airlift.log.Logger;
 import io.airlift.slice.Slice;
 import io.meterstore.core.ErasedSnapshots;
 import io.meterstore.core.ErasureLog;
 import io.meterstore.core.ErasureLog.Erasure;
+import io.meterstore.core.TableShape;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.SnapshotRetention;
@@ -71,7 +73,10 @@ import io.trino.spi.connector.ConnectorMetadata;
 import io.trino.spi.connector.ConnectorOutputMetadata;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.ColumnSchema;
 import io.trino.spi.connector.ConnectorTableMetadata;
+import io.trino.spi.connector.ConnectorTableSchema;
+import io.trino.spi.connector.SaveMode;
 import io.trino.spi.connector.ConnectorTableVersion;
 import io.trino.spi.connector.PointerType;
 import io.trino.spi.connector.Constraint;
@@ -108,6 +113,9 @@ import java.util.function.UnaryOperator;
 
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_DELETE_NOT_SUPPORTED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_DROP_TABLE_REFUSED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_TABLE_SHAPE_MISMATCH;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_ERASURE_KEY_MISSING;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
@@ -119,6 +127,7 @@ import static io.trino.spi.type.Timestamps.NANOSECONDS_PER_MICROSECOND;
 import static java.lang.Math.floorDiv;
 import static java.lang.Math.floorMod;
 import static java.util.Objects.requireNonNull;
+import static java.util.stream.Collectors.joining;
 
 /**
  * Exposes each configured table twice: {@code <table>_versions}, every version of every reading from both tiers, and
@@ -127,11 +136,14 @@ import static java.util.Objects.requireNonNull;
 public class MeterstoreMetadata
         implements ConnectorMetadata
 {
+    private static final Logger LOG = Logger.get(MeterstoreMetadata.class);
+
     private final MeterstoreTables tables;
     private final String catalogName;
     private final InsertWriter insertWriter;
     private final MeterstoreTableStatistics tableStatistics;
     private final Duration maxClockSkew;
+    private final boolean allowDropTable;
     // what each INSERT of this transaction wrote, by query: reported as the query's metadata metrics
     private final Map<String, Written> written = new ConcurrentHashMap<>();
     private final MeterstoreFunctions functions;
@@ -155,6 +167,7 @@ public class MeterstoreMetadata
         this.insertWriter = requireNonNull(insertWriter, "insertWriter is null");
         this.tableStatistics = requireNonNull(tableStatistics, "tableStatistics is null");
         this.maxClockSkew = requireNonNull(config, "config is null").getMaxClockSkew().toJavaTime();
+        this.allowDropTable = config.isAllowDropTable();
         this.functions = requireNonNull(functions, "functions is null");
         this.systemTables = requireNonNull(systemTables, "systemTables is null");
     }
@@ -182,7 +195,18 @@ public class MeterstoreMetadata
             throw new TrinoException(NOT_SUPPORTED, "MeterStore does not support reading a range of versions");
         }
         boolean resolved = tables.isResolvedTable(tableName);
-        Table icebergTable = tables.pinIcebergTable(storageTable);
+        Table icebergTable;
+        try {
+            icebergTable = tables.pinIcebergTable(storageTable);
+        }
+        catch (TrinoException e) {
+            // a configured table nobody created yet does not exist, as on any catalog: CREATE TABLE creates it. One that
+            // exists in PostgreSQL alone is half created, and says so
+            if (e.getErrorCode().equals(METERSTORE_TABLE_NOT_FOUND.toErrorCode()) && tables.existsInNeitherTier(storageTable)) {
+                return null;
+            }
+            throw e;
+        }
         try {
             if (endVersion.isPresent() && endVersion.get().getPointerType() == PointerType.TARGET_ID) {
                 long snapshotId = snapshotId(tableName, endVersion.get());
@@ -328,11 +352,126 @@ public class MeterstoreMetadata
             return new ConnectorTableMetadata(completeness.readings().schemaTableName(), Arrays.stream(CompletenessColumn.values()).map(CompletenessColumn::toColumnMetadata).toList());
         }
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        TableShape shape = tables.shape(handle.storageTable(), tables.pinIcebergTable(handle.storageTable()));
         // hidden columns are listed as Trino's Iceberg connector lists "$path": SELECT * and DESCRIBE leave them out
         return new ConnectorTableMetadata(handle.schemaTableName(), ImmutableList.<ColumnMetadata>builder()
                 .addAll(columnsMetadata())
                 .addAll(Arrays.stream(HiddenColumn.values()).map(HiddenColumn::toColumnMetadata).toList())
+                .build(), MeterstoreTableProperties.properties(shape));
+    }
+
+    /** The columns alone, which every query's analysis asks for: no read of the shape the table properties show. */
+    @Override
+    public ConnectorTableSchema getTableSchema(ConnectorSession session, ConnectorTableHandle table)
+    {
+        if (table instanceof CompletenessTableHandle completeness) {
+            return new ConnectorTableSchema(completeness.readings().schemaTableName(), Arrays.stream(CompletenessColumn.values()).map(column -> column.toColumnMetadata().getColumnSchema()).toList());
+        }
+        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
+        return new ConnectorTableSchema(handle.schemaTableName(), ImmutableList.<ColumnSchema>builder()
+                .addAll(columnsMetadata().stream().map(ColumnMetadata::getColumnSchema).toList())
+                .addAll(Arrays.stream(HiddenColumn.values()).map(column -> column.toColumnMetadata().getColumnSchema()).toList())
                 .build());
+    }
+
+    /**
+     * CREATE TABLE of one of {@code meterstore.tables}: both tiers, by the creation the archiver's {@code create} runs,
+     * with the shape the WITH clause declares. The columns must be the readings columns; a shape this release cannot
+     * store, or one the table's {@code meterstore.tables} entry does not declare, is refused before anything is created.
+     */
+    @Override
+    public void createTable(ConnectorSession session, ConnectorTableMetadata tableMetadata, SaveMode saveMode)
+    {
+        SchemaTableName name = tableMetadata.getTable();
+        if (saveMode == SaveMode.REPLACE) {
+            throw new TrinoException(NOT_SUPPORTED, "CREATE OR REPLACE TABLE '%s' is not supported: a readings table holds metering data that is never replaced; use CREATE TABLE".formatted(name));
+        }
+        if (!name.getSchemaName().equals(tables.schema())) {
+            throw new TrinoException(NOT_SUPPORTED, "Schema '%s' of catalog '%s' does not exist: MeterStore creates readings tables in schema '%s' (meterstore.schema)".formatted(name.getSchemaName(), catalogName, tables.schema()));
+        }
+        if (!tables.isResolvedTable(name)) {
+            String hint = tables.storageTableOfVersions(name).map(storage -> "create '%s', which is also read as '%s'".formatted(storage, name.getTableName()))
+                    .orElse("add '%s' to meterstore.tables in the catalogue's properties and in the archiver's configuration (so that it is archived), restart, then create it".formatted(name.getTableName()));
+            throw new TrinoException(NOT_SUPPORTED, "Table '%s' is not one of meterstore.tables %s of catalog '%s': %s".formatted(name, tables.storageTables(), catalogName, hint));
+        }
+        tableMetadata.getComment().ifPresent(_ -> {
+            throw new TrinoException(NOT_SUPPORTED, "CREATE TABLE '%s' has a COMMENT, which MeterStore does not store: its PostgreSQL table's comment holds the table's shape; remove the COMMENT".formatted(name));
+        });
+        requireReadingsColumns(name, tableMetadata.getColumns());
+        TableShape shape = MeterstoreTableProperties.shape(tableMetadata.getProperties());
+        Optional<TableShape> configured = tables.declaredShape(name.getTableName());
+        if (configured.isPresent() && !configured.get().differences(shape).isEmpty()) {
+            throw new TrinoException(METERSTORE_TABLE_SHAPE_MISMATCH, "CREATE TABLE '%s' declares %s, but its entry in meterstore.tables declares %s: declare the same shape in both, or only in one of them"
+                    .formatted(name,
+                            configured.get().differences(shape).stream().map(difference -> "%s '%s'".formatted(difference.setting(), difference.declared())).collect(joining(", ")),
+                            configured.get().differences(shape).stream().map(difference -> "%s '%s'".formatted(difference.setting(), difference.stored())).collect(joining(", "))));
+        }
+        try {
+            shape.requireSupported(name.toString());
+        }
+        catch (MeterstoreException e) {
+            throw MeterstoreErrorCode.toTrinoException(e);
+        }
+        tables.createTable(name.getTableName(), shape);
+    }
+
+    /** Refuses columns other than the readings columns, in their order and types; NOT NULL only where a readings column shows it. */
+    private static void requireReadingsColumns(SchemaTableName name, List<ColumnMetadata> declared)
+    {
+        List<ColumnMetadata> expected = columnsMetadata();
+        String columns = expected.stream().map(column -> "%s %s%s".formatted(column.getName(), column.getType().getDisplayName(), column.isNullable() ? "" : " NOT NULL")).collect(joining(", "));
+        List<ColumnMetadata> visible = declared.stream().filter(column -> !column.isHidden()).toList();
+        for (int index = 0; index < Math.max(visible.size(), expected.size()); index++) {
+            Optional<String> difference;
+            if (index >= visible.size()) {
+                difference = Optional.of("column '%s' is missing".formatted(expected.get(index).getName()));
+            }
+            else if (index >= expected.size()) {
+                difference = Optional.of("column '%s' is not a readings column (identity and attribute columns cannot be stored yet)".formatted(visible.get(index).getName()));
+            }
+            else {
+                ColumnMetadata column = visible.get(index);
+                ColumnMetadata readings = expected.get(index);
+                if (!column.getName().equals(readings.getName())) {
+                    difference = Optional.of("column %s is '%s', a readings table's is '%s'".formatted(index + 1, column.getName(), readings.getName()));
+                }
+                else if (!column.getType().equals(readings.getType())) {
+                    difference = Optional.of("column '%s' is %s, a readings table's is %s".formatted(column.getName(), column.getType().getDisplayName(), readings.getType().getDisplayName()));
+                }
+                else if (!column.isNullable() && readings.isNullable()) {
+                    difference = Optional.of("column '%s' is declared NOT NULL, which MeterStore does not enforce for it".formatted(column.getName()));
+                }
+                else if (column.getComment() != null && !column.getComment().isEmpty()) {
+                    difference = Optional.of("column '%s' has a comment, which MeterStore does not store".formatted(column.getName()));
+                }
+                else {
+                    difference = Optional.empty();
+                }
+            }
+            if (difference.isPresent()) {
+                throw new TrinoException(NOT_SUPPORTED, "CREATE TABLE '%s' does not declare the readings columns: %s; declare exactly (%s), or write (LIKE <an existing readings table>)"
+                        .formatted(name, difference.get(), columns));
+            }
+        }
+    }
+
+    /**
+     * DROP TABLE of a readings table, refused unless {@code meterstore.allow-drop-table} is set: metering data is kept
+     * for years by law. Allowed, it drops both tiers for good ({@link MeterstoreTables#dropTable}).
+     */
+    @Override
+    public void dropTable(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        MeterstoreTableHandle table = (MeterstoreTableHandle) tableHandle;
+        if (!allowDropTable) {
+            throw new TrinoException(METERSTORE_DROP_TABLE_REFUSED, "DROP TABLE '%s' is refused: a readings table holds metering data that is kept for years by law, and dropping it removes both tiers and every file for good; set %s=true in the catalogue's properties (and restart) to allow it"
+                    .formatted(table.schemaTableName(), MeterstoreConfig.ALLOW_DROP_TABLE_PROPERTY));
+        }
+        if (!tables.isResolvedTable(table.schemaTableName())) {
+            throw new TrinoException(NOT_SUPPORTED, "Table '%s' is the versions of '%s': DROP TABLE '%s', which drops both names".formatted(table.schemaTableName(), table.storageTable(), table.storageTable()));
+        }
+        List<String> dropped = tables.dropTable(table.storageTable());
+        LOG.info("DROP TABLE %s by %s dropped: %s", table.schemaTableName(), session.getUser(), String.join("; ", dropped));
     }
 
     @Override

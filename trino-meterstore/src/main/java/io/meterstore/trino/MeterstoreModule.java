@@ -60,6 +60,7 @@ public class MeterstoreModule
         binder.bind(ErasureWriter.class).in(Scopes.SINGLETON);
         binder.bind(ColdRedeliveryLookup.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreSessionProperties.class).in(Scopes.SINGLETON);
+        binder.bind(MeterstoreTableProperties.class).in(Scopes.SINGLETON);
         binder.bind(MeterCompletenessFunction.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreSystemTables.class).in(Scopes.SINGLETON);
         binder.bind(LiftErasureProcedure.class).in(Scopes.SINGLETON);

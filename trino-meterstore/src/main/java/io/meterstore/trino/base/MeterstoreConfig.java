@@ -22,6 +22,7 @@ public class MeterstoreConfig
     public static final String MAX_CLOCK_SKEW_PROPERTY = "meterstore.max-clock-skew";
     public static final String COORDINATOR_FILE_CACHE_PROPERTY = "meterstore.coordinator-file-cache.enabled";
     public static final String DYNAMIC_FILTERING_WAIT_TIMEOUT_PROPERTY = "meterstore.dynamic-filtering.wait-timeout";
+    public static final String ALLOW_DROP_TABLE_PROPERTY = "meterstore.allow-drop-table";
 
     private Duration maxClockSkew = new Duration(1, MINUTES);
     private int postgresqlMaxConnections = 10;
@@ -29,6 +30,8 @@ public class MeterstoreConfig
     private boolean coordinatorFileCacheEnabled = true;
     // as Trino's Iceberg connector (iceberg.dynamic-filtering.wait-timeout): a meter list's build side is usually done by then
     private Duration dynamicFilteringWaitTimeout = new Duration(1, SECONDS);
+    // metering data is kept for years by law: dropping a table is an operator's decision, made in the catalogue's file
+    private boolean allowDropTable;
 
     @NotNull
     public Duration getMaxClockSkew()
@@ -102,6 +105,19 @@ public class MeterstoreConfig
     public MeterstoreConfig setDynamicFilteringWaitTimeout(Duration dynamicFilteringWaitTimeout)
     {
         this.dynamicFilteringWaitTimeout = dynamicFilteringWaitTimeout;
+        return this;
+    }
+
+    public boolean isAllowDropTable()
+    {
+        return allowDropTable;
+    }
+
+    @Config(ALLOW_DROP_TABLE_PROPERTY)
+    @ConfigDescription("Allow DROP TABLE of a readings table, which drops both tiers and every file of it for good; off by default (metering data is kept by law)")
+    public MeterstoreConfig setAllowDropTable(boolean allowDropTable)
+    {
+        this.allowDropTable = allowDropTable;
         return this;
     }
 }

@@ -9,6 +9,8 @@ import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.ReadingsTableCreation;
+import io.meterstore.core.TableShape;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.storage.ColdStorage;
 import io.meterstore.storage.ForwardingFileIo;
@@ -43,6 +45,7 @@ import java.util.function.Supplier;
 import static com.google.common.base.Suppliers.memoize;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_CATALOG_UNAVAILABLE;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
+import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
 import static java.util.Objects.requireNonNull;
 
@@ -133,6 +136,12 @@ public final class MeterstoreTables
         return config.getTables().stream().map(table -> new SchemaTableName(schema(), table)).collect(ImmutableList.toImmutableList());
     }
 
+    /** The shape the {@code meterstore.tables} entry of {@code table} declares; empty for an entry that is its name alone. */
+    public Optional<TableShape> declaredShape(String table)
+    {
+        return config.declaredShape(table);
+    }
+
     /** The storage table behind a {@code <table>_versions} name, if it is configured. */
     public Optional<String> storageTableOfVersions(SchemaTableName name)
     {
@@ -159,8 +168,85 @@ public final class MeterstoreTables
         return translated(table, () -> {
             Table icebergTable = catalog.get().loadTable(TableIdentifier.of(schema(), table));
             IcebergTableSpec.verify(icebergTable);
+            shape(table, icebergTable);
             return icebergTable;
         });
+    }
+
+    /**
+     * The shape {@code icebergTable} stores (the default one for a table created before shapes were declared), refused
+     * when its {@code meterstore.tables} entry declares another or this release cannot read or write it.
+     */
+    public TableShape shape(String table, Table icebergTable)
+    {
+        try {
+            TableShape stored = TableShape.ofProperties(icebergTable.properties()).orElse(TableShape.DEFAULT);
+            Optional<TableShape> declared = config.declaredShape(table);
+            if (declared.isPresent()) {
+                stored.requireAgrees("%s.%s".formatted(schema(), table), declared.get(), "%s's entry '%s' of the catalogue".formatted(TiersConfig.TABLES_PROPERTY, table));
+            }
+            stored.requireSupported("%s.%s".formatted(schema(), table));
+            return stored;
+        }
+        catch (MeterstoreException e) {
+            throw MeterstoreErrorCode.toTrinoException(e);
+        }
+    }
+
+    /**
+     * Creates both tiers of {@code table} with {@code shape}, as the archiver's {@code create} does
+     * ({@link ReadingsTableCreation}): what CREATE TABLE runs.
+     */
+    public void createTable(String table, TableShape shape)
+    {
+        TableIdentifier identifier = TableIdentifier.of(schema(), table);
+        translated(table, () -> {
+            try (Connection connection = connectPostgres()) {
+                return ReadingsTableCreation.create(connection, hotTier(table), catalog.get(), identifier, Optional.of(shape), "CREATE TABLE");
+            }
+            catch (SQLException e) {
+                throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot create PostgreSQL table %s: %s".formatted(hotTier(table).qualifiedParent(), e.getMessage()), e);
+            }
+        });
+    }
+
+    /**
+     * Drops both tiers of {@code table}: in PostgreSQL the parent table with its attached partitions, the partitions
+     * archival left detached, and the table's archival window; in Iceberg the table with every data and metadata file
+     * (purged). Under the archiver's lease, so no cycle runs meanwhile. The audit trail of erasures and the suppression
+     * list stay: a table created again under the name keeps refusing the readings erased from the old one.
+     */
+    public List<String> dropTable(String table)
+    {
+        TableIdentifier identifier = TableIdentifier.of(schema(), table);
+        HotTier hotTier = hotTier(table);
+        List<String> dropped;
+        try (Connection connection = connectPostgres()) {
+            // PostgreSQL first: a drop interrupted after it leaves the Iceberg table, which DROP TABLE finds and drops again
+            dropped = hotTier.dropTable(connection);
+        }
+        catch (SQLException e) {
+            throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot drop PostgreSQL table %s: %s".formatted(hotTier.qualifiedParent(), e.getMessage()), e);
+        }
+        translated(table, () -> catalog.get().dropTable(identifier, true));
+        catalogOperations.remove(table);
+        lastPinned.remove(table);
+        return ImmutableList.<String>builder().addAll(dropped).add("Iceberg table '%s' and its files".formatted(identifier)).build();
+    }
+
+    /** Whether {@code table} exists in neither tier: a configured table nobody has created yet. */
+    public boolean existsInNeitherTier(String table)
+    {
+        boolean cold = translated(table, () -> catalog.get().tableExists(TableIdentifier.of(schema(), table)));
+        if (cold) {
+            return false;
+        }
+        try (Connection connection = connectPostgres()) {
+            return !hotTier(table).parentExists(connection);
+        }
+        catch (SQLException e) {
+            throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot read whether PostgreSQL table %s exists: %s".formatted(hotTier(table).qualifiedParent(), e.getMessage()), e);
+        }
     }
 
     /**
@@ -192,6 +278,7 @@ public final class MeterstoreTables
             // a table over exactly this metadata: queries pin from it and never refresh it
             Table fresh = new BaseTable(new StaticTableOperations(metadata, operations.io()), "%s.%s.%s".formatted(config.getIcebergCatalogName(), schema(), table));
             IcebergTableSpec.verify(fresh);
+            shape(table, fresh);
             lastPinned.put(table, fresh);
             return fresh;
         });

@@ -5,7 +5,9 @@ import io.airlift.configuration.ConfigurationMetadata;
 import io.airlift.configuration.ConfigurationMetadata.AttributeMetadata;
 import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.ResolutionRule;
+import io.meterstore.core.TableShape;
 import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.InMemoryRecordSet;
@@ -29,7 +31,7 @@ import static java.util.Objects.requireNonNull;
  * {@code "<table>$config"}: the settings in force. Every property of the connector's configuration objects, read
  * through airlift's metadata of them (so a property added to them appears here), secrets never shown: a
  * {@code @ConfigSecuritySensitive} value is masked, and so is a password or token inside a URL. Then what the table
- * itself records: the archival step, the merge key, the time model.
+ * itself records: the archival step and its shape ({@link TableShape}: the time model, the merge key it declares...).
  */
 final class ConfigTable
         extends MeterstoreSystemTable
@@ -69,10 +71,19 @@ final class ConfigTable
             throw MeterstoreErrorCode.toTrinoException(e);
         }
         rows.addRow(inspector.table(), "archival_step", step.map(value -> value.toSeconds() + "s").orElse("unset: recorded by the first archival (meterstore.archival-step of the archiver)"));
-        rows.addRow(inspector.table(), "merge_key", "malo_id, obis_code, \"from\"");
+        // the shape the table stores, as CREATE TABLE or the archiver's create declared it
+        Optional<TableShape> stored;
+        try {
+            stored = TableShape.ofProperties(inspector.icebergTable().properties());
+        }
+        catch (MeterstoreException e) {
+            throw MeterstoreErrorCode.toTrinoException(e);
+        }
+        TableShape shape = stored.orElse(TableShape.DEFAULT);
+        rows.addRow(inspector.table(), "merge_key", shape.mergeKey().stream().map(column -> column.equals(ReadingsColumn.FROM.columnName()) ? "\"from\"" : column).collect(Collectors.joining(", ")));
         rows.addRow(inspector.table(), "resolution_partition", ResolutionRule.PARTITION.stream().map(column -> column.columnName()).collect(Collectors.joining(", ")));
-        rows.addRow(inspector.table(), "time_model", "interval");
-        rows.addRow(inspector.table(), "identity_columns", "");
+        shape.settings().forEach((setting, value) -> rows.addRow(inspector.table(), setting, value));
+        rows.addRow(inspector.table(), "shape_stored", stored.isPresent() ? "yes" : "no: created before shapes were declared, read as the default shape; the archiver's create records it");
     }
 
     /** The properties of one configuration object as they are in force, by property name, secrets masked. */

@@ -31,7 +31,7 @@ public final class MeterstorePageSinkProvider
     @Override
     public ConnectorPageSink createPageSink(ConnectorTransactionHandle transactionHandle, ConnectorSession session, ConnectorOutputTableHandle outputTableHandle, Optional<ConnectorTableCredentials> tableCredentials, ConnectorPageSinkId pageSinkId)
     {
-        throw new TrinoException(NOT_SUPPORTED, "MeterStore does not create tables: create them with 'meterstore-archiver create'");
+        throw new TrinoException(NOT_SUPPORTED, "CREATE TABLE AS SELECT is not supported: create the readings table with CREATE TABLE, then INSERT into its _versions table");
     }
 
     @Override

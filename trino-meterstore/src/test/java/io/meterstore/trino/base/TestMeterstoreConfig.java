@@ -25,7 +25,8 @@ final class TestMeterstoreConfig
                 .setPostgresqlMaxConnections(10)
                 .setPostgresqlReservedConnections(1)
                 .setCoordinatorFileCacheEnabled(true)
-                .setDynamicFilteringWaitTimeout(new Duration(1, SECONDS)));
+                .setDynamicFilteringWaitTimeout(new Duration(1, SECONDS))
+                .setAllowDropTable(false));
     }
 
     @Test
@@ -37,13 +38,15 @@ final class TestMeterstoreConfig
                 .put("meterstore.postgresql.reserved-connections", "2")
                 .put("meterstore.coordinator-file-cache.enabled", "false")
                 .put("meterstore.dynamic-filtering.wait-timeout", "30s")
+                .put("meterstore.allow-drop-table", "true")
                 .buildOrThrow();
         MeterstoreConfig expected = new MeterstoreConfig()
                 .setMaxClockSkew(new Duration(10, SECONDS))
                 .setPostgresqlMaxConnections(4)
                 .setPostgresqlReservedConnections(2)
                 .setCoordinatorFileCacheEnabled(false)
-                .setDynamicFilteringWaitTimeout(new Duration(30, SECONDS));
+                .setDynamicFilteringWaitTimeout(new Duration(30, SECONDS))
+                .setAllowDropTable(true);
         assertFullMapping(properties, expected);
     }
 
