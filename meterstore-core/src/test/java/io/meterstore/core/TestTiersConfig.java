@@ -19,6 +19,7 @@ import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.MINUTES;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 final class TestTiersConfig
 {
@@ -100,6 +101,21 @@ final class TestTiersConfig
                 TiersConfig.class,
                 ImmutableMap.<String, String>builder().putAll(required).put("meterstore.postgresql.lock-timeout", "2s").buildOrThrow(),
                 ImmutableMap.<String, String>builder().putAll(required).put("meterstore.lock-timeout", "2s").buildOrThrow());
+    }
+
+    @Test
+    void testTableEntryDeclaresAShape()
+    {
+        TiersConfig config = new TiersConfig().setTables(List.of("readings", "lastgang(time_model=interval; reading_id=malo_id; checked_columns=malo_id:MALO melo_id:MELO)"));
+        // the tables are named without their declarations; an entry that is a name alone takes the stored shape
+        assertThat(config.getTables()).containsExactly("readings", "lastgang");
+        assertThat(config.declaredShape("readings")).isEmpty();
+        assertThat(config.declaredShape("lastgang")).contains(TableShape.DEFAULT);
+        assertThat(new TiersConfig().setTables(List.of("zaehler(time_model=point)")).declaredShape("zaehler").orElseThrow().timeModel()).isEqualTo(TableShape.TimeModel.POINT);
+        assertThatThrownBy(() -> new TiersConfig().setTables(List.of("zaehler(time_model=daily)")))
+                .hasMessage("Table 'zaehler' of meterstore.tables: Unknown time_model 'daily': write one of 'interval', 'point'");
+        assertThatThrownBy(() -> new TiersConfig().setTables(List.of("zaehler(time_model=point")))
+                .hasMessageStartingWith("Entry 'zaehler(time_model=point' of meterstore.tables declares a shape without its closing parenthesis");
     }
 
     @Test
