@@ -34,7 +34,7 @@ final class IngestBenchmark
 {
     static final String ID = "W2";
     static final int METERS = 1_000;
-    private static final int DAYS_AHEAD = 400;
+    static final int DAYS_AHEAD = 400;
     private static final Logger log = Logger.get(IngestBenchmark.class);
     private static final String TITLE = "INSERT one hot day of 1,000 meters";
     private static final String LABEL = "with the hot tier's rules";
@@ -65,7 +65,7 @@ final class IngestBenchmark
         finally {
             try (Connection postgres = dataset.database().connect()) {
                 rules(postgres, true);
-                dropAhead(postgres);
+                dropAhead(dataset, postgres);
             }
             catch (SQLException e) {
                 log.error(e, "W2 could not restore the hot tier's rules or drop the partitions it created: run bin/archiver create and drop the partitions %s days ahead by hand", DAYS_AHEAD);
@@ -112,7 +112,7 @@ final class IngestBenchmark
     }
 
     /** The day from {@code day} of {@code meters}, as stored, moved {@code shift} days ahead, its scope restated for its month. */
-    private static String insert(List<String> meters, Instant day, int shift)
+    static String insert(List<String> meters, Instant day, int shift)
     {
         return """
                 INSERT INTO meterstore.metering.readings_versions
@@ -150,7 +150,8 @@ final class IngestBenchmark
         }
     }
 
-    private void dropAhead(Connection postgres)
+    /** Drops the partitions {@value #DAYS_AHEAD} days and more above W that W2's and W3's rounds created. */
+    static void dropAhead(BenchmarkDataset dataset, Connection postgres)
             throws SQLException
     {
         HotTier hotTier = BenchmarkDataset.HOT_TIER;

@@ -23,6 +23,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
@@ -178,7 +179,8 @@ public final class MeterstoreBenchmark
                 statement.execute("SET SESSION meterstore.aggregation_pushdown_enabled = false");
             }
             QueryBenchmark queries = new QueryBenchmark(settings.warmUps(), settings.rounds());
-            for (QueryBenchmark.Pair pair : QueryBenchmark.pairs(trino, trinoUnpushed, postgres, dataset.watermark().instant(), dataset.generator().maloIds())) {
+            Instant asOf = QueryBenchmark.asOf(postgres);
+            for (QueryBenchmark.Pair pair : QueryBenchmark.pairs(trino, trinoUnpushed, postgres, dataset.watermark().instant(), asOf, dataset.generator().maloIds())) {
                 if (settings.runs(pair.id())) {
                     results.add(queries.run(pair));
                 }
@@ -223,6 +225,10 @@ public final class MeterstoreBenchmark
             if (settings.runs(IngestBenchmark.ID)) {
                 // it drops the partitions it created and restores the rules when it ends
                 results.add(new IngestBenchmark(dataset, trino, settings.rounds()).run());
+            }
+            if (settings.runs(SupersessionIngestBenchmark.ID)) {
+                // as W2: it drops the partitions it created and turns the marks' triggers on again when it ends
+                results.addAll(new SupersessionIngestBenchmark(dataset, trino, settings.rounds()).run());
             }
             if (settings.runs(ErasureBenchmark.ID)) {
                 // last: an erasure changes the kept dataset for good, so every other row of this run measured it whole

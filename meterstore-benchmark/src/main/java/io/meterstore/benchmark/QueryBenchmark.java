@@ -10,26 +10,32 @@ import io.meterstore.testing.ReadingsGenerator;
 
 import java.math.BigDecimal;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.time.YearMonth;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.base.Preconditions.checkState;
 import static com.google.common.collect.Iterables.getOnlyElement;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Q1-Q6 (issue 4), R1-R2 (issue 5), R3, R1L, R3L (issue 12) and C1 (issue 14): each query on MeterStore and on its peer, alternately,
+ * Q1-Q6 (issue 4), R1-R2 (issue 5), R3, R1L, R3L (issue 12), C1 (issue 14) and H1, H2, J1 (issue 32): each query on MeterStore and on its peer, alternately,
  * {@code warmUps} untimed runs (the first one's answers compared) and then {@code rounds} timed rounds, the order swapped every round
  * so neither side always runs on a warmer cache.
  */
@@ -56,14 +62,23 @@ final class QueryBenchmark
         COLD_PREFIX,
         /** Different tables by design (readings against readings_versions). */
         NOT_COMPARABLE,
+        /** Different answers by nature (H2: AS OF against every version): MeterStore's equals the pair's check, run once untimed. */
+        CHECKED,
     }
 
-    record Pair(String id, String title, String meterstoreLabel, String peerLabel, TimedQuery meterstore, List<TimedQuery> peer, Answer answer, Target target)
+    record Pair(String id, String title, String meterstoreLabel, String peerLabel, TimedQuery meterstore, List<TimedQuery> peer, Answer answer, Target target, Optional<TimedQuery> check)
     {
         Pair
         {
             requireNonNull(id, "id is null");
             peer = ImmutableList.copyOf(peer);
+            requireNonNull(check, "check is null");
+            checkArgument(check.isPresent() == (answer == Answer.CHECKED), "a pair has a check exactly when its answer is CHECKED");
+        }
+
+        Pair(String id, String title, String meterstoreLabel, String peerLabel, TimedQuery meterstore, List<TimedQuery> peer, Answer answer, Target target)
+        {
+            this(id, title, meterstoreLabel, peerLabel, meterstore, peer, answer, target, Optional.empty());
         }
     }
 
@@ -77,12 +92,6 @@ final class QueryBenchmark
         this.rounds = rounds;
     }
 
-    /**
-     * The pairs of the issues, over a dataset whose tiers split at {@code watermark}.
-     *
-     * @param trinoUnpushed a Trino session without aggregation pushdown, so that a hot-range read of readings_versions
-     * streams its rows as readings does, rather than aggregating in PostgreSQL
-     */
     /** The meter Q2, Q4, R1L and R3L read alone. */
     static String oneMeter(List<String> maloIds)
     {
@@ -95,7 +104,27 @@ final class QueryBenchmark
         return IntStream.range(0, 100).mapToObj(index -> maloIds.get(index * maloIds.size() / 100)).toList();
     }
 
-    static List<Pair> pairs(Connection trino, Connection trinoUnpushed, Connection postgres, Instant watermark, List<String> maloIds)
+    /**
+     * H2's instant: three days before the dataset's last recorded_at (the hot tier holds the latest deliveries), to
+     * the second, so the literal both sides read is the same instant.
+     */
+    static Instant asOf(Connection postgres)
+            throws SQLException
+    {
+        try (Statement statement = postgres.createStatement();
+                ResultSet result = statement.executeQuery("SELECT max(recorded_at) FROM %s".formatted(POSTGRES))) {
+            checkState(result.next() && result.getObject(1) != null, "The hot tier holds no rows, so H2 has no instant to read as of");
+            return result.getObject(1, OffsetDateTime.class).toInstant().minus(Duration.ofDays(3)).truncatedTo(ChronoUnit.SECONDS);
+        }
+    }
+
+    /**
+     * The pairs of the issues, over a dataset whose tiers split at {@code watermark}; H2 reads as of {@code asOf}.
+     *
+     * @param trinoUnpushed a Trino session without aggregation pushdown, so that a hot-range read of readings_versions
+     * streams its rows as readings does, rather than aggregating in PostgreSQL
+     */
+    static List<Pair> pairs(Connection trino, Connection trinoUnpushed, Connection postgres, Instant watermark, Instant asOf, List<String> maloIds)
     {
         String w = LITERAL.format(watermark);
         String trinoCold = "\"from\" < TIMESTAMP '%s UTC'".formatted(w);
@@ -112,6 +141,9 @@ final class QueryBenchmark
         String trinoJoin = "SELECT date_trunc('month', r.balancing_day) AS month, count(*), sum(r.value) FROM %s r JOIN %s m(id) ON r.malo_id = m.id%s GROUP BY 1 ORDER BY 1";
         String postgresJoin = "SELECT CAST(date_trunc('month', r.balancing_day) AS date) AS month, count(*), sum(r.value) FROM %s r JOIN %s m(id) ON r.malo_id = m.id WHERE r.%s GROUP BY 1 ORDER BY 1";
         String everyInterval = "SELECT * FROM %s WHERE %s ORDER BY \"from\", version";
+        String trinoAsOf = "meterstore.metering.readings FOR TIMESTAMP AS OF TIMESTAMP '%s UTC'".formatted(LITERAL.format(asOf));
+        String postgresAsOf = "recorded_at <= TIMESTAMPTZ '%s+00'".formatted(LITERAL.format(asOf));
+        String literalList = hundred.stream().map(id -> "'" + id + "'").collect(Collectors.joining(", ", "(", ")"));
 
         return List.of(
                 new Pair("Q1", "cold range: sum by day over all meters", "readings_versions", "Iceberg connector",
@@ -162,7 +194,36 @@ final class QueryBenchmark
                         new TimedQuery("meterstore", trinoUnpushed, trinoByMonth.formatted("meterstore.metering.readings", " WHERE " + trinoHot)),
                         List.of(new TimedQuery("meterstore", trinoUnpushed, trinoByMonth.formatted(MS, " WHERE " + trinoHot))),
                         Answer.NOT_COMPARABLE, Target.atMost(1.3)),
-                completeness(trino, YearMonth.from(watermark.atZone(BERLIN))));
+                completeness(trino, YearMonth.from(watermark.atZone(BERLIN))),
+                // the hot tier's winners by their marks against PostgreSQL resolving every version as a user of the plain table would
+                new Pair("H1", "hot range: sum by day over all meters, winners", "readings", "native PostgreSQL, DISTINCT ON",
+                        new TimedQuery("meterstore", trino, byDay.formatted("meterstore.metering.readings", trinoHot)),
+                        List.of(new TimedQuery("postgresql", postgres, distinctOnByDay(postgresHot))),
+                        Answer.SAME_ROWS, Target.atMost(0.5)),
+                // as known three days ago: fewer versions than readings_versions holds, so MeterStore's answer is checked apart
+                new Pair("H2", "hot range: sum by day, readings AS OF 3 days before the last delivery", "readings FOR TIMESTAMP AS OF", "readings_versions",
+                        new TimedQuery("meterstore", trino, byDay.formatted(trinoAsOf, trinoHot)),
+                        List.of(new TimedQuery("meterstore", trino, byDay.formatted(MS, trinoHot))),
+                        Answer.CHECKED, Target.atMost(1.3),
+                        Optional.of(new TimedQuery("postgresql", postgres, distinctOnByDay(postgresHot + " AND " + postgresAsOf)))),
+                // the meters as a relation the planner cannot fold away reach the scans as a dynamic filter only
+                new Pair("J1", "Q6's join: a 100-row meter table against the literal list", "readings_versions JOIN VALUES", "readings_versions, malo_id IN (list)",
+                        new TimedQuery("meterstore", trino, trinoJoin.formatted(MS, trinoList, "")),
+                        List.of(new TimedQuery("meterstore", trino, trinoByMonth.formatted(MS, " WHERE malo_id IN " + literalList))),
+                        Answer.SAME_ROWS, Target.atMost(1.2)));
+    }
+
+    /**
+     * H1's and H2's PostgreSQL side: the winners of the hot rows matching {@code condition} as a user of the plain table
+     * finds them, DISTINCT ON the merge key and version scope (ResolutionRule), then summed by day.
+     */
+    private static String distinctOnByDay(String condition)
+    {
+        return """
+                SELECT balancing_day, count(*), sum(value) FROM (
+                    SELECT DISTINCT ON (malo_id, obis_code, "from", version_scope) balancing_day, value FROM %s WHERE %s
+                    ORDER BY malo_id, obis_code, "from", version_scope, version DESC, recorded_at DESC) winners
+                GROUP BY balancing_day ORDER BY balancing_day""".formatted(POSTGRES, condition);
     }
 
     /**
@@ -244,7 +305,10 @@ final class QueryBenchmark
             catch (SQLException e) {
                 return peerFailed(pair, meterstoreWarmUp, e);
             }
-            Comparison comparison = compare(pair.answer(), meterstoreWarmUp, peerWarmUp);
+            Optional<Execution> check = pair.check().isEmpty() ? Optional.empty() : Optional.of(pair.check().orElseThrow().execute());
+            Comparison comparison = check
+                    .map(expected -> meterstoreWarmUp.rows().equals(expected.rows()) ? Comparison.SAME_RESULT : Comparison.MISMATCH)
+                    .orElseGet(() -> compare(pair.answer(), meterstoreWarmUp, peerWarmUp));
             // small queries pay the JIT compilation of a path's per-query code until it has run a few times; a server runs them warm
             for (int warmUp = 1; warmUp < warmUps; warmUp++) {
                 pair.meterstore().execute();
@@ -266,7 +330,7 @@ final class QueryBenchmark
             double peer = Medians.seconds(Math.round(Medians.median(peerSamples)));
             log.info("%s: MeterStore %.3f s, peer %.3f s, ratio %.2f, %s", pair.id(), meterstore, peer, meterstore / peer, comparison);
             return new BenchmarkResult(pair.id(), pair.title(), pair.meterstoreLabel(), pair.peerLabel(), Unit.SECONDS, meterstore, peer, pair.target(), comparison,
-                    java.util.Optional.empty(), details(pair, comparison, meterstoreWarmUp, peerWarmUp, meterstoreSamples, peerSamples));
+                    Optional.empty(), details(pair, comparison, meterstoreWarmUp, peerWarmUp, check, meterstoreSamples, peerSamples));
         }
         catch (SQLException | RuntimeException e) {
             log.error(e, "%s failed", pair.id());
@@ -290,7 +354,7 @@ final class QueryBenchmark
         pair.peer().forEach(query -> details.add("Peer, %s:\n\n```sql\n%s\n```".formatted(query.engine(), query.sql())));
         details.add("The peer failed in its warm-up, so it has no time and its answer none to compare: %s".formatted(reason));
         return new BenchmarkResult(pair.id(), pair.title(), pair.meterstoreLabel(), pair.peerLabel(), Unit.SECONDS, meterstore, Double.NaN, pair.target(), Comparison.NOT_COMPARABLE,
-                java.util.Optional.of("the peer failed: " + reason), details);
+                Optional.of("the peer failed: " + reason), details);
     }
 
     private static List<Execution> executeAll(List<TimedQuery> queries)
@@ -319,7 +383,7 @@ final class QueryBenchmark
                 // the meter has rows in both tiers, so the prefix is a proper one
                 yield !cold.isEmpty() && all.size() > cold.size() && all.subList(0, cold.size()).equals(cold) ? Comparison.SAME_RESULT : Comparison.MISMATCH;
             }
-            case NOT_COMPARABLE -> Comparison.NOT_COMPARABLE;
+            case NOT_COMPARABLE, CHECKED -> Comparison.NOT_COMPARABLE;
         };
     }
 
@@ -337,7 +401,7 @@ final class QueryBenchmark
         return totals;
     }
 
-    private List<String> details(Pair pair, Comparison comparison, Execution meterstore, List<Execution> peer, List<Long> meterstoreSamples, List<Long> peerSamples)
+    private List<String> details(Pair pair, Comparison comparison, Execution meterstore, List<Execution> peer, Optional<Execution> check, List<Long> meterstoreSamples, List<Long> peerSamples)
     {
         List<String> details = new ArrayList<>();
         details.add(meterstoreDetail(pair, meterstore, meterstoreSamples));
@@ -349,12 +413,15 @@ final class QueryBenchmark
                     index == 0 ? ", %s%s".formatted(samples(peerSamples), pair.peer().size() > 1 ? " (all parts added)" : "") : "",
                     query.sql()));
         }
+        check.ifPresent(expected -> details.add("Check, %s (%s rows), run once, untimed:\n\n```sql\n%s\n```".formatted(
+                pair.check().orElseThrow().engine(), expected.rows().size(), pair.check().orElseThrow().sql())));
         details.add(switch (comparison) {
             case SAME_RESULT -> switch (pair.answer()) {
                 case SAME_ROWS -> "Both returned the same rows.";
                 case SAME_AGGREGATES -> "The peer's parts add up to MeterStore's answer, group by group.";
                 case COLD_PREFIX -> "The peer's rows are exactly MeterStore's rows below the watermark.";
                 case NOT_COMPARABLE -> "";
+                case CHECKED -> "MeterStore's rows equal the check's; the peer's differ by nature (every version, not as known then).";
             };
             case MISMATCH -> "**MISMATCH**: the answers differ, so the timing compares nothing.";
             case NOT_COMPARABLE -> "Different tables by design (winners against every version), so not the same answer; the pairs whose peer resolves versions (R2, Y1, Y1b, Y2) and the tests check the winners.";

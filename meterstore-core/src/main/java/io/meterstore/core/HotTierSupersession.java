@@ -43,6 +43,8 @@ public final class HotTierSupersession
     private static final String INSERT_TRIGGER = "meterstore_supersession_insert";
     private static final String UPDATE_TRIGGER = "meterstore_supersession_update";
     private static final String DELETE_TRIGGER = "meterstore_supersession_delete";
+    /** The triggers each table of the hot tier (parent and partitions) carries for the marks. */
+    public static final List<String> TRIGGERS = List.of(INSERT_TRIGGER, UPDATE_TRIGGER, DELETE_TRIGGER);
     // as the rules' trigger serializes the writers of one channel: the same locks, taken in the same order
     private static final int CHANNEL_LOCKS = 64;
     /** The rows a transaction of {@link #markPartition} marks at most: what a writer of the table may wait for. */
