@@ -71,7 +71,7 @@ public record BenchmarkSettings(
         String queries = property("benchmark.queries", "all");
         Set<String> benchmarks = queries.equalsIgnoreCase("all")
                 ? ALL
-                : Arrays.stream(queries.split(",")).map(String::trim).filter(name -> !name.isEmpty()).map(name -> name.toUpperCase(Locale.ROOT)).collect(ImmutableSet.toImmutableSet());
+                : Arrays.stream(queries.split(",")).map(String::trim).filter(name -> !name.isEmpty()).map(BenchmarkSettings::benchmarkId).collect(ImmutableSet.toImmutableSet());
         String storageName = property("benchmark.storage", "local");
         BenchmarkStorage storage = Arrays.stream(BenchmarkStorage.values())
                 .filter(value -> value.name().equalsIgnoreCase(storageName))
@@ -92,6 +92,12 @@ public record BenchmarkSettings(
                 Path.of(property("benchmark.dir", storage.defaultDirectory())).toAbsolutePath(),
                 Path.of(property("benchmark.output", "docs")).toAbsolutePath(),
                 probeFile());
+    }
+
+    // ids are matched regardless of case: upper-casing alone made R1h and R1c unnameable
+    private static String benchmarkId(String name)
+    {
+        return ALL.stream().filter(id -> id.equalsIgnoreCase(name)).findFirst().orElse(name.toUpperCase(Locale.ROOT));
     }
 
     /** {@code -Dbenchmark.probe=FILE}: statements of one's own to time instead of the benchmark, on either dataset. */
