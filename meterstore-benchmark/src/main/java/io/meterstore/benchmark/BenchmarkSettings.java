@@ -95,7 +95,7 @@ public record BenchmarkSettings(
     }
 
     // ids are matched regardless of case: upper-casing alone made R1h and R1c unnameable
-    private static String benchmarkId(String name)
+    static String benchmarkId(String name)
     {
         return ALL.stream().filter(id -> id.equalsIgnoreCase(name)).findFirst().orElse(name.toUpperCase(Locale.ROOT));
     }

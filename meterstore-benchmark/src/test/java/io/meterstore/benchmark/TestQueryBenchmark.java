@@ -1,5 +1,6 @@
 package io.meterstore.benchmark;
 
+import io.meterstore.benchmark.BenchmarkResult.Comparison;
 import io.meterstore.benchmark.BenchmarkResult.Target;
 import io.meterstore.benchmark.QueryBenchmark.Answer;
 import io.meterstore.benchmark.QueryBenchmark.Pair;
@@ -12,6 +13,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,6 +40,40 @@ final class TestQueryBenchmark
             assertThat(runs(statement, "meterstore_runs")).isEqualTo(3 + 5);
             assertThat(runs(statement, "peer_runs")).isEqualTo(3 + 5);
         }
+    }
+
+    @Test
+    void testCheckedPairComparesMeterstoreWithItsCheckNotItsPeer()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("query_benchmark_checked");
+                Connection connection = database.connect()) {
+            // H2's shape: the peer answers something else by nature, the check what MeterStore must answer
+            BenchmarkResult same = new QueryBenchmark(1, 1).run(checked(connection, "SELECT 1"));
+            BenchmarkResult other = new QueryBenchmark(1, 1).run(checked(connection, "SELECT 3"));
+
+            assertThat(same.comparison()).isEqualTo(Comparison.SAME_RESULT);
+            assertThat(other.comparison()).isEqualTo(Comparison.MISMATCH);
+            assertThat(same.details()).anyMatch(detail -> detail.startsWith("Check, postgresql (1 rows)"));
+        }
+    }
+
+    @Test
+    void testBenchmarkIdsAreMatchedRegardlessOfCase()
+    {
+        assertThat(BenchmarkSettings.benchmarkId("r1h")).isEqualTo("R1h");
+        assertThat(BenchmarkSettings.benchmarkId("R1H")).isEqualTo("R1h");
+        assertThat(BenchmarkSettings.benchmarkId("w3")).isEqualTo("W3");
+        assertThat(BenchmarkSettings.benchmarkId("x9")).isEqualTo("X9");
+    }
+
+    private static Pair checked(Connection connection, String check)
+    {
+        return new Pair("T2", "checked", "meterstore", "peer",
+                new TimedQuery("meterstore", connection, "SELECT 1"),
+                List.of(new TimedQuery("peer", connection, "SELECT 2")),
+                Answer.CHECKED, Target.atMost(1.0),
+                Optional.of(new TimedQuery("postgresql", connection, check)));
     }
 
     private static long runs(Statement statement, String sequence)
