@@ -50,12 +50,6 @@ public final class HotTierSupersession
     /** The rows a transaction of {@link #markPartition} marks at most: what a writer of the table may wait for. */
     public static final int MARK_BATCH_ROWS = 20_000;
 
-    /**
-     * The transaction-local setting that is 'on' while marks are written: the UPDATE triggers (the rules' and these)
-     * do not fire for an UPDATE that changes marks alone, by their WHEN condition {@link #NOT_MARKING}.
-     */
-    static final String MARKING_SETTING = "meterstore.marking";
-    static final String NOT_MARKING = "current_setting('%s', true) IS DISTINCT FROM 'on'".formatted(MARKING_SETTING);
     // the "from" range of the statement's rows, bound by the trigger
     private static final String TRIGGER_RANGE = "p.\"from\" >= $1 AND p.\"from\" <= $2";
 
@@ -127,18 +121,16 @@ public final class HotTierSupersession
                             END IF;
                         END IF;
                     END IF;
-                    -- an UPDATE of the marks alone: the UPDATE triggers, which would check or mark the same rows again, keep still
-                    PERFORM set_config('%7$s', 'on', true);
+                    -- the UPDATE below fires the UPDATE triggers again, whoever ran this: the rules' passes it (no column it
+                    -- reads changed), this one recomputes the marks it wrote, finds them right and writes none
                     IF written_rows >= 24 * channels THEN
                         EXECUTE format($query$%5$s$query$, target, keys) USING lower_from, upper_from;
                     ELSE
                         EXECUTE format($query$%6$s$query$, target, keys) USING lower_from, upper_from;
                     END IF;
-                    PERFORM set_config('%7$s', 'off', true);
                     RETURN NULL;
                 END
-                $function$""".formatted(quoteIdentifier(schema), FUNCTION, CHANNEL_LOCKS, quoteIdentifier(COLUMN), mark(dense, "%1$s", TRIGGER_RANGE), mark(sparse, "%1$s", TRIGGER_RANGE),
-                MARKING_SETTING);
+                $function$""".formatted(quoteIdentifier(schema), FUNCTION, CHANNEL_LOCKS, quoteIdentifier(COLUMN), mark(dense, "%1$s", TRIGGER_RANGE), mark(sparse, "%1$s", TRIGGER_RANGE));
     }
 
     /**
@@ -172,8 +164,10 @@ public final class HotTierSupersession
         return List.of(
                 "CREATE OR REPLACE TRIGGER %s AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION %s(%s)"
                         .formatted(INSERT_TRIGGER, qualifiedTable, function, argument),
-                "CREATE OR REPLACE TRIGGER %s AFTER UPDATE ON %s REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT WHEN (%s) EXECUTE FUNCTION %s(%s)"
-                        .formatted(UPDATE_TRIGGER, qualifiedTable, NOT_MARKING, function, argument),
+                // every UPDATE, the marks' own too: a condition a writer can set (a setting; pg_trigger_depth(), by a
+                // trigger of its own on a temporary table) would let it change a row and leave its key's marks stale
+                "CREATE OR REPLACE TRIGGER %s AFTER UPDATE ON %s REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION %s(%s)"
+                        .formatted(UPDATE_TRIGGER, qualifiedTable, function, argument),
                 "CREATE OR REPLACE TRIGGER %s AFTER DELETE ON %s REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION %s(%s)"
                         .formatted(DELETE_TRIGGER, qualifiedTable, function, argument));
     }
@@ -227,10 +221,6 @@ public final class HotTierSupersession
                     lock.execute();
                 }
                 Optional<String> upper = batchUpper(connection, qualifiedPartition, lower, batchRows);
-                try (PreparedStatement marking = connection.prepareStatement("SELECT set_config(?, 'on', true)")) {
-                    marking.setString(1, MARKING_SETTING);
-                    marking.execute();
-                }
                 try (PreparedStatement mark = connection.prepareStatement(markBatch(qualifiedPartition, lower.isPresent(), upper.isPresent()))) {
                     int parameter = 1;
                     // the range twice: the versions read, and the rows updated

@@ -400,7 +400,7 @@ final class TestHotTier
             // a day of another operator's versions on the stored grid
             assertRuleRefused(statement, insert(hotTier, intervals("41373559241", AUGUST_20, day, 3, "9900000000010", "PT15M")), "one_operator_per_reading");
             assertThat(scalar(connection, "SELECT count(*) FROM day_rules.readings")).isEqualTo(2L * 96 + 1);
-            // an UPDATE meets the rules, also from a writer that sets what the supersession marks' own UPDATEs set
+            // an UPDATE meets the rules, also from a writer that sets what the supersession marks' own UPDATEs once set
             statement.execute("SELECT set_config('meterstore.marking', 'on', false)");
             assertRuleRefused(statement, "UPDATE day_rules.readings SET \"to\" = \"to\" + interval '45 minutes' WHERE malo_id = '41373559241' AND \"from\" = '2026-08-20 10:00:00+00' AND version = 2",
                     "one_grid_per_reading");

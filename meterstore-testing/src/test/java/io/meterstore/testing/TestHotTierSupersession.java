@@ -97,6 +97,45 @@ final class TestHotTierSupersession
     }
 
     @Test
+    void testWriterCannotLeaveTheMarksStale()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("tamper");
+        try (Connection connection = database.connect(); Statement statement = connection.createStatement()) {
+            hotTier.createParent(connection);
+            hotTier.ensurePartition(connection, AUGUST_20);
+            hotTier.ensurePartition(connection, AUGUST_21);
+            Oracle oracle = new Oracle();
+            write(connection, hotTier, oracle, new Random(5), 30);
+            assertThat(oracle.rows.size()).isGreaterThan(oracle.winners(Instant.MAX).size() + 20);
+            // a table of the release whose marks' UPDATE trigger kept still for a writer that set meterstore.marking:
+            // create, run again, replaces it
+            for (String table : List.of("readings", "readings_2026_08_20_0000", "readings_2026_08_21_0000")) {
+                statement.execute("""
+                        CREATE OR REPLACE TRIGGER meterstore_supersession_update AFTER UPDATE ON tamper.%s REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+                        FOR EACH STATEMENT WHEN (current_setting('meterstore.marking', true) IS DISTINCT FROM 'on') EXECUTE FUNCTION tamper.meterstore_supersession('tamper.readings')"""
+                        .formatted(table));
+            }
+            hotTier.createParent(connection);
+            // a writer that sets what the marks' own UPDATEs once set: its UPDATEs are marked all the same
+            statement.execute("SET meterstore.marking = 'on'");
+            statement.executeUpdate("UPDATE tamper.readings_2026_08_20_0000 SET superseded_at = NULL");
+            Row loser = oracle.rows.stream().filter(row -> !oracle.winners(Instant.MAX).contains(row)).findFirst().orElseThrow();
+            assertThat(statement.executeUpdate("UPDATE tamper.readings SET version = 100 WHERE malo_id = '%s' AND \"from\" = '%s' AND version = %d"
+                    .formatted(loser.maloId(), loser.from(), loser.version()))).isEqualTo(1);
+            oracle.rows.remove(loser);
+            oracle.rows.add(new Row(loser.maloId(), loser.obisCode(), loser.from(), 100, loser.recordedAt()));
+            assertMarksAgree(connection, hotTier, oracle);
+            // and one whose UPDATE runs in a trigger of its own, where pg_trigger_depth() is 1 as in the marks' own
+            statement.execute("CREATE TEMPORARY TABLE nudge (n int)");
+            statement.execute("CREATE FUNCTION pg_temp.nudge() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE tamper.readings SET superseded_at = NULL; RETURN NULL; END $$");
+            statement.execute("CREATE TRIGGER nudge AFTER INSERT ON pg_temp.nudge FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.nudge()");
+            statement.executeUpdate("INSERT INTO pg_temp.nudge VALUES (1)");
+            assertMarksAgree(connection, hotTier, oracle);
+        }
+    }
+
+    @Test
     void testRedeliveryOfLowerVersionIsStoredSuperseded()
             throws SQLException
     {
