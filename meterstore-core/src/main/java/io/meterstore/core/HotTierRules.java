@@ -88,10 +88,16 @@ public final class HotTierRules
         // trigger runs after the statement): grouped by key, each row counts once and is written if the statement wrote
         // it. A join that leaves out the new rows instead was planned as a nested loop over the transition table once
         // statistics made the stored rows look few, which is quadratic in the statement's rows.
+        // the span before an instant that can reach into it: the last row of the 25 hours before it (a span that can
+        // start anywhere is at most a P1D one), or a P1M row from the start of the balancing month holding it; where a
+        // look-back over the longest span walked a month of partitions, empty ones after a gap in the deliveries too
         String before = """
                 SELECT b.*, false FROM (SELECT malo_id, obis_code, min("from") AS lower_from FROM new_rows GROUP BY 1, 2) n
-                CROSS JOIN LATERAL (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n.lower_from AND p."from" >= n.lower_from - $3 ORDER BY p."from" DESC LIMIT 1) b"""
-                .formatted(columns, channel);
+                CROSS JOIN LATERAL (
+                    (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n.lower_from AND p."from" >= n.lower_from - $3 ORDER BY p."from" DESC LIMIT 1)
+                    UNION ALL
+                    (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n.lower_from - $3 AND p."from" IN (%3$s))) b"""
+                .formatted(columns, channel, monthStarts("n.lower_from"));
         String dense = firstBrokenPair("""
                 SELECT malo_id, obis_code, "from", max("to") AS "to", version, max(version_scope) AS version_scope, bool_or(written) AS written FROM (
                     SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS written FROM new_rows
@@ -117,9 +123,11 @@ public final class HotTierRules
                     UNION ALL
                     (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n."from" AND p."from" >= n."from" - $3 ORDER BY p."from" DESC LIMIT 1)
                     UNION ALL
+                    (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n."from" - $3 AND p."from" IN (%3$s))
+                    UNION ALL
                     (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" > n."from" AND p."from" < n."to" ORDER BY p."from" LIMIT 1)) b) b
                 WHERE NOT EXISTS (SELECT 1 FROM new_rows w WHERE w.malo_id = b.malo_id AND w.obis_code = b.obis_code AND w."from" = b."from" AND w.version = b.version)"""
-                .formatted(columns, channel));
+                .formatted(columns, channel, monthStarts("n.\"from\"")));
         return """
                 CREATE OR REPLACE FUNCTION %1$s.%2$s() RETURNS trigger LANGUAGE plpgsql SET work_mem = '%8$s' AS $function$
                 DECLARE
@@ -175,9 +183,20 @@ public final class HotTierRules
                                 extract(epoch FROM broken.previous_from) * 1000000, broken.previous_version,
                                 extract(epoch FROM broken."from") * 1000000, broken.version);
                 END
-                $function$""".formatted(quoteIdentifier(schema), FUNCTION, ReadingRules.LONGEST_WRITTEN_SPAN.toSeconds(), CHANNEL_LOCKS,
+                $function$""".formatted(quoteIdentifier(schema), FUNCTION, ReadingRules.LONGEST_DAILY_SPAN.toSeconds(), CHANNEL_LOCKS,
                 rule("broken.previous_from", "broken.previous_to", "broken.previous_version", "broken.\"from\"", "broken.\"to\"", "broken.version"),
                 dense, sparse, WORK_MEM, alone);
+    }
+
+    /**
+     * Where a P1M span holding {@code instant} starts, as {@link ReadingRules#monthStartsReaching} says: Berlin midnight
+     * on the first of its Berlin month, and 06:00 local time on the first of its gas month.
+     */
+    static String monthStarts(String instant)
+    {
+        String zone = "'" + MeteringCalendar.BERLIN.getId() + "'";
+        return "date_trunc('month', %1$s AT TIME ZONE %2$s) AT TIME ZONE %2$s, (date_trunc('month', (%1$s AT TIME ZONE %2$s) - interval '6 hours') + interval '6 hours') AT TIME ZONE %2$s"
+                .formatted(instant, zone);
     }
 
     /**

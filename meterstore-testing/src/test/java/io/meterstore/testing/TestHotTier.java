@@ -408,6 +408,30 @@ final class TestHotTier
         }
     }
 
+    @Test
+    void testMonthlySpanIsMetWeeksLater()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("month_rules");
+        try (Connection connection = database.connect(); Statement statement = connection.createStatement()) {
+            hotTier.createParent(connection);
+            // a P1M row of September from Berlin midnight, and a gas one from 06:00 local time, twenty days before the rows
+            // that meet them, across days no partition holds
+            for (Instant start : List.of(Instant.parse("2026-08-31T00:00:00Z"), Instant.parse("2026-09-01T00:00:00Z"), Instant.parse("2026-09-20T00:00:00Z"))) {
+                hotTier.ensurePartition(connection, start);
+            }
+            String month = """
+                    SELECT '%s', '1-1:1.29.0', '%s', timestamptz '%s', timestamptz '%s', 300, 'KWH', 'MEASURED', 'P1M', 'MSCONS', 1, '%s:2026-09', now(), DATE '2026-09-01'""";
+            assertThat(statement.executeUpdate(insert(hotTier, month.formatted("41373559241", "STROM", "2026-08-31T22:00:00Z", "2026-09-30T22:00:00Z", OPERATOR)))).isEqualTo(1);
+            assertThat(statement.executeUpdate(insert(hotTier, month.formatted("51238696781", "GAS", "2026-09-01T04:00:00Z", "2026-10-01T04:00:00Z", OPERATOR)))).isEqualTo(1);
+            Instant september20 = Instant.parse("2026-09-20T00:00:00Z");
+            // a day's ingest into an empty range, and a single correction: each meets the month's span
+            assertRuleRefused(statement, insert(hotTier, intervals("41373559241", september20, Duration.ofDays(1), 2, OPERATOR, "PT15M")), "one_grid_per_reading");
+            assertRuleRefused(statement, insert(hotTier, intervals("51238696781", september20.plus(Duration.ofHours(10)), Duration.ofMinutes(15), 2, OPERATOR, "PT15M")), "one_grid_per_reading");
+            assertThat(scalar(connection, "SELECT count(*) FROM month_rules.readings")).isEqualTo(2L);
+        }
+    }
+
     /** One INSERT of the rows the {@code selects} give. */
     private static String insert(HotTier hotTier, String... selects)
     {
