@@ -7,16 +7,20 @@ import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 
 /**
  * {@code bin/soak}: one {@link SoakRun} on a fresh PostgreSQL data directory and warehouse under {@code soak.dir}
- * (default var/soak, deleted first), then its figures on the console. The run's settings are system properties:
- * soak.days, soak.meters, soak.meters-per-statement, soak.correction-rate, soak.erasure-every, soak.engine-restarts, soak.seed.
+ * (default var/soak, deleted first), then its figures on the console and its report in the marked section of
+ * {@code soak.report} (default docs/soak.md, {@link SoakReport}). The run's settings are system properties:
+ * soak.days, soak.meters, soak.meters-per-statement, soak.correction-rate, soak.erasure-every, soak.engine-restarts, soak.archiver-kills,
+ * soak.postgres-restarts, soak.seed.
  */
 public final class SoakMain
 {
@@ -42,8 +46,11 @@ public final class SoakMain
                 Double.parseDouble(System.getProperty("soak.correction-rate", "0.03")),
                 Integer.getInteger("soak.erasure-every", 10),
                 Integer.getInteger("soak.engine-restarts", 12),
+                Integer.getInteger("soak.archiver-kills", 12),
+                Integer.getInteger("soak.postgres-restarts", 12),
                 Long.getLong("soak.seed", 34));
         Path directory = Path.of(System.getProperty("soak.dir", "var/soak"));
+        Path report = Path.of(System.getProperty("soak.report", "docs/soak.md"));
         int exit = 0;
         try {
             BenchmarkDataset.deleteRecursively(directory);
@@ -52,7 +59,11 @@ public final class SoakMain
                 TestingWarehouse warehouse = new TestingWarehouse(postgres.database("soak"), directory.resolve("warehouse"), TestingWarehouse.CATALOG_NAME);
                 long start = System.nanoTime();
                 SoakRun.Result result = new SoakRun(warehouse, settings, SoakRun.Tampering.NONE).run();
-                console.println(describe(settings, result, Duration.ofNanos(System.nanoTime() - start)));
+                Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+                console.println(describe(settings, result, elapsed));
+                double loadAverage = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+                SoakReport.write(report, SoakReport.section(settings, result, elapsed, Instant.now(), loadAverage));
+                console.println("Report written to " + report);
             }
         }
         catch (Exception e) {
@@ -70,17 +81,17 @@ public final class SoakMain
         int sample = Math.min(7, days.size());
         return """
                 Soak: %s simulated days of %s meters (%s meters a statement, corrections %s of a day's rows, seed %s) in %s s
-                rows sent %,d (recorded by the oracle %,d); refused statements %s; erasures %s; archival commits %s; maintenance runs %s; Trino engine restarts %s
-                oracle checks passed %s
+                rows sent %,d (recorded by the oracle %,d); refused statements %s; erasures %s (lifted %s); archival commits %s; maintenance runs %s; faults injected and survived %s
+                oracle checks passed %s; dashboard queries %s
                 time per simulated day: first %s days %.2f s median, last %s days %.2f s median"""
                 .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.correctionRate(), settings.seed(), elapsed.toSeconds(),
-                        result.rowsSent(), result.rowsRecorded(), result.refused(), result.erasures(), result.archivalCommits(), result.maintenanceRuns(), result.engineRestarts(),
-                        result.checks(),
+                        result.rowsSent(), result.rowsRecorded(), result.refused(), result.erasures(), result.lifts(), result.archivalCommits(), result.maintenanceRuns(), result.faults(),
+                        result.checks(), result.dashboardQueries(),
                         sample, median(days.subList(0, sample)), sample, median(days.subList(days.size() - sample, days.size())));
     }
 
     private static double median(List<Duration> durations)
     {
-        return Medians.median(durations.stream().map(duration -> duration.toNanos() / 1e9).toList());
+        return SoakReport.median(durations);
     }
 }

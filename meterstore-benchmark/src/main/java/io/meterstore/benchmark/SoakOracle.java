@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeSet;
 
+import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -55,14 +56,15 @@ final class SoakOracle
         resolved = Optional.empty();
     }
 
+    /** Takes {@code erasure} off the suppression list; its rows stay gone until they are written again. */
+    void lifted(Erasure erasure)
+    {
+        checkState(erasures.remove(requireNonNull(erasure, "erasure is null")), "Erasure %s was not recorded", erasure);
+    }
+
     boolean isErased(Reading reading)
     {
         return erasures.stream().anyMatch(erasure -> erasure.covers(reading));
-    }
-
-    int erasures()
-    {
-        return erasures.size();
     }
 
     ReadingsOracle oracle()

@@ -1,11 +1,14 @@
 package io.meterstore.benchmark;
 
+import com.google.common.collect.Sets;
 import io.airlift.log.Logger;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.archiver.cycle.Failpoints.Failpoint;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.TableMaintenance;
+import io.meterstore.core.ErasureLog;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeteringCalendar;
 import io.meterstore.core.Quality;
@@ -18,10 +21,14 @@ import io.meterstore.testing.ReadingsOracle;
 import io.meterstore.testing.ReadingsOracle.MeterDay;
 import io.meterstore.testing.ReadingsOracle.Totals;
 import io.meterstore.testing.ReadingsOracle.View;
+import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.trino.testing.DistributedQueryRunner;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -39,6 +46,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
@@ -80,16 +88,24 @@ public final class SoakRun
     private static final int MAX_CORRECTION_DAYS = 60;
     private static final int AS_OF_EVERY = 5;
     private static final int MAINTENANCE_EVERY = 7;
+    private static final List<Failpoint> KILL_POINTS = List.of(Failpoint.AFTER_DETACH, Failpoint.MID_STREAM, Failpoint.AFTER_WRITE, Failpoint.AFTER_COMMIT);
+    private static final int GROWTH_EVERY = 30;
+    private static final int COMPLETENESS_DAYS = 30;
+    private static final int LIFT_AFTER = 5;
+    private static final Duration LEASE_RELEASE = Duration.ofSeconds(30);
     // what the refusals' messages say (METERSTORE_ERASED, METERSTORE_CONFLICTING_REDELIVERY); the JDBC driver carries no error name
     private static final String ERASED = "was erased by erasure";
     private static final String CONFLICTING_REDELIVERY = "was already written with different values";
 
     /** What to run. */
-    public record Settings(int days, int meters, int metersPerStatement, double correctionRate, int erasureEvery, int engineRestarts, long seed)
+    public record Settings(int days, int meters, int metersPerStatement, double correctionRate, int erasureEvery, int engineRestarts, int archiverKills, int postgresRestarts,
+            long seed)
     {
         public Settings
         {
             checkArgument(engineRestarts >= 0 && engineRestarts < days, "engineRestarts must be in [0, days)");
+            checkArgument(archiverKills >= 0 && archiverKills < days, "archiverKills must be in [0, days)");
+            checkArgument(postgresRestarts >= 0 && postgresRestarts < days, "postgresRestarts must be in [0, days)");
             checkArgument(days > 0, "days must be positive");
             checkArgument(meters > 0 && meters <= ReadingsGenerator.MAX_METERS, "meters out of range");
             checkArgument(metersPerStatement > 0, "metersPerStatement must be positive");
@@ -125,11 +141,13 @@ public final class SoakRun
 
     /** What the run did and measured. */
     public record Result(int days, int meters, long rowsSent, long rowsRecorded, Map<String, Integer> refused, int erasures, int archivalCommits,
-            int maintenanceRuns, int engineRestarts, int checks, List<Duration> dayTimes)
+            int maintenanceRuns, Map<String, Integer> faults, int checks, int dashboardQueries, int lifts, List<Duration> dayTimes, List<SoakGrowth> growth)
     {
         public Result
         {
             refused = Map.copyOf(refused);
+            faults = Map.copyOf(faults);
+            growth = List.copyOf(growth);
             dayTimes = List.copyOf(dayTimes);
         }
     }
@@ -152,14 +170,23 @@ public final class SoakRun
     private final Random random;
     private final AtomicReference<Instant> simulatedNow = new AtomicReference<>();
     private final Map<String, Integer> refused = new TreeMap<>();
+    private final Map<String, Integer> faultsInjected = new TreeMap<>();
     private final Set<ReadingKey> corrected = new HashSet<>();
     private long rowsSent;
     private long rowsRecorded;
     private int archivalCommits;
     private int maintenanceRuns;
     private int checks;
+    private int dashboardQueries;
+    private int erasures;
+    private int lifts;
+    // erasures to lift, by the index of the day they are lifted on
+    private final Map<Integer, Lift> pendingLifts = new TreeMap<>();
 
     private record ReadingKey(String maloId, Instant from) {}
+
+    /** An erasure found wrong: its id in the erasure log, and the meter and first day it erased (two days). */
+    private record Lift(SoakOracle.Erasure erasure, long erasureId, int meter, LocalDate first) {}
 
     public SoakRun(TestingWarehouse warehouse, Settings settings, Tampering tampering)
     {
@@ -188,17 +215,22 @@ public final class SoakRun
         TableIdentifier identifier = TableIdentifier.of(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE);
         IcebergTableSpec.createIfMissing(warehouse.catalog(), identifier);
         InstantSource clock = simulatedNow::get;
-        ArchivalCycle cycle = new ArchivalCycle(warehouse.catalog(), identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, ArchivalSettings.DEFAULTS, clock);
-        TableMaintenance maintenance = new TableMaintenance(warehouse.catalog(), identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, MaintenanceSettings.DEFAULTS, clock);
+        Catalog catalog = warehouse.catalog();
+        ArchivalCycle cycle = new ArchivalCycle(catalog, identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, ArchivalSettings.DEFAULTS, clock);
+        TableMaintenance maintenance = new TableMaintenance(catalog, identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, MaintenanceSettings.DEFAULTS, clock);
+        Table table = catalog.loadTable(identifier);
         List<Duration> dayTimes = new ArrayList<>();
+        List<SoakGrowth> growth = new ArrayList<>();
         // the faults' schedule has a random stream of its own, so the workload is the same with or without them
         Random faults = new Random(settings.seed() + 1);
-        Set<Integer> restartDays = new TreeSet<>();
-        while (restartDays.size() < settings.engineRestarts()) {
-            restartDays.add(1 + faults.nextInt(settings.days() - 1));
-        }
+        Set<Integer> restartDays = faultDays(faults, settings.engineRestarts());
+        Set<Integer> killDays = faultDays(faults, settings.archiverKills());
+        Set<Integer> postgresDays = faultDays(faults, settings.postgresRestarts());
+        // the kills take the cycle's failpoints in turn, from a seeded one
+        int killPoint = faults.nextInt(KILL_POINTS.size());
         DistributedQueryRunner queryRunner = MeterstoreBenchmark.queryRunner(warehouse, false);
         Connection trino = MeterstoreBenchmark.trinoConnection(queryRunner);
+        Connection dashboard = MeterstoreBenchmark.trinoConnection(queryRunner);
         try {
             int index = 0;
             for (LocalDate day : generator.localDays()) {
@@ -206,16 +238,29 @@ public final class SoakRun
                 if (restartDays.contains(index)) {
                     // the engine restarted overnight: a new coordinator, nothing kept in memory of the last one
                     trino.close();
+                    dashboard.close();
                     queryRunner.close();
                     queryRunner = MeterstoreBenchmark.queryRunner(warehouse, false);
                     trino = MeterstoreBenchmark.trinoConnection(queryRunner);
-                    log.info("Soak day %s: Trino engine restarted", index + 1);
+                    dashboard = MeterstoreBenchmark.trinoConnection(queryRunner);
+                    fault("engine_restart", index);
                 }
-                simulateDay(trino, index, day);
+                simulateDay(trino, dashboard, index, day, postgresDays.contains(index));
                 long written = System.nanoTime();
                 // the archiver's evening: archive what is closed, weekly compact and expire
                 simulatedNow.set(day.plusDays(1).atTime(22, 0).toInstant(ZoneOffset.UTC));
-                archive(cycle);
+                boolean killed = false;
+                if (killDays.contains(index)) {
+                    // the archiver's own JVM killed in the middle of the evening's cycle; the next cycle recovers on the ordinary path
+                    Failpoint point = KILL_POINTS.get(killPoint++ % KILL_POINTS.size());
+                    SoakArchiverProcess.killAt(warehouse, simulatedNow.get(), point);
+                    if (point == Failpoint.AFTER_COMMIT) {
+                        archivalCommits++;
+                    }
+                    fault("archiver_sigkill_" + point.pointName(), index);
+                    killed = true;
+                }
+                archive(cycle, killed);
                 if (index % MAINTENANCE_EVERY == MAINTENANCE_EVERY - 1) {
                     maintenance.compact();
                     maintenance.expire();
@@ -226,31 +271,82 @@ public final class SoakRun
                 check(trino, index, day);
                 long end = System.nanoTime();
                 dayTimes.add(Duration.ofNanos(end - start));
-                log.info("Soak day %s of %s (%s): %s rows sent, refused %s, %s archival commits, %s checks; %.1f s (writes %.1f, archiver %.1f, oracle %.1f)",
-                        index + 1, settings.days(), day, rowsSent, refused, archivalCommits, checks,
+                log.info("Soak day %s of %s (%s): %s rows sent, refused %s, %s archival commits, faults %s, %s checks; %.1f s (writes %.1f, archiver %.1f, oracle %.1f)",
+                        index + 1, settings.days(), day, rowsSent, refused, archivalCommits, faultsInjected, checks,
                         (end - start) / 1e9, (written - start) / 1e9, (archived - written) / 1e9, (end - archived) / 1e9);
+                // the store's size on the first day, every 30th and the last, outside the day's time
+                if (index == 0 || index % GROWTH_EVERY == GROWTH_EVERY - 1 || index == settings.days() - 1) {
+                    growth.add(SoakGrowth.measure(day, table, warehouse));
+                }
                 index++;
             }
         }
         finally {
             trino.close();
+            dashboard.close();
             queryRunner.close();
         }
-        return new Result(settings.days(), settings.meters(), rowsSent, rowsRecorded, refused, oracle.erasures(), archivalCommits, maintenanceRuns, restartDays.size(), checks, dayTimes);
+        return new Result(settings.days(), settings.meters(), rowsSent, rowsRecorded, refused, erasures, archivalCommits, maintenanceRuns, faultsInjected, checks, dashboardQueries, lifts, dayTimes, growth);
     }
 
-    private void simulateDay(Connection trino, int index, LocalDate day)
-            throws SQLException
+    /** {@code count} distinct days of the run, never the first (the store is empty before it). */
+    private Set<Integer> faultDays(Random faults, int count)
+    {
+        Set<Integer> days = new TreeSet<>();
+        while (days.size() < count) {
+            days.add(1 + faults.nextInt(settings.days() - 1));
+        }
+        return days;
+    }
+
+    private void fault(String kind, int index)
+    {
+        faultsInjected.merge(kind, 1, Integer::sum);
+        log.info("Soak day %s: fault %s", index + 1, kind);
+    }
+
+    /**
+     * PostgreSQL stopped as an operator stops it (every session terminated) and started again on its data directory and
+     * port, between two of the day's statements: the engine's pools and the archiver's catalogue hold connections that
+     * are gone and must open new ones.
+     */
+    private void restartPostgres(int index)
+            throws IOException
+    {
+        TestingPostgresServer server = warehouse.database().server();
+        server.stop();
+        server.start();
+        fault("postgres_restart", index);
+    }
+
+    private void simulateDay(Connection trino, Connection dashboard, int index, LocalDate day, boolean restartPostgres)
+            throws SQLException, IOException, InterruptedException
     {
         // the morning after the day: its batches are recorded from 05:00 UTC to 06:00 (the generator's), the rest at 07:00
         Instant morning = day.plusDays(1).atTime(7, 0).toInstant(ZoneOffset.UTC);
-        List<String> meters = generator.maloIds();
-        for (int first = 0; first < meters.size(); first += settings.metersPerStatement()) {
-            List<Reading> batch = new ArrayList<>();
-            for (int meter = first; meter < Math.min(meters.size(), first + settings.metersPerStatement()); meter++) {
-                batch.addAll(generator.readings(meter, day));
+        // the dashboards read the week before the day while its deliveries run, and nobody writes that week meanwhile
+        Instant weekAgo = MeteringCalendar.startOfLocalDay(day.minusDays(7).isBefore(generator.startDay()) ? generator.startDay() : day.minusDays(7));
+        Instant today = MeteringCalendar.startOfLocalDay(day);
+        Optional<SoakDashboards> dashboards = index == 0
+                ? Optional.empty()
+                : Optional.of(new SoakDashboards(dashboard, oracle.oracle().totalsByMeter(View.RESOLVED, ReadingsOracle.fromRange(weekAgo, today)), weekAgo, today, settings.seed() + index));
+        try {
+            List<String> meters = generator.maloIds();
+            for (int first = 0; first < meters.size(); first += settings.metersPerStatement()) {
+                List<Reading> batch = new ArrayList<>();
+                for (int meter = first; meter < Math.min(meters.size(), first + settings.metersPerStatement()); meter++) {
+                    batch.addAll(generator.readings(meter, day));
+                }
+                write(trino, Kind.DELIVERY, day, batch);
             }
-            write(trino, Kind.DELIVERY, day, batch);
+        }
+        finally {
+            if (dashboards.isPresent()) {
+                dashboardQueries += dashboards.get().stop();
+            }
+        }
+        if (restartPostgres) {
+            restartPostgres(index);
         }
         redeliver(trino, index, day);
         correct(trino, index, day, morning);
@@ -262,7 +358,11 @@ public final class SoakRun
             regrid(trino, randomWinner(index, day), morning);
         }
         if (index >= 15 && index % settings.erasureEvery() == 0) {
-            erase(trino, day);
+            erase(trino, index, day);
+        }
+        Lift lift = pendingLifts.remove(index);
+        if (lift != null) {
+            lift(trino, day, lift);
         }
     }
 
@@ -361,8 +461,11 @@ public final class SoakRun
         refuse(trino, List.of(hourly), ReadingRules.ONE_GRID_PER_READING, ReadingRules.ONE_GRID_PER_READING);
     }
 
-    /** DELETE of one meter's readings of two days 20 to 30 back, as docs/sql.md's "Erasure" has it. */
-    private void erase(Connection trino, LocalDate day)
+    /**
+     * DELETE of one meter's readings of two days 20 to 30 back, as docs/sql.md's "Erasure" has it; every other erasure
+     * (the first, the third, ...) is found wrong and lifted {@value #LIFT_AFTER} days later.
+     */
+    private void erase(Connection trino, int index, LocalDate day)
             throws SQLException
     {
         String meter = generator.maloIds().get(random.nextInt(settings.meters()));
@@ -370,15 +473,50 @@ public final class SoakRun
         LocalDate first = back.isBefore(generator.startDay()) ? generator.startDay() : back;
         SoakOracle.Erasure erasure = new SoakOracle.Erasure(meter, MeteringCalendar.startOfLocalDay(first), MeteringCalendar.startOfLocalDay(first.plusDays(2)));
         oracle.erased(erasure);
+        erasures++;
         execute(trino, "DELETE FROM readings_versions WHERE malo_id = '%s' AND \"from\" >= %s AND \"from\" < %s"
                 .formatted(meter, timestamp(erasure.lower()), timestamp(erasure.upper())));
         // the erased day's MSCONS batch delivered again: the suppression list keeps it out
         refuse(trino, generator.readings(generator.maloIds().indexOf(meter), first), ERASED, "erased");
+        if (erasures % 2 == 1 && index + LIFT_AFTER < settings.days()) {
+            pendingLifts.put(index + LIFT_AFTER, new Lift(erasure, lastErasureId(), generator.maloIds().indexOf(meter), first));
+        }
     }
 
-    private void archive(ArchivalCycle cycle)
+    private long lastErasureId()
+            throws SQLException
+    {
+        try (Connection postgres = warehouse.database().connect();
+                Statement statement = postgres.createStatement();
+                ResultSet result = statement.executeQuery("SELECT max(erasure_id) FROM %s.%s".formatted(BenchmarkDataset.SCHEMA, ErasureLog.TABLE))) {
+            checkState(result.next() && result.getLong(1) > 0, "The erasure log holds no erasure after a DELETE");
+            return result.getLong(1);
+        }
+    }
+
+    /**
+     * The erasure lifted as docs/operations.md has it ({@code lift_erasure}), then its two days' MSCONS batches delivered
+     * again: accepted now (to Iceberg, the days being archived), and the oracle holds them again.
+     */
+    private void lift(Connection trino, LocalDate day, Lift lift)
+            throws SQLException
+    {
+        execute(trino, "CALL meterstore.system.lift_erasure('%s', '%s', %s, 'Erased by mistake: soak')".formatted(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE, lift.erasureId()));
+        oracle.lifted(lift.erasure());
+        lifts++;
+        List<Reading> batches = new ArrayList<>(generator.readings(lift.meter(), lift.first()));
+        batches.addAll(generator.readings(lift.meter(), lift.first().plusDays(1)));
+        write(trino, Kind.REDELIVERY, day, batches);
+    }
+
+    /**
+     * Archives every closed window. After a kill the killed archiver's sessions may outlive it for a moment (PostgreSQL
+     * ends a backend when it reads the closed socket), and with them its lease: the cycle is tried again for a while.
+     */
+    private void archive(ArchivalCycle cycle, boolean afterKill)
             throws Exception
     {
+        long deadline = System.nanoTime() + LEASE_RELEASE.toNanos();
         while (true) {
             ArchiveOutcome outcome = cycle.archiveOnce();
             switch (outcome.kind()) {
@@ -386,7 +524,12 @@ public final class SoakRun
                 case IDLE -> {
                     return;
                 }
-                case DEFERRED, SUPERSEDED, LEASE_CONTENDED -> throw new IllegalStateException("Archival did not run as the only archiver: " + outcome.describe());
+                case DEFERRED, SUPERSEDED, LEASE_CONTENDED -> {
+                    if (!afterKill || System.nanoTime() > deadline) {
+                        throw new IllegalStateException("Archival did not run as the only archiver: " + outcome.describe());
+                    }
+                    Thread.sleep(200);
+                }
             }
         }
     }
@@ -405,7 +548,41 @@ public final class SoakRun
                 compare(day, "readings FOR TIMESTAMP AS OF " + knownAt, totalsByMeterDay(trino, "readings FOR TIMESTAMP AS OF " + timestamp(knownAt)),
                         expected.asKnownAt(knownAt).totalsByMeterDay(View.RESOLVED, ReadingsOracle.all()));
             }
+            checkCompleteness(trino, day, expected);
         }
+    }
+
+    /**
+     * meter_completeness over the last {@value #COMPLETENESS_DAYS} days (hot and cold, erasures and corrections in them):
+     * each meter's winning intervals ({@code actual}, summed over its grids) are the oracle's winners of the range.
+     */
+    private void checkCompleteness(Connection trino, LocalDate day, ReadingsOracle expected)
+            throws SQLException
+    {
+        LocalDate first = day.minusDays(COMPLETENESS_DAYS - 1);
+        Instant lower = MeteringCalendar.startOfLocalDay(first.isBefore(generator.startDay()) ? generator.startDay() : first);
+        Instant upper = MeteringCalendar.startOfLocalDay(day.plusDays(1));
+        SortedMap<String, Long> wanted = new TreeMap<>();
+        expected.totalsByMeter(View.RESOLVED, ReadingsOracle.fromRange(lower, upper)).forEach((meter, totals) -> wanted.put(meter, totals.count()));
+        SortedMap<String, Long> actual = new TreeMap<>();
+        String sql = """
+                SELECT malo_id, sum(actual)
+                FROM TABLE(meterstore.system.meter_completeness(table_name => 'readings', range_start => %s, range_end => %s))
+                GROUP BY malo_id""".formatted(timestamp(lower), timestamp(upper));
+        try (Statement statement = trino.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+            while (result.next()) {
+                actual.put(result.getString(1), result.getLong(2));
+            }
+        }
+        if (!actual.equals(wanted)) {
+            String meter = new TreeSet<>(Sets.union(actual.keySet(), wanted.keySet())).stream()
+                    .filter(key -> !Objects.equals(actual.get(key), wanted.get(key)))
+                    .findFirst()
+                    .orElseThrow();
+            throw new DivergenceException("Oracle check failed after simulated day %s (%s passed before it): meter_completeness from %s to %s: meter %s: expected %s winning intervals, actual %s"
+                    .formatted(day, checks, lower, upper, meter, wanted.getOrDefault(meter, 0L), actual.getOrDefault(meter, 0L)));
+        }
+        checks++;
     }
 
     private void compare(LocalDate day, String question, SortedMap<MeterDay, Totals> actual, SortedMap<MeterDay, Totals> expected)

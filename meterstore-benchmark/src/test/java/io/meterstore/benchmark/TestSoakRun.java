@@ -1,5 +1,7 @@
 package io.meterstore.benchmark;
 
+import com.google.common.io.MoreFiles;
+import com.google.common.io.RecursiveDeleteOption;
 import io.meterstore.core.MeteringCalendar;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Reading;
@@ -8,6 +10,8 @@ import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import org.junit.jupiter.api.Test;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -16,6 +20,7 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,13 +36,24 @@ final class TestSoakRun
     void testSoakPassesEveryOracleCheck()
             throws Exception
     {
-        // one delivery statement a day (20 meters), so the run stays short; one restart of the Trino engine
-        SoakRun.Settings settings = new SoakRun.Settings(40, 20, 20, 0.03, 10, 1, 34);
-        SoakRun.Result result = new SoakRun(warehouse("soak"), settings, SoakRun.Tampering.NONE).run();
+        // one delivery statement a day (20 meters), so the run stays short; one restart of the Trino engine, one SIGKILL of
+        // the archiver mid-cycle and one restart of PostgreSQL, on seeded days; PostgreSQL is a server of the test's own
+        SoakRun.Settings settings = new SoakRun.Settings(40, 20, 20, 0.03, 10, 1, 1, 1, 34);
+        Path directory = Files.createTempDirectory("meterstore-soak-");
+        SoakRun.Result result;
+        try (TestingPostgresServer server = TestingPostgresServer.restartable(Files.createDirectory(directory.resolve("pgdata")))) {
+            TestingWarehouse warehouse = new TestingWarehouse(server.createDatabase("soak"), Files.createDirectory(directory.resolve("warehouse")), TestingWarehouse.CATALOG_NAME);
+            result = new SoakRun(warehouse, settings, SoakRun.Tampering.NONE).run();
+        }
+        finally {
+            MoreFiles.deleteRecursively(directory, RecursiveDeleteOption.ALLOW_INSECURE);
+        }
 
         assertThat(result.days()).isEqualTo(40);
-        // two questions a day, and three AS OF instants every fifth day, all passed
-        assertThat(result.checks()).isEqualTo(40 * 2 + 8 * 3);
+        // two questions a day, and every fifth day three AS OF instants and meter_completeness, all passed
+        assertThat(result.checks()).isEqualTo(40 * 2 + 8 * 4);
+        // the dashboards queried beside every day's deliveries after the first, and each answer was the oracle's
+        assertThat(result.dashboardQueries()).isGreaterThanOrEqualTo(39);
         // every day's rows, and the corrections (3 % of a day's rows, from the second day on)
         assertThat(result.rowsRecorded()).isGreaterThanOrEqualTo(40L * 20 * 92 + 39L * 58);
         // refused statements, on their schedules: every third day, every fourth day (two kinds), after each erasure (days 21 and 31)
@@ -46,18 +62,21 @@ final class TestSoakRun
                 .containsEntry("one_grid_per_reading", 10);
         assertThat(result.refused().get("erased")).isGreaterThanOrEqualTo(2);
         assertThat(result.erasures()).isEqualTo(2);
-        // the first commit moves W from the epoch to the first closed day; then a day a day, one more every evening
+        // the first erasure lifted five days later (day 26) and its two days delivered again, which the oracle holds again
+        assertThat(result.lifts()).isEqualTo(1);
+        // the first commit moves W from the epoch to the first closed day; then a day a day, one more every evening,
+        // the killed archiver's too if it died after its commit
         assertThat(result.archivalCommits()).isEqualTo(40);
         assertThat(result.maintenanceRuns()).isEqualTo(5);
-        // the engine restarted once, on a seeded day, and every check after it passed too
-        assertThat(result.engineRestarts()).isEqualTo(1);
+        // each fault once, on its seeded day (the archiver's at the seed's failpoint), and every check after them passed
+        assertThat(result.faults()).isEqualTo(Map.of("engine_restart", 1, "archiver_sigkill_mid-stream", 1, "postgres_restart", 1));
     }
 
     @Test
     void testOracleCatchesALostLateCorrection()
             throws Exception
     {
-        SoakRun.Settings settings = new SoakRun.Settings(12, 10, 10, 0.03, 10, 0, 35);
+        SoakRun.Settings settings = new SoakRun.Settings(12, 10, 10, 0.03, 10, 0, 0, 0, 35);
         AtomicReference<Reading> lost = new AtomicReference<>();
         SoakRun.Tampering dropOne = new SoakRun.Tampering()
         {
@@ -83,8 +102,9 @@ final class TestSoakRun
     void testOracleCatchesAHotPartitionTheScanMisses()
             throws Exception
     {
-        SoakRun.Settings settings = new SoakRun.Settings(6, 10, 10, 0.03, 10, 0, 36);
-        // the last simulated day is two days before today (SoakRun): hide the sixth's partition
+        // two days: the fault is in the second's check, and every day more is time the suite spends
+        SoakRun.Settings settings = new SoakRun.Settings(2, 10, 10, 0.03, 10, 0, 0, 0, 36);
+        // the last simulated day is two days before today (SoakRun): hide the second's partition
         LocalDate hidden = LocalDate.now(ZoneOffset.UTC).minusDays(2);
         SoakRun.Tampering hidePartition = new SoakRun.Tampering()
         {
@@ -111,7 +131,7 @@ final class TestSoakRun
                 .satisfies(e -> System.out.println("Oracle: " + e.getMessage()))
                 // the first meter's day: the UTC partition holds all of it but the first local hour
                 .hasMessageContaining("after simulated day %s (%s passed before it): readings: meter %s, day %s: expected %s rows"
-                        .formatted(hidden, 5 * 2 + 3, ReadingsGenerator.maloId(0), hidden, MeteringCalendar.expectedIntervals(hidden, Duration.ofMinutes(15))));
+                        .formatted(hidden, 2, ReadingsGenerator.maloId(0), hidden, MeteringCalendar.expectedIntervals(hidden, Duration.ofMinutes(15))));
     }
 
     private static TestingWarehouse warehouse(String name)

@@ -48,7 +48,7 @@ public final class TestingPostgresServer
         return shared;
     }
 
-    /** A server whose data lives in {@code dataDirectory} across restarts, on {@code port} (0 picks a free one). */
+    /** A server whose data lives in {@code dataDirectory} across restarts, on {@code port} (0 picks a free one, kept by {@link #start()} after a {@link #stop()}). */
     public static TestingPostgresServer persistent(Path dataDirectory, int port)
     {
         // data that outlives the process must survive a crash: durable settings, unlike the throw-away test servers
@@ -61,7 +61,10 @@ public final class TestingPostgresServer
         if (port > 0) {
             builder.setPort(port);
         }
-        return start(builder);
+        TestingPostgresServer server = start(builder);
+        // a restart (the soak's) comes back on the port its clients know
+        server.builder.setPort(server.port);
+        return server;
     }
 
     /**

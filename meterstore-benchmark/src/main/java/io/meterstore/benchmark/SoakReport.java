@@ -1,0 +1,99 @@
+package io.meterstore.benchmark;
+
+import io.meterstore.benchmark.SoakGrowth.MonthFiles;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.YearMonth;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+/**
+ * The section of docs/soak.md that {@code bin/soak} writes, between its two markers: what the run did and how the
+ * store grew. A run replaces the section of the run before it; the rest of the page is left as it is.
+ */
+final class SoakReport
+{
+    static final String START = "<!-- soak report: written by bin/soak -->";
+    static final String END = "<!-- end of soak report -->";
+    private static final Pattern SECTION = Pattern.compile(Pattern.quote(START) + ".*?" + Pattern.quote(END), Pattern.DOTALL);
+    private static final int SAMPLE_DAYS = 7;
+
+    private SoakReport() {}
+
+    /** Replaces the report's section of {@code page} with this run's, or appends it. */
+    static void write(Path page, String section)
+            throws IOException
+    {
+        String existing = Files.exists(page) ? Files.readString(page, UTF_8) : "";
+        Matcher matcher = SECTION.matcher(existing);
+        String updated = matcher.find()
+                ? existing.substring(0, matcher.start()) + section.strip() + existing.substring(matcher.end())
+                : existing.stripTrailing() + "\n\n" + section.strip() + "\n";
+        Files.writeString(page, updated, UTF_8);
+    }
+
+    static String section(SoakRun.Settings settings, SoakRun.Result result, Duration elapsed, Instant finished, double loadAverage)
+    {
+        StringBuilder out = new StringBuilder();
+        out.append(START).append("\n\n## The last run of bin/soak\n\n");
+        out.append("%s simulated days of %,d meters (%s meters a statement, corrections %s of a day's rows, an erasure every %s days, seed %s), run %s UTC in %s s (load average %.1f at its end).\n\n"
+                .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.correctionRate(), settings.erasureEvery(), settings.seed(),
+                        finished.truncatedTo(ChronoUnit.MINUTES).toString().replace('T', ' ').replace("Z", ""), elapsed.toSeconds(), loadAverage));
+        out.append("| What | Count |\n|---|---:|\n");
+        out.append("| rows sent | %,d |\n".formatted(result.rowsSent()));
+        out.append("| rows recorded by the oracle (sent less the same-payload redeliveries) | %,d |\n".formatted(result.rowsRecorded()));
+        result.refused().entrySet().stream().sorted(Map.Entry.comparingByKey())
+                .forEach(entry -> out.append("| refused statements: %s | %,d |\n".formatted(entry.getKey(), entry.getValue())));
+        out.append("| erasures (DELETE) | %,d |\n".formatted(result.erasures()));
+        out.append("| erasures lifted, their days delivered again | %,d |\n".formatted(result.lifts()));
+        out.append("| archival commits | %,d |\n".formatted(result.archivalCommits()));
+        out.append("| maintenance runs (compact, expire) | %,d |\n".formatted(result.maintenanceRuns()));
+        result.faults().entrySet().stream().sorted(Map.Entry.comparingByKey())
+                .forEach(entry -> out.append("| faults injected and survived: %s | %,d |\n".formatted(entry.getKey(), entry.getValue())));
+        out.append("| oracle checks passed | %,d |\n".formatted(result.checks()));
+        out.append("| dashboard queries beside the deliveries, every answer the oracle's | %,d |\n".formatted(result.dashboardQueries()));
+        List<Duration> days = result.dayTimes();
+        int sample = Math.min(SAMPLE_DAYS, days.size());
+        double first = median(days.subList(0, sample));
+        double last = median(days.subList(days.size() - sample, days.size()));
+        out.append("| time per simulated day, median of the first %s days | %.2f s |\n".formatted(sample, first));
+        out.append("| time per simulated day, median of the last %s days | %.2f s (%.2f x the first) |\n\n".formatted(sample, last, last / first));
+
+        out.append("How the store grew (after the first day, every 30th and the last; PostgreSQL: every relation of the table's schema, "
+                + "heap: the driver's JVM, engine included, after a GC):\n\n");
+        out.append("| After day | Data files | Delete files | Metadata files | Snapshots | Manifests | Hot partitions | PostgreSQL tables | PostgreSQL indexes | Dead tuples | Heap after GC |\n");
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (SoakGrowth growth : result.growth()) {
+            out.append("| %s | %,d | %,d | %s | %,d | %,d | %,d | %s | %s | %,d | %s |\n".formatted(
+                    growth.day(), growth.dataFiles(), growth.deleteFiles(), growth.metadataFiles().map("%,d"::formatted).orElse("n/a"), growth.snapshots(), growth.manifests(),
+                    growth.hotPartitions(), megabytes(growth.hotTableBytes()), megabytes(growth.hotIndexBytes()), growth.hotDeadTuples(), megabytes(growth.heapAfterGcBytes())));
+        }
+        if (!result.growth().isEmpty()) {
+            out.append("\nIceberg's files per month of data at the end (the current snapshot's):\n\n| Month | Data files | Delete files |\n|---|---:|---:|\n");
+            for (Map.Entry<YearMonth, MonthFiles> month : result.growth().getLast().filesPerMonth().entrySet()) {
+                out.append("| %s | %,d | %,d |\n".formatted(month.getKey(), month.getValue().dataFiles(), month.getValue().deleteFiles()));
+            }
+        }
+        out.append('\n').append(END).append('\n');
+        return out.toString();
+    }
+
+    private static String megabytes(long bytes)
+    {
+        return "%.1f MB".formatted(bytes / 1e6);
+    }
+
+    static double median(List<Duration> durations)
+    {
+        return Medians.median(durations.stream().map(duration -> duration.toNanos() / 1e9).toList());
+    }
+}
