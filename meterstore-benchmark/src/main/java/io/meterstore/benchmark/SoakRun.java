@@ -86,6 +86,7 @@ public final class SoakRun
     private static final Logger log = Logger.get(SoakRun.class);
     private static final String SECOND_OPERATOR_ID = "9900000000010";
     private static final int MAX_CORRECTION_DAYS = 60;
+    public static final int MAX_METERS_PER_STATEMENT = 20;
     private static final int AS_OF_EVERY = 5;
     private static final int MAINTENANCE_EVERY = 7;
     private static final List<Failpoint> KILL_POINTS = List.of(Failpoint.AFTER_DETACH, Failpoint.MID_STREAM, Failpoint.AFTER_WRITE, Failpoint.AFTER_COMMIT);
@@ -108,7 +109,9 @@ public final class SoakRun
             checkArgument(postgresRestarts >= 0 && postgresRestarts < days, "postgresRestarts must be in [0, days)");
             checkArgument(days > 0, "days must be positive");
             checkArgument(meters > 0 && meters <= ReadingsGenerator.MAX_METERS, "meters out of range");
-            checkArgument(metersPerStatement > 0, "metersPerStatement must be positive");
+            // a day of a meter is about 40 KB of INSERT ... VALUES text; Trino refuses a statement over query.max-length (1,000,000 characters)
+            checkArgument(metersPerStatement > 0 && metersPerStatement <= MAX_METERS_PER_STATEMENT,
+                    "metersPerStatement must be in [1, %s]: a statement of more meters' days exceeds Trino's query.max-length of 1,000,000 characters", MAX_METERS_PER_STATEMENT);
             checkArgument(correctionRate >= 0 && correctionRate < 1, "correctionRate must be in [0, 1)");
             checkArgument(erasureEvery > 0, "erasureEvery must be positive");
         }
