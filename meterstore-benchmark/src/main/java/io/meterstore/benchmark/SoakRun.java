@@ -1,5 +1,6 @@
 package io.meterstore.benchmark;
 
+import com.google.common.collect.Lists;
 import com.google.common.collect.Sets;
 import io.airlift.log.Logger;
 import io.meterstore.archiver.cycle.ArchivalCycle;
@@ -87,6 +88,8 @@ public final class SoakRun
     private static final String SECOND_OPERATOR_ID = "9900000000010";
     private static final int MAX_CORRECTION_DAYS = 60;
     public static final int MAX_METERS_PER_STATEMENT = 20;
+    // at most 100 quarter-hours a day (the autumn Sunday): a statement of 20 meters' days
+    private static final int MAX_ROWS_PER_STATEMENT = MAX_METERS_PER_STATEMENT * 100;
     private static final int AS_OF_EVERY = 5;
     private static final int MAINTENANCE_EVERY = 7;
     private static final List<Failpoint> KILL_POINTS = List.of(Failpoint.AFTER_DETACH, Failpoint.MID_STREAM, Failpoint.AFTER_WRITE, Failpoint.AFTER_COMMIT);
@@ -624,7 +627,10 @@ public final class SoakRun
         rowsRecorded += rows.size();
         List<Reading> sent = tampering.sent(kind, day, rows);
         rowsSent += sent.size();
-        execute(trino, insert(sent));
+        // a day's corrections of 1,000 meters (3 %: 2,880 rows) would exceed query.max-length in one statement
+        for (List<Reading> statement : Lists.partition(sent, MAX_ROWS_PER_STATEMENT)) {
+            execute(trino, insert(statement));
+        }
     }
 
     /** Sends {@code rows}, which the store must refuse with a message saying {@code expected}; counts the refused statement under {@code reason}. */
