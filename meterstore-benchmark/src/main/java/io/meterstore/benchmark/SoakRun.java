@@ -78,9 +78,13 @@ import static java.util.Objects.requireNonNull;
  * late corrections of days 1 to 60 back ({@code correctionRate} of a day's rows, a quarter of them corrections of
  * corrections); on a schedule a conflicting redelivery, a second network operator's version and a correction on another
  * grid (all refused by the rules, counted); now and then a DELETE erasure of one meter's range, and a redelivery into
- * it (refused by the suppression list). That evening the archiver archives what is closed and, weekly, compacts and
- * expires. On a seeded schedule the Trino engine is restarted before a day. Then the oracle compares {@code readings} and {@code readings_versions} per meter and day, and every few
- * days {@code readings FOR TIMESTAMP AS OF} three past instants; the first difference stops the run.
+ * it (refused by the suppression list), every other erasure lifted days later and its days delivered again; a dashboard
+ * queries beside the deliveries. That evening the archiver archives what is closed and, weekly, compacts and expires.
+ * On a seeded schedule of their own: the Trino engine restarted before a day, PostgreSQL restarted in the middle of
+ * one, the archiver killed (SIGKILL, in a JVM of its own) at a failpoint of the evening's cycle. Then the oracle
+ * compares {@code readings} and {@code readings_versions} per meter and day, and every few days
+ * {@code readings FOR TIMESTAMP AS OF} three past instants and {@code meter_completeness}; the first difference stops
+ * the run.
  */
 public final class SoakRun
 {
@@ -366,9 +370,9 @@ public final class SoakRun
         if (index >= 15 && index % settings.erasureEvery() == 0) {
             erase(trino, index, day);
         }
-        Lift lift = pendingLifts.remove(index);
-        if (lift != null) {
-            lift(trino, day, lift);
+        Optional<Lift> lift = Optional.ofNullable(pendingLifts.remove(index));
+        if (lift.isPresent()) {
+            lift(trino, day, lift.get());
         }
     }
 
