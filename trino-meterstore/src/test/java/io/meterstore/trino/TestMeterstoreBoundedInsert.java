@@ -34,17 +34,17 @@ import static io.meterstore.trino.TestingInserts.timestamp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An INSERT ... SELECT of 5 M rows, generated inside Trino, under a query memory cap far below the statement's size:
+ * An INSERT ... SELECT of 2.5 M rows, generated inside Trino, under a query memory cap far below the statement's size:
  * the page sinks stage chunks, finishInsert streams, so the statement completes, its writer's memory reported to
  * Trino and bounded, and every row lands exactly once in the tier its "from" decides. Redelivering two of its days,
  * one each side of W, then changes nothing.
  */
 final class TestMeterstoreBoundedInsert
 {
-    private static final int METERS = 2_000;
+    private static final int METERS = 1_000;
     private static final int INTERVALS = 2_500;
     private static final long ROWS = (long) METERS * INTERVALS;
-    // far below the ~1 GB of rows the statement carries; the engine's own exchange buffers take some tens of MB of it
+    // far below the ~500 MB of rows the statement carries; the engine's own exchange buffers take some tens of MB of it
     private static final String MEMORY_CAP = "256MB";
     // a chunk being filled and one on its way to PostgreSQL, per writer
     private static final long WRITER_MEMORY_BYTES = 32L << 20;
@@ -56,7 +56,7 @@ final class TestMeterstoreBoundedInsert
     }
 
     @Test
-    void testFiveMillionRowsUnderAMemoryCap()
+    void testMillionsOfRowsUnderAMemoryCap()
             throws Exception
     {
         TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("bounded_insert"));
