@@ -24,6 +24,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntConsumer;
 import java.util.function.IntPredicate;
 import java.util.function.Supplier;
 
@@ -130,11 +131,12 @@ final class IngestionStream
     {
         AtomicBoolean ended = new AtomicBoolean();
         AtomicBoolean started = new AtomicBoolean();
-        CompletableFuture<List<Sample>> stream = CompletableFuture.supplyAsync(() -> run(0, statement -> {
+        // the event starts as statement LEAD starts, not in the pause before it: a cycle shorter than the pause (a small
+        // dataset's day) would otherwise fall between two statements
+        CompletableFuture<List<Sample>> stream = CompletableFuture.supplyAsync(() -> run(0, _ -> !ended.get(), statement -> {
             if (statement >= LEAD) {
                 started.set(true);
             }
-            return !ended.get();
         }));
         T result;
         long start;
@@ -159,7 +161,7 @@ final class IngestionStream
         List<Sample> during = beside.stream().filter(sample -> sample.overlaps(start, end)).toList();
         checkState(!during.isEmpty(), "No INSERT of the stream overlapped the event");
         int days = daysOf(beside.size());
-        List<Sample> alone = run(days, statement -> statement < beside.size());
+        List<Sample> alone = run(days, statement -> statement < beside.size(), _ -> {});
         return new Beside<>(result, end - start, beside, during, alone);
     }
 
@@ -203,8 +205,11 @@ final class IngestionStream
         }
     }
 
-    /** Statement {@code i} of a run whose first day is {@code firstDay} days after the last: a slice of the meters of a day. */
-    private List<Sample> run(int firstDay, IntPredicate more)
+    /**
+     * Statement {@code i} of a run whose first day is {@code firstDay} days after the last: a slice of the meters of a day.
+     * {@code starting} is told each statement's index as it is sent, after the pause before it.
+     */
+    private List<Sample> run(int firstDay, IntPredicate more, IntConsumer starting)
     {
         List<Sample> samples = new ArrayList<>();
         long next = System.nanoTime();
@@ -216,6 +221,7 @@ final class IngestionStream
                 }
                 next = Math.max(next + PERIOD.toNanos(), System.nanoTime());
                 int shift = 1 + firstDay + index / slices.size();
+                starting.accept(index);
                 long start = System.nanoTime();
                 try {
                     long rows = statement.executeLargeUpdate(insert(slices.get(index % slices.size()), shift));
