@@ -114,6 +114,12 @@ final class IngestBenchmark
     /** The day from {@code day} of {@code meters}, as stored, moved {@code shift} days ahead, its scope restated for its month. */
     static String insert(List<String> meters, Instant day, int shift)
     {
+        return insert(meters, day, day.plus(Duration.ofDays(1)), shift);
+    }
+
+    /** The rows of {@code meters} from {@code start} to {@code end}, as stored, moved {@code shift} days ahead, their scope restated for their month. */
+    static String insert(List<String> meters, Instant start, Instant end, int shift)
+    {
         return """
                 INSERT INTO meterstore.metering.readings_versions
                 SELECT malo_id, melo_id, obis_code, sparte, "from" + INTERVAL '%1$d' DAY, "to" + INTERVAL '%1$d' DAY, value, unit, quality, resolution,
@@ -122,7 +128,7 @@ final class IngestBenchmark
                     NULL, NULL
                 FROM meterstore.metering.readings_versions
                 WHERE "from" >= TIMESTAMP '%2$s UTC' AND "from" < TIMESTAMP '%3$s UTC' AND malo_id IN (%4$s)"""
-                .formatted(shift, LITERAL.format(day), LITERAL.format(day.plus(Duration.ofDays(1))),
+                .formatted(shift, LITERAL.format(start), LITERAL.format(end),
                         String.join(", ", meters.stream().map(meter -> "'" + meter + "'").toList()));
     }
 

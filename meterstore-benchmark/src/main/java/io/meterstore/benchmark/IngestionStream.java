@@ -12,8 +12,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -45,7 +43,6 @@ final class IngestionStream
     private static final Duration PERIOD = Duration.ofSeconds(1);
     // statements before the event starts, so that it starts beside a running stream
     private static final int LEAD = 3;
-    private static final DateTimeFormatter LITERAL = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
 
     /** One statement of the stream: when it started and ended (System.nanoTime), the rows it wrote, or its error. */
     record Sample(long startNanos, long endNanos, long rows, Optional<String> error)
@@ -250,16 +247,7 @@ final class IngestionStream
     /** The last day of {@code meters}, as stored, moved {@code shift} days ahead, its scope restated for its month (as W2's). */
     private String insert(List<String> meters, int shift)
     {
-        return """
-                INSERT INTO meterstore.metering.readings_versions
-                SELECT malo_id, melo_id, obis_code, sparte, "from" + INTERVAL '%1$d' DAY, "to" + INTERVAL '%1$d' DAY, value, unit, quality, resolution,
-                    source_kind, source_detail, provenance, version,
-                    split_part(version_scope, ':', 1) || ':' || format_datetime(at_timezone("from" + INTERVAL '%1$d' DAY, 'Europe/Berlin'), 'yyyy-MM'),
-                    NULL, NULL
-                FROM meterstore.metering.readings_versions
-                WHERE "from" >= TIMESTAMP '%2$s UTC' AND "from" < TIMESTAMP '%3$s UTC' AND malo_id IN (%4$s)"""
-                .formatted(shift, LITERAL.format(MeteringCalendar.startOfLocalDay(lastDay)), LITERAL.format(MeteringCalendar.startOfLocalDay(lastDay.plusDays(1))),
-                        String.join(", ", meters.stream().map(meter -> "'" + meter + "'").toList()));
+        return IngestBenchmark.insert(meters, MeteringCalendar.startOfLocalDay(lastDay), MeteringCalendar.startOfLocalDay(lastDay.plusDays(1)), shift);
     }
 
     private static List<Sample> join(CompletableFuture<List<Sample>> stream)
