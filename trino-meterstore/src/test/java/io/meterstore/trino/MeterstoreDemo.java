@@ -70,7 +70,8 @@ public final class MeterstoreDemo
         Optional<TestingRestCatalog> restCatalog = s3.map(server -> TestingRestCatalog.start(
                 new TestingWarehouse(database, local.directory(), local.catalogName(), Optional.of(new TestingBucket(server, server.bucket("demo"))), Optional.empty())));
         TestingWarehouse warehouse = restCatalog.map(TestingRestCatalog::warehouse).orElse(local);
-        Table table = TestingMeterstoreTables.createTables(warehouse);
+        // as bin/archiver create makes them: the shape stored in both tiers, shown by "readings$config"
+        Table table = TestingMeterstoreTables.createDeclaredTables(warehouse);
 
         try (Connection connection = database.connect()) {
             List<HotPartition> partitions = TestingMeterstoreTables.hotTier().partitions(connection);
