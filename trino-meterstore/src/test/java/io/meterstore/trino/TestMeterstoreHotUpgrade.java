@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -39,9 +40,10 @@ import static io.meterstore.trino.TestingInserts.correction;
 import static io.meterstore.trino.TestingInserts.insert;
 import static io.meterstore.trino.TestingInserts.timestamp;
 import static java.time.ZoneOffset.UTC;
-import static java.util.concurrent.TimeUnit.SECONDS;
+import static java.util.concurrent.TimeUnit.MINUTES;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
+import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
 /**
  * The supersession marks' upgrade of a table created before them, through Trino while it is written and read: one
@@ -51,6 +53,8 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
  * {@code create} adds the marks, and while every partition is marked again in batches of a hundred rows.
  */
 @TestInstance(PER_CLASS)
+// a guard against a hang: the steps wait for the writer and the reader to do something more, however long that takes
+@Timeout(value = 10, unit = MINUTES, threadMode = SEPARATE_THREAD)
 final class TestMeterstoreHotUpgrade
 {
     private static final int METERS = 6;
@@ -173,8 +177,8 @@ final class TestMeterstoreHotUpgrade
             running.set(false);
             executor.shutdown();
         }
-        writer.get(60, SECONDS);
-        reader.get(60, SECONDS);
+        writer.get();
+        reader.get();
         System.out.println("%s statements written, %s reads beside the upgrade".formatted(written.get(), read.get()));
         assertThat(differences).as("reads of readings that differ from the resolution of readings_versions").isEmpty();
         // after the upgrade, and each of its steps had writes and reads beside it
@@ -192,8 +196,7 @@ final class TestMeterstoreHotUpgrade
     {
         int writes = written.get();
         int reads = read.get();
-        long deadline = System.nanoTime() + SECONDS.toNanos(60);
-        while ((written.get() < writes + 1 || read.get() < reads + 1) && !writer.isDone() && !reader.isDone() && System.nanoTime() < deadline) {
+        while ((written.get() < writes + 1 || read.get() < reads + 1) && !writer.isDone() && !reader.isDone()) {
             Thread.sleep(10);
         }
         assertThat(writer).as("the writer").isNotCompletedExceptionally();

@@ -18,11 +18,13 @@ import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
 import org.apache.iceberg.Table;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -51,6 +53,7 @@ import static io.meterstore.trino.TestingInserts.hotRows;
 import static io.meterstore.trino.TestingInserts.insert;
 import static io.meterstore.trino.TestingInserts.keyPredicate;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
 /**
  * INSERTs beside an archival cycle held at each of its failpoints in a process of its own: rows at or above the window
@@ -60,12 +63,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * day's rows and one of the window's own rows, and every row either wrote is in exactly one tier, once, per meter and
  * day.
  */
+// a guard against a hang, not a bound any assertion needs: whether a statement waits for the cycle is read from pg_locks
+@Timeout(value = 15, unit = TimeUnit.MINUTES, threadMode = SEPARATE_THREAD)
 final class TestMeterstoreInsertBesideArchival
 {
-    // far beyond a small INSERT, far short of the 10 minutes a statement waits for a cycle: with the whole cycle fenced
-    // off, as before, the INSERT of later days does not complete within it
-    private static final Duration BESIDE = Duration.ofMinutes(2);
-
     @Test
     void testInsertBesideACycleHeldAfterItsDetach()
             throws Exception
@@ -118,6 +119,25 @@ final class TestMeterstoreInsertBesideArchival
             try {
                 archiver.awaitLine("FAILPOINT " + failpoint.pointName(), Duration.ofMinutes(3));
 
+                // the cycle holds its lease at the failpoint: the later days go ahead, hot, without asking for it. Asked
+                // before the streams start, so that a request for the lease seen meanwhile is this statement's
+                CompletableFuture<Long> laterInsert = CompletableFuture.supplyAsync(() -> queryRunner.execute(insert(later)).getUpdateCount().orElseThrow());
+                assertThat(awaitWithoutTheLease(observer, laterInsert, "The INSERT of later days")).isEqualTo(later.size());
+                for (Reading reading : later) {
+                    assertThat(hotRows(observer, reading)).as("hot copy of %s", reading.from()).isEqualTo(1);
+                }
+
+                windowInsert = CompletableFuture.supplyAsync(() -> queryRunner.execute(insert(windowRow)).getUpdateCount().orElseThrow());
+                if (failpoint == Failpoint.AFTER_COMMIT) {
+                    // the window is committed, W moved past it: its row is a late correction now, and goes to Iceberg at once
+                    assertThat(awaitWithoutTheLease(observer, windowInsert, "The INSERT of the committed window's row")).isEqualTo(1L);
+                }
+                else {
+                    // a row of the window being archived waits for the cycle: its statement asks for the lease, which the held cycle has
+                    awaitLeaseRequested(observer, windowInsert);
+                    assertThat(windowInsert).isNotDone();
+                }
+
                 // from here through the SIGKILL and the next cycle: a later day's rows, three meters a statement, and new
                 // versions of the window's own rows of meter 2, one a statement
                 Instant today = windowEnd.plus(Duration.ofDays(1));
@@ -126,30 +146,14 @@ final class TestMeterstoreInsertBesideArchival
                         .toList());
                 // few: after the commit each is a late correction, an Iceberg commit of its own
                 windowStream = InsertStream.start(queryRunner, 6, slot -> List.of(correction(2, windowStart.plus(Duration.ofMinutes(15L * slot)), 9, "4.%03d".formatted(slot))));
-
-                // the cycle holds its lease at the failpoint: the later days go ahead, hot
-                CompletableFuture<Long> laterInsert = CompletableFuture.supplyAsync(() -> queryRunner.execute(insert(later)).getUpdateCount().orElseThrow());
-                assertThat(laterInsert.get(BESIDE.toMillis(), TimeUnit.MILLISECONDS)).isEqualTo(later.size());
-                for (Reading reading : later) {
-                    assertThat(hotRows(observer, reading)).as("hot copy of %s", reading.from()).isEqualTo(1);
-                }
-
-                windowInsert = CompletableFuture.supplyAsync(() -> queryRunner.execute(insert(windowRow)).getUpdateCount().orElseThrow());
-                if (failpoint == Failpoint.AFTER_COMMIT) {
-                    // the window is committed, W moved past it: its row is a late correction now, and goes to Iceberg at once
-                    assertThat(windowInsert.get(BESIDE.toMillis(), TimeUnit.MILLISECONDS)).isEqualTo(1L);
-                }
-                else {
-                    // a row of the window being archived waits for the cycle: its statement asks for the lease, which the held cycle has
-                    awaitLeaseRequested(observer, windowInsert);
-                    assertThat(windowInsert).isNotDone();
-                }
+                // today's stream writes beside the held cycle before the SIGKILL, and goes on through it
+                todayStream.awaitStatement();
             }
             finally {
                 archiver.kill();
             }
             // the killed cycle's session released the lease: the waiting statement writes its row where W says now
-            assertThat(windowInsert.get(BESIDE.toMillis(), TimeUnit.MILLISECONDS)).isEqualTo(1L);
+            assertThat(windowInsert.get()).isEqualTo(1L);
 
             // restart: the next cycle completes the window the killed one left, if it did not commit
             table.refresh();
@@ -282,8 +286,20 @@ final class TestMeterstoreInsertBesideArchival
                 throws Exception
         {
             stopped.set(true);
-            running.get(BESIDE.toMillis(), TimeUnit.MILLISECONDS);
+            running.get();
             return List.copyOf(written).stream();
+        }
+
+        /** Waits until the stream has completed a statement; fails with the stream's failure if it ended first. */
+        void awaitStatement()
+                throws Exception
+        {
+            while (statements.get() == 0 && !running.isDone()) {
+                Thread.sleep(20);
+            }
+            if (running.isCompletedExceptionally()) {
+                running.get();
+            }
         }
 
         int statements()
@@ -296,6 +312,34 @@ final class TestMeterstoreInsertBesideArchival
     private static void awaitLeaseRequested(Connection observer, CompletableFuture<?> statement)
             throws Exception
     {
+        while (!leaseRequested(observer)) {
+            if (statement.isDone()) {
+                throw new AssertionError("The INSERT of the window's row ended without waiting for the cycle: " + statement.handle((value, failure) -> failure == null ? value : failure).join());
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    /**
+     * The outcome of {@code statement}, which must complete without asking for the lease the held cycle has: a request
+     * for it seen while the statement runs fails at once, where the statement would wait for the cycle.
+     */
+    private static <T> T awaitWithoutTheLease(Connection observer, CompletableFuture<T> statement, String what)
+            throws Exception
+    {
+        while (!statement.isDone()) {
+            if (leaseRequested(observer)) {
+                throw new AssertionError(what + " waits for the archival cycle's lease: it was fenced off by a cycle archiving days it does not write");
+            }
+            Thread.sleep(20);
+        }
+        return statement.get();
+    }
+
+    /** Whether a session asks for the table's lease in shared mode and is not granted it. */
+    private static boolean leaseRequested(Connection observer)
+            throws SQLException
+    {
         String lease = HotTier.archiverLeaseName(SCHEMA, TestingMeterstoreTables.TABLE);
         try (PreparedStatement select = observer.prepareStatement("""
                 SELECT count(*) FROM pg_locks
@@ -303,20 +347,10 @@ final class TestMeterstoreInsertBesideArchival
                 AND classid = ((hashtextextended(?, 0) >> 32) & 4294967295)::oid AND objid = (hashtextextended(?, 0) & 4294967295)::oid""")) {
             select.setString(1, lease);
             select.setString(2, lease);
-            Instant deadline = Instant.now().plus(BESIDE);
-            while (Instant.now().isBefore(deadline)) {
-                try (ResultSet result = select.executeQuery()) {
-                    result.next();
-                    if (result.getLong(1) > 0) {
-                        return;
-                    }
-                }
-                if (statement.isDone()) {
-                    throw new AssertionError("The INSERT of the window's row ended without waiting for the cycle: " + statement.handle((value, failure) -> failure == null ? value : failure).join());
-                }
-                Thread.sleep(20);
+            try (ResultSet result = select.executeQuery()) {
+                result.next();
+                return result.getLong(1) > 0;
             }
         }
-        throw new AssertionError("The INSERT of the window's row never asked for the lease");
     }
 }
