@@ -124,7 +124,20 @@ public record TableShape(
     }
 
     /** A setting that two declarations of one table give different values. */
-    public record Difference(String setting, String stored, String declared) {}
+    public record Difference(String setting, String stored, String declared)
+    {
+        /** "setting 'value'" of each difference, as the table stores it. */
+        public static String storedValues(List<Difference> differences)
+        {
+            return differences.stream().map(difference -> "%s '%s'".formatted(difference.setting(), difference.stored())).collect(Collectors.joining(", "));
+        }
+
+        /** "setting 'value'" of each difference, as the other declaration gives it. */
+        public static String declaredValues(List<Difference> differences)
+        {
+            return differences.stream().map(difference -> "%s '%s'".formatted(difference.setting(), difference.declared())).collect(Collectors.joining(", "));
+        }
+    }
 
     /**
      * Parses the settings of a declaration, named as in SQL; a setting not given takes the default shape's value.
@@ -263,11 +276,18 @@ public record TableShape(
             return;
         }
         throw new MeterstoreException(SHAPE_MISMATCH, "Table '%s' stores %s, but %s declares %s: a table's shape is declared once, at its creation; declare what the table stores, or drop the declaration from %s"
-                .formatted(table,
-                        differences.stream().map(difference -> "%s '%s'".formatted(difference.setting(), difference.stored())).collect(Collectors.joining(", ")),
-                        where,
-                        differences.stream().map(difference -> "%s '%s'".formatted(difference.setting(), difference.declared())).collect(Collectors.joining(", ")),
-                        where));
+                .formatted(table, Difference.storedValues(differences), where, Difference.declaredValues(differences), where));
+    }
+
+    /**
+     * This shape, which {@code table} stores, once it is one the connector and the archiver serve: refused when
+     * {@code declared} ({@code where} names the declaration) differs from it, or this release cannot store it.
+     */
+    public TableShape requireServed(String table, Optional<TableShape> declared, String where)
+    {
+        declared.ifPresent(shape -> requireAgrees(table, shape, where));
+        requireSupported(table);
+        return this;
     }
 
     /**

@@ -400,11 +400,10 @@ public class MeterstoreMetadata
         requireReadingsColumns(name, tableMetadata.getColumns());
         TableShape shape = MeterstoreTableProperties.shape(tableMetadata.getProperties());
         Optional<TableShape> configured = tables.declaredShape(name.getTableName());
-        if (configured.isPresent() && !configured.get().differences(shape).isEmpty()) {
+        List<TableShape.Difference> differences = configured.map(entry -> entry.differences(shape)).orElse(List.of());
+        if (!differences.isEmpty()) {
             throw new TrinoException(METERSTORE_TABLE_SHAPE_MISMATCH, "CREATE TABLE '%s' declares %s, but its entry in meterstore.tables declares %s: declare the same shape in both, or only in one of them"
-                    .formatted(name,
-                            configured.get().differences(shape).stream().map(difference -> "%s '%s'".formatted(difference.setting(), difference.declared())).collect(joining(", ")),
-                            configured.get().differences(shape).stream().map(difference -> "%s '%s'".formatted(difference.setting(), difference.stored())).collect(joining(", "))));
+                    .formatted(name, TableShape.Difference.declaredValues(differences), TableShape.Difference.storedValues(differences)));
         }
         try {
             shape.requireSupported(name.toString());

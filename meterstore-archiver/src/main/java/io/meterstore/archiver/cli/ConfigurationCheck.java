@@ -9,7 +9,6 @@ import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
-import io.meterstore.core.ReadingsTableCreation;
 import io.meterstore.core.TableShape;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.core.TiersConfig.CatalogType;
@@ -162,8 +161,7 @@ final class ConfigurationCheck
             Table icebergTable = catalog.get().loadTable(tables.identifier(table));
             IcebergTableSpec.verify(icebergTable);
             // the shape the table stores, against the one its meterstore.tables entry declares
-            tables.requireShape(table);
-            TableShape shape = ReadingsTableCreation.storedShape(connection, hotTier, catalog.get(), tables.identifier(table)).orElse(TableShape.DEFAULT);
+            TableShape shape = tables.requireShape(table).orElseThrow();
             Duration step = config.getArchivalStep().toJavaTime();
             Optional<Duration> recorded = ArchivalHistory.recordedStep(icebergTable);
             if (recorded.isPresent() && !recorded.get().equals(step)) {

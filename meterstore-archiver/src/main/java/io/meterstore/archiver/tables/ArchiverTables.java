@@ -153,24 +153,20 @@ public final class ArchiverTables
     }
 
     /**
-     * Refuses {@code table} when the shape it stores differs from the one its {@code meterstore.tables} entry declares,
-     * or is one this release cannot archive, naming the difference; a table not created yet passes ({@code create}
+     * The shape {@code table} stores, refused when it differs from the one its {@code meterstore.tables} entry declares,
+     * or is one this release cannot archive, naming the difference; empty for a table not created yet ({@code create}
      * settles its shape). A table created before shapes were declared stores the default one.
      */
-    public void requireShape(String table)
+    public Optional<TableShape> requireShape(String table)
             throws SQLException
     {
         HotTier hotTier = hotTier(table);
         try (Connection connection = connect()) {
             if (!hotTier.parentExists(connection) && !catalog().tableExists(identifier(table))) {
-                return;
+                return Optional.empty();
             }
-            TableShape stored = ReadingsTableCreation.storedShape(connection, hotTier, catalog(), identifier(table)).orElse(TableShape.DEFAULT);
-            Optional<TableShape> declared = tiers.declaredShape(table);
-            if (declared.isPresent()) {
-                stored.requireAgrees(qualifiedName(table), declared.get(), "%s's entry '%s'".formatted(TiersConfig.TABLES_PROPERTY, table));
-            }
-            stored.requireSupported(qualifiedName(table));
+            return Optional.of(ReadingsTableCreation.storedShape(connection, hotTier, catalog(), identifier(table)).orElse(TableShape.DEFAULT)
+                    .requireServed(qualifiedName(table), tiers.declaredShape(table), "%s's entry '%s'".formatted(TiersConfig.TABLES_PROPERTY, table)));
         }
     }
 

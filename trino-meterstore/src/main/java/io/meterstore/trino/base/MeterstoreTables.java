@@ -180,13 +180,8 @@ public final class MeterstoreTables
     public TableShape shape(String table, Table icebergTable)
     {
         try {
-            TableShape stored = TableShape.ofProperties(icebergTable.properties()).orElse(TableShape.DEFAULT);
-            Optional<TableShape> declared = config.declaredShape(table);
-            if (declared.isPresent()) {
-                stored.requireAgrees("%s.%s".formatted(schema(), table), declared.get(), "%s's entry '%s' of the catalogue".formatted(TiersConfig.TABLES_PROPERTY, table));
-            }
-            stored.requireSupported("%s.%s".formatted(schema(), table));
-            return stored;
+            return TableShape.ofProperties(icebergTable.properties()).orElse(TableShape.DEFAULT)
+                    .requireServed("%s.%s".formatted(schema(), table), config.declaredShape(table), "%s's entry '%s' of the catalogue".formatted(TiersConfig.TABLES_PROPERTY, table));
         }
         catch (MeterstoreException e) {
             throw MeterstoreErrorCode.toTrinoException(e);
