@@ -13,6 +13,10 @@ import io.meterstore.core.HotPartition;
 import io.meterstore.core.MeteringCalendar;
 import io.meterstore.core.Sql;
 import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.trino.base.MeterstoreMetrics;
+import io.trino.plugin.base.metrics.TDigestHistogram;
+import io.trino.spi.metrics.Metric;
+import io.trino.spi.metrics.Metrics;
 import org.apache.iceberg.ExpireSnapshots;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -36,6 +40,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.Queue;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -43,6 +48,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -92,24 +98,28 @@ final class DashboardBenchmark
     /** One query of the mix: its kind, its SQL over {@code readings}, and the answer ROW_NUMBER over every version gives. */
     private record DashboardQuery(Kind kind, String sql, List<List<String>> expected) {}
 
-    private record Sample(Kind kind, long nanos, boolean wrong, Optional<String> error) {}
+    /** @param connectionWaitMillis the longest a hot split of the query waited for a PostgreSQL connection; empty without a hot split */
+    private record Sample(Kind kind, long nanos, boolean wrong, Optional<String> error, OptionalDouble connectionWaitMillis) {}
 
     private record Phase(int clients, double seconds, List<Sample> samples, long corrections, String archival) {}
 
     private final BenchmarkSettings settings;
     private final BenchmarkDataset dataset;
     private final Supplier<Connection> trinoConnections;
+    private final Function<String, Metrics> connectorMetrics;
     private final Connection trino;
 
     /**
      * @param trinoConnections opens a JDBC connection to the engine, one per client
+     * @param connectorMetrics the connector's metrics of a finished query, by its query id
      * @param trino a connection of the benchmark's own, for the expected answers and the corrections
      */
-    DashboardBenchmark(BenchmarkSettings settings, BenchmarkDataset dataset, Supplier<Connection> trinoConnections, Connection trino)
+    DashboardBenchmark(BenchmarkSettings settings, BenchmarkDataset dataset, Supplier<Connection> trinoConnections, Function<String, Metrics> connectorMetrics, Connection trino)
     {
         this.settings = requireNonNull(settings, "settings is null");
         this.dataset = requireNonNull(dataset, "dataset is null");
         this.trinoConnections = requireNonNull(trinoConnections, "trinoConnections is null");
+        this.connectorMetrics = requireNonNull(connectorMetrics, "connectorMetrics is null");
         this.trino = requireNonNull(trino, "trino is null");
     }
 
@@ -282,13 +292,22 @@ final class DashboardBenchmark
                 long start = System.nanoTime();
                 try {
                     TimedQuery.Execution execution = new TimedQuery("meterstore", connection, query.sql()).execute();
-                    samples.add(new Sample(query.kind(), execution.nanos(), !execution.rows().equals(query.expected()), Optional.empty()));
+                    // asked after the clock stopped: the lookup is not the query's time
+                    OptionalDouble connectionWait = execution.queryId().map(this::connectionWaitMillis).orElse(OptionalDouble.empty());
+                    samples.add(new Sample(query.kind(), execution.nanos(), !execution.rows().equals(query.expected()), Optional.empty(), connectionWait));
                 }
                 catch (SQLException | RuntimeException e) {
-                    samples.add(new Sample(query.kind(), System.nanoTime() - start, false, Optional.of(Optional.ofNullable(e.getMessage()).orElse(e.toString()))));
+                    samples.add(new Sample(query.kind(), System.nanoTime() - start, false, Optional.of(Optional.ofNullable(e.getMessage()).orElse(e.toString())), OptionalDouble.empty()));
                 }
             }
         }
+    }
+
+    /** The longest wait of the query's hot splits for a PostgreSQL connection, as the connector reports it per split. */
+    private OptionalDouble connectionWaitMillis(String queryId)
+    {
+        Metric<?> waits = connectorMetrics.apply(queryId).getMetrics().get(MeterstoreMetrics.POSTGRESQL_CONNECTION_WAIT_MILLIS);
+        return waits instanceof TDigestHistogram histogram && histogram.getTotal() > 0 ? OptionalDouble.of(histogram.getMax()) : OptionalDouble.empty();
     }
 
     /**
@@ -360,23 +379,26 @@ final class DashboardBenchmark
                 Every answer is compared with the one ROW_NUMBER over `readings_versions` gave before the clients started (this month's totals per day a local day of "from" at a time, added up by balancing day: over the whole month ROW_NUMBER holds every key and can exceed the engine's memory): the corrections leave every right answer as it was. \
                 Headline: the light query kind (today's total, one meter's last 7 days) whose p95 grew most from 1 to 8 clients (%s), the heavy ones (this month's totals per day, one meter over a year) running beside it in the same mix. After D1 the dataset is restored: the Iceberg table rolled back to its snapshot before D1, the partitions D1 archived attached again, the corrections deleted."""
                 .formatted(CLIENTS.stream().map(String::valueOf).collect(Collectors.joining(", ")), settings.d1Seconds(), METERS, worst.title));
-        StringBuilder table = new StringBuilder("| clients | query | queries | queries/s | p50 | p95 | errors | wrong answers |\n|--:|---|--:|--:|--:|--:|--:|--:|\n");
+        StringBuilder table = new StringBuilder("| clients | query | queries | queries/s | p50 | p95 | connection wait p95 | errors | wrong answers |\n|--:|---|--:|--:|--:|--:|--:|--:|--:|\n");
         for (Phase phase : phases) {
             for (Kind kind : Kind.values()) {
                 List<Sample> ofKind = phase.samples().stream().filter(sample -> sample.kind() == kind).toList();
-                table.append("| %s | %s | %s | %s | %s | %s | %s | %s |\n".formatted(
+                table.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n".formatted(
                         phase.clients(),
                         kind.title,
                         ofKind.size(),
                         String.format(Locale.ROOT, "%.2f", ofKind.size() / phase.seconds()),
                         BenchmarkReport.figure(percentile(phase, kind, 0.50), Unit.SECONDS),
                         BenchmarkReport.figure(percentile(phase, kind, 0.95), Unit.SECONDS),
+                        connectionWait(ofKind),
                         ofKind.stream().filter(sample -> sample.error().isPresent()).count(),
                         ofKind.stream().filter(Sample::wrong).count()));
             }
-            table.append("| %s | all | %s | %s | | | | |\n".formatted(phase.clients(), phase.samples().size(), String.format(Locale.ROOT, "%.2f", phase.samples().size() / phase.seconds())));
+            table.append("| %s | all | %s | %s | | | | | |\n".formatted(phase.clients(), phase.samples().size(), String.format(Locale.ROOT, "%.2f", phase.samples().size() / phase.seconds())));
         }
         details.add(table.toString().strip());
+        details.add("Connection wait: the longest any hot split of a query waited for one of the node's PostgreSQL connections, as the connector reports it in the query's metrics (`%s`; the pool's size beside it, `%s`), the p95 over the queries of a kind; a light query queueing behind heavy ones for connections shows here, CPU shared by the clients does not."
+                .formatted(MeterstoreMetrics.POSTGRESQL_CONNECTION_WAIT_MILLIS, MeterstoreMetrics.POSTGRESQL_CONNECTIONS));
         details.add("p95 at 8 clients against 1 client per kind: " + Stream.of(Kind.values())
                 .map(kind -> String.format(Locale.ROOT, "%s (%s) %.2f", kind.title, kind.light ? "light" : "heavy", percentile(eight, kind, 0.95) / percentile(one, kind, 0.95)))
                 .collect(Collectors.joining("; ")) + ".");
@@ -410,6 +432,20 @@ final class DashboardBenchmark
                 rate(single), rate(crowded), rate(best), String.format(Locale.ROOT, "%.0f %%", 100 * crowded / best),
                 meanOne, meanEight, meanEight / meanOne, MAX_P95_RATIO,
                 rate(eight.clients() / (MAX_P95_RATIO * meanOne)), eight.clients() / (MAX_P95_RATIO * meanOne) / single);
+    }
+
+    /** The p95 of the queries' longest connection wait, over the queries of a kind that had a hot split; - without one. */
+    private static String connectionWait(List<Sample> samples)
+    {
+        List<Double> waits = samples.stream()
+                .filter(sample -> sample.error().isEmpty() && sample.connectionWaitMillis().isPresent())
+                .map(sample -> sample.connectionWaitMillis().getAsDouble())
+                .sorted()
+                .toList();
+        if (waits.isEmpty()) {
+            return "-";
+        }
+        return String.format(Locale.ROOT, "%.0f ms", waits.get(Math.max(0, (int) Math.ceil(0.95 * waits.size()) - 1)));
     }
 
     private static String rate(double queriesPerSecond)

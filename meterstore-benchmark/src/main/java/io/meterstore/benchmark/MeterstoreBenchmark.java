@@ -10,7 +10,12 @@ import io.meterstore.core.TiersConfig;
 import io.meterstore.testing.TestingDatabase;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.MeterstorePlugin;
+import io.trino.execution.QueryInfo;
+import io.trino.execution.QueryManager;
+import io.trino.operator.OperatorStats;
 import io.trino.plugin.iceberg.IcebergPlugin;
+import io.trino.spi.QueryId;
+import io.trino.spi.metrics.Metrics;
 import io.trino.testing.DistributedQueryRunner;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -23,6 +28,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
@@ -229,7 +235,7 @@ public final class MeterstoreBenchmark
             }
             if (settings.runs("D1")) {
                 // it archives and corrects, and puts the dataset back when it ends
-                results.add(new DashboardBenchmark(settings, dataset, () -> trinoConnectionUnchecked(queryRunner), trino).run());
+                results.add(new DashboardBenchmark(settings, dataset, () -> trinoConnectionUnchecked(queryRunner), queryId -> connectorMetrics(queryRunner, queryId), trino).run());
             }
             if (settings.runs(IngestBesideArchivalBenchmark.ID)) {
                 // it archives a day and puts the dataset back when it ends, as D1 does
@@ -337,6 +343,30 @@ public final class MeterstoreBenchmark
                 .put(TiersConfig.ERASURE_HMAC_KEY_PROPERTY, ErasureBenchmark.HMAC_KEY)
                 .putAll(warehouse.storageProperties())
                 .buildOrThrow();
+    }
+
+    /**
+     * The connector's metrics of a query, merged over its operators, once its final statistics are in: a client has its
+     * last row a moment before the coordinator has the tasks' last report.
+     */
+    private static Metrics connectorMetrics(DistributedQueryRunner queryRunner, String queryId)
+    {
+        QueryManager queries = queryRunner.getCoordinator().getQueryManager();
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        QueryInfo info = queries.getFullQueryInfo(new QueryId(queryId));
+        while (!info.isFinalQueryInfo() && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(10);
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            info = queries.getFullQueryInfo(new QueryId(queryId));
+        }
+        return info.getQueryStats().getOperatorSummaries().stream()
+                .map(OperatorStats::getConnectorMetrics)
+                .reduce(Metrics.EMPTY, Metrics::mergeWith);
     }
 
     private static Connection trinoConnectionUnchecked(DistributedQueryRunner queryRunner)

@@ -1,6 +1,7 @@
 package io.meterstore.benchmark;
 
 import com.google.common.collect.ImmutableList;
+import io.trino.jdbc.TrinoResultSet;
 
 import java.math.BigDecimal;
 import java.sql.Connection;
@@ -9,6 +10,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
@@ -18,11 +20,18 @@ import static java.util.Objects.requireNonNull;
  */
 record TimedQuery(String engine, Connection connection, String sql)
 {
-    record Execution(long nanos, List<List<String>> rows)
+    /** @param queryId the engine's id of the query, where the driver tells it (Trino's does) */
+    record Execution(long nanos, List<List<String>> rows, Optional<String> queryId)
     {
         Execution
         {
             rows = ImmutableList.copyOf(rows);
+            requireNonNull(queryId, "queryId is null");
+        }
+
+        Execution(long nanos, List<List<String>> rows)
+        {
+            this(nanos, rows, Optional.empty());
         }
     }
 
@@ -37,11 +46,15 @@ record TimedQuery(String engine, Connection connection, String sql)
             throws SQLException
     {
         List<List<String>> rows = new ArrayList<>();
+        Optional<String> queryId = Optional.empty();
         long start = System.nanoTime();
         try (Statement statement = connection.createStatement()) {
             // a statement without rows (SET SESSION in a probe) has no result set
             if (statement.execute(sql)) {
                 try (ResultSet result = statement.getResultSet()) {
+                    if (result.isWrapperFor(TrinoResultSet.class)) {
+                        queryId = Optional.of(result.unwrap(TrinoResultSet.class).getQueryId());
+                    }
                     int columns = result.getMetaData().getColumnCount();
                     while (result.next()) {
                         List<String> row = new ArrayList<>(columns);
@@ -53,7 +66,7 @@ record TimedQuery(String engine, Connection connection, String sql)
                 }
             }
         }
-        return new Execution(System.nanoTime() - start, rows);
+        return new Execution(System.nanoTime() - start, rows, queryId);
     }
 
     static String normalize(Object value)
