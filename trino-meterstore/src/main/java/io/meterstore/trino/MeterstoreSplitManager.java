@@ -33,9 +33,11 @@ import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.FixedSplitSource;
+import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.TupleDomain;
 import org.apache.iceberg.Table;
 
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -74,9 +76,29 @@ public class MeterstoreSplitManager
                 return new FixedSplitSource(new CompletenessSplit(reads.all()));
             }
         }
+        MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         // the engine holds the splits back until the dynamic filters arrive or this passes, so they prune both tiers' splits
-        long dynamicFilterWaitMillis = dynamicFilterColumns.isEmpty() ? 0 : MeterstoreSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis();
-        return splits(session, (MeterstoreTableHandle) table, dynamicFilterWaitMillis);
+        long dynamicFilterWaitMillis = prunesBeyondPredicate(handle, dynamicFilterColumns) ? MeterstoreSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis() : 0;
+        return splits(session, handle, dynamicFilterWaitMillis);
+    }
+
+    /**
+     * Whether a join's dynamic filter on {@code columns} can prune splits the query's own predicate does not: not when
+     * that predicate already holds each of the columns to a list of values, as the planner infers it from a build side of
+     * constant rows (a meter list joined as {@code VALUES}). The filter could then only drop values of a list the splits
+     * were planned by already, and waiting for it would delay the query by up to the wait timeout for nothing; a page
+     * source still applies it if it arrives.
+     */
+    private static boolean prunesBeyondPredicate(MeterstoreTableHandle handle, Set<ColumnHandle> columns)
+    {
+        if (columns.isEmpty()) {
+            return false;
+        }
+        Map<MeterstoreColumnHandle, Domain> domains = handle.constraint().getDomains().orElse(Map.of());
+        return !columns.stream().allMatch(column -> {
+            Domain domain = domains.get(column);
+            return domain != null && domain.getValues().isDiscreteSet();
+        });
     }
 
     /** The splits of a read of {@code handle}, both tiers, in batches; what planning them pruned in its metrics. */

@@ -158,6 +158,7 @@ final class MeterstoreSplitSource
     public Metrics getMetrics()
     {
         ImmutableMap.Builder<String, Long> metrics = ImmutableMap.<String, Long>builder().putAll(hotMetrics);
+        metrics.put(MeterstoreMetrics.DYNAMIC_FILTER_WAIT_TIMEOUT_MILLIS, dynamicFilterWaitMillis);
         if (hotMetrics.containsKey(MeterstoreMetrics.HOT_PARTITIONS)) {
             metrics.put(MeterstoreMetrics.HOT_PARTITIONS_DYNAMIC_FILTER_SKIPPED, hotPartitionsDynamicallyPruned);
         }

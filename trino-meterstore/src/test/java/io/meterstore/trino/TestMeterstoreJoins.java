@@ -50,6 +50,7 @@ import static io.meterstore.trino.TestingInserts.timestamp;
 import static io.meterstore.trino.TestingPlans.scannedTables;
 import static io.meterstore.trino.base.MeterstoreMetrics.COLD_DATA_FILES;
 import static io.meterstore.trino.base.MeterstoreMetrics.COLD_DATA_FILES_DYNAMIC_FILTER_SKIPPED;
+import static io.meterstore.trino.base.MeterstoreMetrics.DYNAMIC_FILTER_WAIT_TIMEOUT_MILLIS;
 import static io.meterstore.trino.base.MeterstoreMetrics.COLD_ROW_GROUPS;
 import static io.meterstore.trino.base.MeterstoreMetrics.COLD_ROW_GROUPS_READ;
 import static io.meterstore.trino.base.MeterstoreMetrics.HOT_PARTITIONS_DYNAMIC_FILTER_SKIPPED;
@@ -167,6 +168,21 @@ final class TestMeterstoreJoins
             assertThat(with.get(COLD_ROW_GROUPS)).as(sql).isLessThanOrEqualTo(without.get(COLD_ROW_GROUPS));
             assertThat(with.get(COLD_ROW_GROUPS_READ)).as(sql).isPositive().isLessThan(without.get(COLD_ROW_GROUPS_READ));
         }
+    }
+
+    @Test
+    void testNoWaitForAFilterThePredicateHoldsAlready()
+    {
+        // a build side of constant rows: the planner infers the IN list for the scan, which plans its splits by it
+        String visible = "SELECT %s FROM readings r JOIN (VALUES %s, %s) v(id) ON r.malo_id = v.id".formatted(COLUMNS, meter(3), meter(5));
+        // the same meters the planner cannot see: only the dynamic filter can prune, so the splits wait for it
+        String hidden = "SELECT %s FROM readings r JOIN %s ON r.malo_id = v.id".formatted(COLUMNS, opaque(meter(3), meter(5)));
+        MaterializedResultWithPlan listed = getDistributedQueryRunner().executeWithPlan(dynamicFiltering(), visible);
+        MaterializedResultWithPlan filtered = getDistributedQueryRunner().executeWithPlan(dynamicFiltering(), hidden);
+        assertThat(listed.result().getMaterializedRows()).containsExactlyInAnyOrderElementsOf(filtered.result().getMaterializedRows());
+        assertThat(scannedTables(listed)).singleElement().satisfies(handle -> assertThat(handle.constraint().isAll()).isFalse());
+        assertThat(metrics(listed).get(DYNAMIC_FILTER_WAIT_TIMEOUT_MILLIS)).as(visible).isZero();
+        assertThat(metrics(filtered).get(DYNAMIC_FILTER_WAIT_TIMEOUT_MILLIS)).as(hidden).isEqualTo(10_000);
     }
 
     @Test

@@ -17,6 +17,11 @@ import java.util.Map;
  */
 public final class MeterstoreMetrics
 {
+    /**
+     * How long the engine was asked to hold the scan's splits back for a join's dynamic filter, at most: the session's
+     * dynamic_filtering_wait_timeout, or 0 when no filter could prune splits beyond the query's own predicate.
+     */
+    public static final String DYNAMIC_FILTER_WAIT_TIMEOUT_MILLIS = "dynamic_filter_wait_timeout_millis";
     /** Hot partitions of the table at planning, attached and detached. */
     public static final String HOT_PARTITIONS = "hot_partitions";
     /** Hot partitions left out because their range misses the query's hot "from" range. */
