@@ -12,6 +12,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -85,6 +86,17 @@ public final class HotTier
     public List<String> createParent(Connection connection)
             throws SQLException
     {
+        return createParent(connection, TableShape.TimeModel.INTERVAL);
+    }
+
+    /**
+     * As {@link #createParent(Connection)}, for a table of {@code timeModel}: a point table's "to" may be NULL and must be
+     * ({@link HotTierRules#checks}); the rules' span checks pass its rows, which span nothing.
+     */
+    public List<String> createParent(Connection connection, TableShape.TimeModel timeModel)
+            throws SQLException
+    {
+        Map<String, String> checks = HotTierRules.checks(timeModel);
         inTransaction(connection, () -> {
             try (Statement statement = connection.createStatement()) {
                 statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(lockTimeout.toMillis()));
@@ -94,7 +106,7 @@ public final class HotTier
                             %s,
                             %s,
                             PRIMARY KEY (malo_id, obis_code, "from", version)
-                        ) PARTITION BY RANGE ("from")""".formatted(qualifiedParent(), ReadingsSchema.postgresColumnDefinitions(), HotTierSupersession.columnDefinition()));
+                        ) PARTITION BY RANGE ("from")""".formatted(qualifiedParent(), ReadingsSchema.postgresColumnDefinitions(timeModel), HotTierSupersession.columnDefinition()));
                 // a table created before the marks: the parent passes the column on to its attached partitions; a
                 // detached one gets it too, so that it can be attached again
                 statement.execute(HotTierSupersession.addColumn(qualifiedParent()));
@@ -103,11 +115,11 @@ public final class HotTier
                 List<HotPartition> partitions = partitions(connection);
                 for (String sql : HotTierRules.replaceChangedChecks(connection, schema, naming.table(), qualifiedParent(),
                         partitions.stream().filter(HotPartition::attached).map(partition -> qualifiedPartition(partition.name())).toList(),
-                        partitions.stream().filter(partition -> !partition.attached()).map(partition -> qualifiedPartition(partition.name())).toList())) {
+                        partitions.stream().filter(partition -> !partition.attached()).map(partition -> qualifiedPartition(partition.name())).toList(), checks)) {
                     statement.execute(sql);
                 }
                 statement.execute(HotTierSupersession.createFunction(schema));
-                for (String sql : HotTierRules.addMissingChecks(connection, schema, naming.table(), qualifiedParent())) {
+                for (String sql : HotTierRules.addMissingChecks(connection, schema, naming.table(), qualifiedParent(), checks)) {
                     statement.execute(sql);
                 }
                 for (String sql : HotTierRules.createTriggers(schema, qualifiedParent(), qualifiedParent())) {

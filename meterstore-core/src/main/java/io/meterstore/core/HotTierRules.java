@@ -1,5 +1,6 @@
 package io.meterstore.core;
 
+import com.google.common.collect.ImmutableMap;
 import org.postgresql.util.PSQLException;
 
 import java.math.BigDecimal;
@@ -47,22 +48,35 @@ public final class HotTierRules
     // of 4 MB spilled it to disk
     private static final String WORK_MEM = "64MB";
 
+    // a point table's row is the register at "from": named so that PostgreSQL's refusal of an interval reads as such
+    private static final String POINT_WITHOUT_TO = "point_reading_has_no_to";
+    private static final String POINT_WITHOUT_TO_CHECK = "\"to\" IS NULL";
     private static final String CANONICAL_GROUP = "(0|[1-9][0-9]{0,2})";
 
-    /** The CHECK constraints of a readings table, by name: what a row must be, whoever writes it. */
-    public static final Map<String, String> CHECKS = checks();
+    /** The CHECK constraints of an interval table, by name: what a row must be, whoever writes it. */
+    public static final Map<String, String> CHECKS = checks(TableShape.TimeModel.INTERVAL);
+    // the checks of either model by name, for the constraints a table holds
+    private static final Map<String, String> ALL_CHECKS = ImmutableMap.<String, String>builder()
+            .putAll(CHECKS)
+            .put(POINT_WITHOUT_TO, POINT_WITHOUT_TO_CHECK)
+            .buildOrThrow();
 
     private HotTierRules() {}
 
-    private static Map<String, String> checks()
+    /** The CHECK constraints of a table of {@code timeModel}: an interval runs forward, a point (register reading) has no "to". */
+    public static Map<String, String> checks(TableShape.TimeModel timeModel)
     {
         String obis = "^%1$s-%1$s:%1$s\\.%1$s\\.%1$s(\\*%1$s)?$".formatted(CANONICAL_GROUP);
+        Map.Entry<String, String> span = switch (timeModel) {
+            case INTERVAL -> Map.entry("interval_forward", "\"to\" > \"from\"");
+            case POINT -> Map.entry(POINT_WITHOUT_TO, POINT_WITHOUT_TO_CHECK);
+        };
         return Map.of(
                 "malo_id_shape", "malo_id ~ '^[1-9][0-9]{10}$'",
                 "melo_id_shape", "melo_id IS NULL OR melo_id ~ '^[A-Z]{2}[0-9]{6}[A-Z0-9]{25}$'",
                 "obis_code_canonical", "obis_code ~ '%s' AND obis_code !~ '\\*255$'".formatted(obis),
                 "version_scope_canonical", "version_scope ~ '^[0-9]{13}:[0-9]{4}-(0[1-9]|1[0-2])$'",
-                "interval_forward", "\"to\" > \"from\"",
+                span.getKey(), span.getValue(),
                 "sparte_known", "sparte IN (%s)".formatted(codes(Sparte.values())),
                 "unit_known", "unit IN (%s)".formatted(codes(Sparte.MeasurementUnit.values())),
                 "quality_known", "quality IN (%s)".formatted(codes(Quality.values())),
@@ -255,11 +269,11 @@ public final class HotTierRules
     }
 
     /** The CHECK constraints {@code qualifiedTable} lacks, as ADD CONSTRAINT statements; NOT VALID: rows stored before are checked by {@link #validate}. */
-    static List<String> addMissingChecks(Connection connection, String schema, String table, String qualifiedTable)
+    static List<String> addMissingChecks(Connection connection, String schema, String table, String qualifiedTable, Map<String, String> checks)
             throws SQLException
     {
         Map<String, String> present = presentChecks(connection, schema, table);
-        return CHECKS.entrySet().stream()
+        return checks.entrySet().stream()
                 .filter(check -> !present.containsKey(check.getKey()))
                 .sorted(Map.Entry.comparingByKey())
                 .map(check -> "ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s) NOT VALID".formatted(qualifiedTable, quoteIdentifier(check.getKey()), check.getValue()))
@@ -276,7 +290,7 @@ public final class HotTierRules
      * partitions, and to each detached one, which an ATTACH requires to hold the parent's. {@link #validate} then checks
      * the stored rows, of the parent and of each detached partition (ATTACH refuses a NOT VALID one under a validated one).
      */
-    static List<String> replaceChangedChecks(Connection connection, String schema, String table, String qualifiedTable, List<String> attached, List<String> detached)
+    static List<String> replaceChangedChecks(Connection connection, String schema, String table, String qualifiedTable, List<String> attached, List<String> detached, Map<String, String> checks)
             throws SQLException
     {
         Map<String, String> present = presentChecks(connection, schema, table);
@@ -287,7 +301,7 @@ public final class HotTierRules
         try (Statement statement = connection.createStatement()) {
             statement.execute("CREATE TEMPORARY TABLE meterstore_current_checks (LIKE %s)".formatted(qualifiedTable));
             try {
-                for (Map.Entry<String, String> check : CHECKS.entrySet()) {
+                for (Map.Entry<String, String> check : checks.entrySet()) {
                     statement.execute("ALTER TABLE pg_temp.meterstore_current_checks ADD CONSTRAINT %s CHECK (%s) NOT VALID".formatted(quoteIdentifier(check.getKey()), check.getValue()));
                 }
                 try (ResultSet result = statement.executeQuery("""
@@ -302,7 +316,7 @@ public final class HotTierRules
             }
         }
         List<String> statements = new ArrayList<>();
-        CHECKS.keySet().stream()
+        checks.keySet().stream()
                 .filter(name -> present.containsKey(name) && !present.get(name).equals(current.get(name)))
                 .sorted()
                 .forEach(name -> {
@@ -314,9 +328,9 @@ public final class HotTierRules
                     for (String partition : detached) {
                         statements.add("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s".formatted(partition, constraint));
                     }
-                    statements.add("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s) NOT VALID".formatted(qualifiedTable, constraint, CHECKS.get(name)));
+                    statements.add("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s) NOT VALID".formatted(qualifiedTable, constraint, checks.get(name)));
                     for (String partition : detached) {
-                        statements.add("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s) NOT VALID".formatted(partition, constraint, CHECKS.get(name)));
+                        statements.add("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s) NOT VALID".formatted(partition, constraint, checks.get(name)));
                     }
                 });
         return List.copyOf(statements);
@@ -368,7 +382,7 @@ public final class HotTierRules
                     if (HotTier.isLockTimeout(e)) {
                         throw e;
                     }
-                    broken.add("%s (%s): %s".formatted(constraint, CHECKS.get(constraint), e.getMessage()));
+                    broken.add("%s (%s): %s".formatted(constraint, ALL_CHECKS.get(constraint), e.getMessage()));
                 }
             }
         }
@@ -390,7 +404,7 @@ public final class HotTierRules
             select.setString(2, table);
             try (ResultSet result = select.executeQuery()) {
                 while (result.next()) {
-                    if (CHECKS.containsKey(result.getString(1))) {
+                    if (ALL_CHECKS.containsKey(result.getString(1))) {
                         unvalidated.add(result.getString(1));
                     }
                 }

@@ -127,7 +127,7 @@ public final class IcebergTableSpec
             table = catalog.loadTable(identifier);
         }
         else {
-            Schema schema = ReadingsSchema.icebergSchema();
+            Schema schema = ReadingsSchema.icebergSchema(TableShape.ofProperties(extraProperties).orElse(TableShape.DEFAULT).timeModel());
             try {
                 table = catalog.buildTable(identifier, schema)
                         .withPartitionSpec(partitionSpec(schema))

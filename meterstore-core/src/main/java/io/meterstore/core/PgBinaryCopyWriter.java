@@ -75,7 +75,8 @@ public final class PgBinaryCopyWriter
         text(reading.obisCode());
         text(reading.sparte().name());
         timestamp(reading.from());
-        timestamp(reading.to());
+        // a register reading (point table) has no end: NULL
+        reading.to().ifPresentOrElse(this::timestamp, () -> int32(-1));
         numeric(reading.value());
         text(reading.unit().name());
         text(reading.quality().name());

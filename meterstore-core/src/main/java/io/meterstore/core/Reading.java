@@ -12,14 +12,17 @@ import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
-/** One version of one reading: a row of {@code readings_versions}, in both tiers. */
+/**
+ * One version of one reading: a row of {@code readings_versions}, in both tiers. A reading of an interval table spans
+ * ["from", "to"); one of a point table ({@link TableShape.TimeModel#POINT}) is the register at "from" and has no "to".
+ */
 public record Reading(
         String maloId,
         Optional<String> meloId,
         String obisCode,
         Sparte sparte,
         Instant from,
-        Instant to,
+        Optional<Instant> to,
         BigDecimal value,
         MeasurementUnit unit,
         Quality quality,
@@ -57,6 +60,44 @@ public record Reading(
         requireNonNull(balancingDay, "balancingDay is null");
     }
 
+    /** An interval reading, over ["from", "to"). */
+    public Reading(String maloId, Optional<String> meloId, String obisCode, Sparte sparte, Instant from, Instant to, BigDecimal value, MeasurementUnit unit,
+            Quality quality, String resolution, String sourceKind, Optional<String> sourceDetail, Optional<String> provenance, BigInteger version,
+            String versionScope, Instant recordedAt, LocalDate balancingDay)
+    {
+        this(maloId, meloId, obisCode, sparte, from, Optional.of(requireNonNull(to, "to is null")), value, unit, quality, resolution, sourceKind, sourceDetail, provenance,
+                version, versionScope, recordedAt, balancingDay);
+    }
+
+    /** The time model a reading of this kind belongs to: a point has no "to". */
+    public TableShape.TimeModel timeModel()
+    {
+        return to.isPresent() ? TableShape.TimeModel.INTERVAL : TableShape.TimeModel.POINT;
+    }
+
+    /** The end of an interval reading; refused for a point reading, which has none. */
+    public Instant end()
+    {
+        return to.orElseThrow(() -> new IllegalStateException("A point reading has no \"to\""));
+    }
+
+    /**
+     * Refuses a reading of another time model than {@code table}'s: an interval row into a point table or the reverse
+     * would be stored under the wrong meaning of "value".
+     */
+    public Reading requireTimeModel(TableShape.TimeModel timeModel, String table)
+    {
+        if (timeModel() == timeModel) {
+            return this;
+        }
+        throw switch (timeModel) {
+            case INTERVAL -> new InvalidReadingException("Reading of MaLo-ID '%s' at %s has \"to\" NULL, a register reading, but table '%s' has time_model 'interval': write the interval's end into \"to\", or write register readings into a table created WITH (time_model = 'point', reading_id = 'malo_id')"
+                    .formatted(maloId, from, table));
+            case POINT -> new InvalidReadingException("Reading [%s, %s) of MaLo-ID '%s' has a \"to\", but table '%s' has time_model 'point', whose value is the register at \"from\": write \"to\" NULL, or write intervals into a table of time_model 'interval'"
+                    .formatted(from, to.orElseThrow(), maloId, table));
+        };
+    }
+
     /**
      * Checks every rule of the model and throws {@link InvalidReadingException} naming the first one broken:
      * identifiers, the unit of the commodity and the OBIS code, the interval on its resolution's grid, the version scope's month,
@@ -68,10 +109,15 @@ public record Reading(
         meloId.ifPresent(MeloId::new);
         sparte.requireFits(unit, new ObisCode(obisCode));
         IntervalResolution grid = IntervalResolution.parse(resolution);
-        if (!from.isBefore(to)) {
-            throw new InvalidReadingException("Interval [%s, %s) of MaLo-ID '%s' is empty or reversed: \"from\" must be before \"to\"".formatted(from, to, maloId));
+        if (to.isEmpty()) {
+            requireOnCadence(grid);
         }
-        requireOnGrid(grid);
+        else {
+            if (!from.isBefore(to.get())) {
+                throw new InvalidReadingException("Interval [%s, %s) of MaLo-ID '%s' is empty or reversed: \"from\" must be before \"to\"".formatted(from, to.get(), maloId));
+            }
+            requireOnGrid(grid, to.get());
+        }
         BigDecimal scaled;
         try {
             scaled = value.setScale(VALUE_SCALE);
@@ -100,7 +146,7 @@ public record Reading(
 
     // both ends on the grid's calendar: a fixed step from the epoch, a P1D row its balancing day, a P1M row its balancing
     // month, each as long as the calendar makes it (23 to 25 hours, 28 to 31 days), so "to" is checked, never derived
-    private void requireOnGrid(IntervalResolution grid)
+    private void requireOnGrid(IntervalResolution grid, Instant to)
     {
         Optional<IntervalResolution.Span> fitting = grid.intervalHolding(sparte, from);
         if (fitting.isEmpty()) {
@@ -123,6 +169,30 @@ public record Reading(
                     .formatted(from, to, maloId, sparte, MeteringCalendar.describeBalancingMonth(sparte), MeteringCalendar.settlementMonth(sparte, from), span.from(), span.to()));
             case CALENDAR -> throw new IllegalStateException("a calendar period has no interval");
         }
+    }
+
+    // a register reading's resolution is its cadence: read at the start of each interval of the grid, so "from" is such
+    // a start (a multiple of PT15M, the start of a balancing day for P1D, of a balancing month for P1M)
+    private void requireOnCadence(IntervalResolution grid)
+    {
+        Optional<IntervalResolution.Span> fitting = grid.intervalHolding(sparte, from);
+        if (fitting.isEmpty()) {
+            throw new InvalidReadingException("Resolution '%s' of MaLo-ID '%s' is a calendar period INSERT does not take: a register reading's resolution is how often it is read, a step that divides a day (PT15M, PT1H), P1D (at the start of each balancing day) or P1M (at the start of each balancing month)"
+                    .formatted(resolution, maloId));
+        }
+        Instant start = fitting.get().from();
+        if (start.equals(from)) {
+            return;
+        }
+        throw switch (grid.kind()) {
+            case FIXED -> new InvalidReadingException("Register reading of MaLo-ID '%s' at %s is not on its %s cadence: it must be read at a multiple of %s, e.g. %s"
+                    .formatted(maloId, from, resolution, grid.step().orElseThrow(), start));
+            case DAILY -> new InvalidReadingException("Register reading of MaLo-ID '%s' at %s is not on its P1D cadence: a daily register reading of sparte %s is read at the start of the balancing day, %s; for balancing day %s write \"from\" %s"
+                    .formatted(maloId, from, sparte, MeteringCalendar.describeBalancingDay(sparte), MeteringCalendar.balancingDay(sparte, from), start));
+            case MONTHLY -> new InvalidReadingException("Register reading of MaLo-ID '%s' at %s is not on its P1M cadence: a monthly register reading of sparte %s is read at the start of the balancing month, %s; for balancing month %s write \"from\" %s"
+                    .formatted(maloId, from, sparte, MeteringCalendar.describeBalancingMonth(sparte), MeteringCalendar.settlementMonth(sparte, from), start));
+            case CALENDAR -> new IllegalStateException("a calendar period has no interval");
+        };
     }
 
     /**

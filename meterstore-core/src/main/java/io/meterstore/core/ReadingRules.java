@@ -150,13 +150,17 @@ public final class ReadingRules
         return colon < 0 ? reading.versionScope() : reading.versionScope().substring(0, colon);
     }
 
+    // a register reading (no "to") spans nothing: the span rules do not apply to points
     private static boolean overlap(Reading left, Reading right)
     {
-        return left.from().isBefore(right.to()) && right.from().isBefore(left.to());
+        if (left.to().isEmpty() || right.to().isEmpty()) {
+            return false;
+        }
+        return left.from().isBefore(right.end()) && right.from().isBefore(left.end());
     }
 
     private static String span(Reading reading)
     {
-        return "[%s, %s)".formatted(TieringWatermark.formatInstant(reading.from()), TieringWatermark.formatInstant(reading.to()));
+        return "[%s, %s)".formatted(TieringWatermark.formatInstant(reading.from()), TieringWatermark.formatInstant(reading.end()));
     }
 }

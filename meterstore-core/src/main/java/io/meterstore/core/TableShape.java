@@ -151,9 +151,10 @@ public record TableShape(
         TimeModel timeModel = Optional.ofNullable(settings.get(TIME_MODEL))
                 .map(value -> parse(TimeModel.class, TIME_MODEL, value, TimeModel::sqlName))
                 .orElse(DEFAULT.timeModel());
+        // a point table is keyed by MeLo-ID unless it says otherwise, as in the Rust MeterStore (identify_by_melo follows time_model)
         ReadingIdentifier readingId = Optional.ofNullable(settings.get(READING_ID))
                 .map(value -> parse(ReadingIdentifier.class, READING_ID, value, ReadingIdentifier::sqlName))
-                .orElse(DEFAULT.readingId());
+                .orElse(timeModel == TimeModel.POINT ? ReadingIdentifier.MELO_ID : DEFAULT.readingId());
         List<String> identityColumns = Optional.ofNullable(settings.get(IDENTITY_COLUMNS)).map(TableShape::columns).orElse(DEFAULT.identityColumns());
         List<String> attributeColumns = Optional.ofNullable(settings.get(ATTRIBUTE_COLUMNS)).map(TableShape::columns).orElse(DEFAULT.attributeColumns());
         Map<String, CheckedKind> checkedColumns = Optional.ofNullable(settings.get(CHECKED_COLUMNS)).map(TableShape::checked).orElse(DEFAULT.checkedColumns());
@@ -296,10 +297,11 @@ public record TableShape(
      */
     public void requireSupported(String table)
     {
-        List<String> unsupported = new ArrayList<>();
-        if (timeModel != DEFAULT.timeModel()) {
-            unsupported.add("%s '%s'".formatted(TIME_MODEL, timeModel.sqlName()));
+        if (timeModel == TimeModel.POINT && readingId == ReadingIdentifier.MELO_ID) {
+            throw new MeterstoreException(SHAPE_UNSUPPORTED, "Table '%s' declares %s 'point' keyed by %s '%s' (a point table's default, as in the Rust MeterStore), which this release cannot store yet: it keys a point table's readings by malo_id, obis_code and \"from\", as an interval table's; declare %s malo_id (WITH (%s = 'malo_id'), or %s=malo_id in a meterstore.tables entry)"
+                    .formatted(table, TIME_MODEL, READING_ID, readingId.sqlName(), READING_ID, READING_ID, READING_ID));
         }
+        List<String> unsupported = new ArrayList<>();
         if (readingId != DEFAULT.readingId()) {
             unsupported.add("%s '%s'".formatted(READING_ID, readingId.sqlName()));
         }
@@ -315,8 +317,8 @@ public record TableShape(
         if (unsupported.isEmpty()) {
             return;
         }
-        throw new MeterstoreException(SHAPE_UNSUPPORTED, "Table '%s' declares %s, which this release cannot store yet: it stores %s tables keyed by %s, without identity or attribute columns, checked columns '%s'; declare that shape (or leave the settings out)"
-                .formatted(table, String.join(", ", unsupported), DEFAULT.timeModel().sqlName(), DEFAULT.readingId().sqlName(), DEFAULT.settings().get(CHECKED_COLUMNS)));
+        throw new MeterstoreException(SHAPE_UNSUPPORTED, "Table '%s' declares %s, which this release cannot store yet: it stores interval and point tables keyed by %s, without identity or attribute columns, checked columns '%s'; declare that shape (or leave the settings out)"
+                .formatted(table, String.join(", ", unsupported), DEFAULT.readingId().sqlName(), DEFAULT.settings().get(CHECKED_COLUMNS)));
     }
 
     private static <E extends Enum<E>> E parse(Class<E> type, String setting, String value, java.util.function.Function<E, String> name)

@@ -298,6 +298,49 @@ final class TestReading
                 MeteringCalendar.balancingDay(sparte, from));
     }
 
+    @Test
+    void testRegisterReadingOnItsCadence()
+    {
+        // a register reading (no "to") read at the start of each balancing day: Berlin midnight, the gas day's 06:00
+        Instant berlinMidnight = Instant.parse("2026-03-28T23:00:00Z");
+        Reading daily = register(Sparte.STROM, berlinMidnight, "P1D");
+        assertThat(daily.validate().timeModel()).isEqualTo(TableShape.TimeModel.POINT);
+        assertThat(daily.balancingDay()).isEqualTo(LocalDate.of(2026, 3, 29));
+        register(Sparte.GAS, Instant.parse("2026-03-29T04:00:00Z"), "P1D").validate();
+        register(Sparte.STROM, Instant.parse("2026-03-31T22:00:00Z"), "P1M").validate();
+        register(Sparte.STROM, Instant.parse("2026-03-29T01:15:00Z"), "PT15M").validate();
+        assertThatThrownBy(() -> register(Sparte.STROM, Instant.parse("2026-03-29T00:00:00Z"), "P1D").validate())
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessage("Register reading of MaLo-ID '41373559241' at 2026-03-29T00:00:00Z is not on its P1D cadence: a daily register reading of sparte STROM is read at the start of the balancing day, "
+                        + "the Berlin day, Europe/Berlin midnight to midnight; for balancing day 2026-03-29 write \"from\" 2026-03-28T23:00:00Z");
+        assertThatThrownBy(() -> register(Sparte.STROM, Instant.parse("2026-04-01T22:00:00Z"), "P1M").validate())
+                .hasMessageStartingWith("Register reading of MaLo-ID '41373559241' at 2026-04-01T22:00:00Z is not on its P1M cadence");
+        assertThatThrownBy(() -> register(Sparte.STROM, Instant.parse("2026-03-29T01:10:00Z"), "PT15M").validate())
+                .hasMessage("Register reading of MaLo-ID '41373559241' at 2026-03-29T01:10:00Z is not on its PT15M cadence: it must be read at a multiple of PT15M, e.g. 2026-03-29T01:00:00Z");
+    }
+
+    @Test
+    void testTimeModelOfTheTable()
+    {
+        Reading interval = reading(Sparte.STROM, MeasurementUnit.KWH, FROM, FROM.plus(Duration.ofMinutes(15)), BigDecimal.ONE);
+        Reading point = register(Sparte.STROM, Instant.parse("2026-03-28T23:00:00Z"), "P1D");
+        assertThat(interval.requireTimeModel(TableShape.TimeModel.INTERVAL, "metering.readings")).isSameAs(interval);
+        assertThat(point.requireTimeModel(TableShape.TimeModel.POINT, "metering.zaehlerstaende")).isSameAs(point);
+        assertThatThrownBy(() -> point.requireTimeModel(TableShape.TimeModel.INTERVAL, "metering.readings"))
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessageContaining("has \"to\" NULL, a register reading, but table 'metering.readings' has time_model 'interval'");
+        assertThatThrownBy(() -> interval.requireTimeModel(TableShape.TimeModel.POINT, "metering.zaehlerstaende"))
+                .isInstanceOf(InvalidReadingException.class)
+                .hasMessageContaining("has a \"to\", but table 'metering.zaehlerstaende' has time_model 'point', whose value is the register at \"from\": write \"to\" NULL");
+    }
+
+    private static Reading register(Sparte sparte, Instant from, String resolution)
+    {
+        Reading reading = reading(sparte, sparte == Sparte.GAS ? MeasurementUnit.M3 : MeasurementUnit.KWH, from, from.plus(Duration.ofMinutes(15)), new BigDecimal("12345.600000"));
+        return new Reading(reading.maloId(), reading.meloId(), sparte == Sparte.GAS ? "7-20:3.8.0" : "1-1:1.8.0", sparte, from, Optional.empty(), reading.value(), reading.unit(), reading.quality(),
+                resolution, reading.sourceKind(), reading.sourceDetail(), reading.provenance(), reading.version(), reading.versionScope(), reading.recordedAt(), reading.balancingDay());
+    }
+
     private static Reading withScope(Reading reading, String versionScope)
     {
         return new Reading(reading.maloId(), reading.meloId(), reading.obisCode(), reading.sparte(), reading.from(), reading.to(), reading.value(), reading.unit(), reading.quality(),

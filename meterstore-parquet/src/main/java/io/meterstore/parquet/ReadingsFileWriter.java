@@ -89,7 +89,7 @@ final class ReadingsFileWriter
         try {
             this.writer = new ParquetWriter(
                     footer,
-                    ReadingsParquetSchema.messageType(),
+                    ReadingsParquetSchema.messageType(table.schema()),
                     ReadingsParquetSchema.primitiveTypes(),
                     writerOptions(table),
                     CompressionCodec.ZSTD,

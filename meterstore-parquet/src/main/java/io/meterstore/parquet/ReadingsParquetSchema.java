@@ -4,13 +4,17 @@ import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.PgBinaryCopyReader;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.ReadingsColumn.ColumnKind;
+import io.meterstore.core.ReadingsSchema;
+import io.meterstore.core.TableShape;
 import io.trino.spi.type.DateType;
 import io.trino.spi.type.DecimalType;
 import io.trino.spi.type.Int128;
 import io.trino.spi.type.TimestampWithTimeZoneType;
 import io.trino.spi.type.Type;
 import io.trino.spi.type.VarcharType;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types.NestedField;
 import org.apache.parquet.schema.LogicalTypeAnnotation;
 import org.apache.parquet.schema.LogicalTypeAnnotation.TimeUnit;
 import org.apache.parquet.schema.MessageType;
@@ -63,9 +67,19 @@ public final class ReadingsParquetSchema
 
     public static MessageType messageType()
     {
+        return messageType(ReadingsSchema.icebergSchema());
+    }
+
+    /**
+     * The Parquet schema of a data file of an Iceberg table of {@code schema}: a column is optional where the table's is,
+     * as "to" is in a point table ({@link ReadingsSchema#icebergSchema(TableShape.TimeModel)}).
+     */
+    public static MessageType messageType(Schema schema)
+    {
         Types.MessageTypeBuilder builder = Types.buildMessage();
         for (ReadingsColumn column : COLUMNS) {
-            builder.addField(parquetType(column));
+            NestedField field = schema.findField(column.fieldId());
+            builder.addField(parquetType(column, column.nullable() || (field != null && field.isOptional())));
         }
         return builder.named(MESSAGE_NAME);
     }
@@ -80,9 +94,9 @@ public final class ReadingsParquetSchema
         return types.buildOrThrow();
     }
 
-    private static PrimitiveType parquetType(ReadingsColumn column)
+    private static PrimitiveType parquetType(ReadingsColumn column, boolean optional)
     {
-        Repetition repetition = column.nullable() ? Repetition.OPTIONAL : Repetition.REQUIRED;
+        Repetition repetition = optional ? Repetition.OPTIONAL : Repetition.REQUIRED;
         Types.PrimitiveBuilder<PrimitiveType> builder = switch (column.kind()) {
             case STRING -> Types.primitive(PrimitiveTypeName.BINARY, repetition)
                     .as(LogicalTypeAnnotation.stringType());

@@ -43,7 +43,7 @@ public final class ReadingsInserts
                 literal(reading.obisCode()),
                 literal(reading.sparte().name()),
                 timestamp(reading.from()),
-                timestamp(reading.to()),
+                reading.to().map(ReadingsInserts::timestamp).orElse("NULL"),
                 reading.value().toPlainString(),
                 literal(reading.unit().name()),
                 literal(reading.quality().name()),

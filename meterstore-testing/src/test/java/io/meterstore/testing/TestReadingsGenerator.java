@@ -163,10 +163,10 @@ final class TestReadingsGenerator
             List<Reading> meterDay = generator.readings(0, day);
             assertThat(meterDay).hasSize((int) expected);
             assertThat(meterDay.getFirst().from()).isEqualTo(MeteringCalendar.startOfLocalDay(day));
-            assertThat(meterDay.getLast().to()).isEqualTo(MeteringCalendar.startOfLocalDay(day.plusDays(1)));
+            assertThat(meterDay.getLast().end()).isEqualTo(MeteringCalendar.startOfLocalDay(day.plusDays(1)));
             for (int index = 1; index < meterDay.size(); index++) {
-                assertThat(meterDay.get(index).from()).isEqualTo(meterDay.get(index - 1).to());
-                assertThat(Duration.between(meterDay.get(index).from(), meterDay.get(index).to())).isEqualTo(Duration.ofMinutes(15));
+                assertThat(meterDay.get(index).from()).isEqualTo(meterDay.get(index - 1).end());
+                assertThat(Duration.between(meterDay.get(index).from(), meterDay.get(index).end())).isEqualTo(Duration.ofMinutes(15));
             }
         }
         assertThat(ReadingsGenerator.builder().startDay(SPRING).days(1).build().start()).isEqualTo(Instant.parse("2026-03-28T23:00:00Z"));

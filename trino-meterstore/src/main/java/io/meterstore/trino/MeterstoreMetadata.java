@@ -12,6 +12,7 @@ import io.meterstore.core.ErasureLog.Erasure;
 import io.meterstore.core.TableShape;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
@@ -397,8 +398,8 @@ public class MeterstoreMetadata
         tableMetadata.getComment().ifPresent(_ -> {
             throw new TrinoException(NOT_SUPPORTED, "CREATE TABLE '%s' has a COMMENT, which MeterStore does not store: its PostgreSQL table's comment holds the table's shape; remove the COMMENT".formatted(name));
         });
-        requireReadingsColumns(name, tableMetadata.getColumns());
         TableShape shape = MeterstoreTableProperties.shape(tableMetadata.getProperties());
+        requireReadingsColumns(name, tableMetadata.getColumns(), shape.timeModel());
         Optional<TableShape> configured = tables.declaredShape(name.getTableName());
         List<TableShape.Difference> differences = configured.map(entry -> entry.differences(shape)).orElse(List.of());
         if (!differences.isEmpty()) {
@@ -415,7 +416,7 @@ public class MeterstoreMetadata
     }
 
     /** Refuses columns other than the readings columns, in their order and types; NOT NULL only where a readings column shows it. */
-    private static void requireReadingsColumns(SchemaTableName name, List<ColumnMetadata> declared)
+    private static void requireReadingsColumns(SchemaTableName name, List<ColumnMetadata> declared, TableShape.TimeModel timeModel)
     {
         List<ColumnMetadata> expected = columnsMetadata();
         String columns = expected.stream().map(column -> "%s %s%s".formatted(column.getName(), column.getType().getDisplayName(), column.isNullable() ? "" : " NOT NULL")).collect(joining(", "));
@@ -436,6 +437,12 @@ public class MeterstoreMetadata
                 }
                 else if (!column.getType().equals(readings.getType())) {
                     difference = Optional.of("column '%s' is %s, a readings table's is %s".formatted(column.getName(), column.getType().getDisplayName(), readings.getType().getDisplayName()));
+                }
+                else if (!column.isNullable() && column.getName().equals(ReadingsColumn.TO.columnName())) {
+                    // every interval has an end; a register reading has none
+                    difference = timeModel == TableShape.TimeModel.POINT
+                            ? Optional.of("column 'to' is declared NOT NULL, but a point table's readings have no \"to\": leave NOT NULL out")
+                            : Optional.empty();
                 }
                 else if (!column.isNullable() && readings.isNullable()) {
                     difference = Optional.of("column '%s' is declared NOT NULL, which MeterStore does not enforce for it".formatted(column.getName()));

@@ -23,7 +23,8 @@ public final class MeterstoreTableProperties
 {
     private final List<PropertyMetadata<?>> tableProperties = ImmutableList.<PropertyMetadata<?>>builder()
             .add(stringProperty(TableShape.TIME_MODEL, "interval (a value per interval) or point (the register at \"from\")", TableShape.DEFAULT.timeModel().sqlName(), false))
-            .add(stringProperty(TableShape.READING_ID, "The column that identifies a reading: malo_id or melo_id", TableShape.DEFAULT.readingId().sqlName(), false))
+            // no default here: left out, it follows time_model (malo_id for an interval table, melo_id for a point table)
+            .add(stringProperty(TableShape.READING_ID, "The column that identifies a reading: malo_id or melo_id (default: malo_id for an interval table, melo_id for a point table)", null, false))
             .add(columnList(TableShape.IDENTITY_COLUMNS, "Columns that join the merge key, e.g. a tenant", TableShape.DEFAULT.identityColumns()))
             .add(columnList(TableShape.ATTRIBUTE_COLUMNS, "Columns carried with a reading, not part of its key", TableShape.DEFAULT.attributeColumns()))
             .add(columnList(TableShape.CHECKED_COLUMNS, "Columns parsed and stored canonical, each '<column>:<EIC|MALO|MELO|BDEW>'", checkedColumns(TableShape.DEFAULT)))

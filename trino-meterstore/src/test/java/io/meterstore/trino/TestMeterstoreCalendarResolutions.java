@@ -209,7 +209,7 @@ final class TestMeterstoreCalendarResolutions
             List<Object> fields = rows.get(index).getFields();
             Reading reading = expected.get(index);
             assertThat(((ZonedDateTime) fields.get(0)).toInstant()).isEqualTo(reading.from());
-            assertThat(((ZonedDateTime) fields.get(1)).toInstant()).isEqualTo(reading.to());
+            assertThat(((ZonedDateTime) fields.get(1)).toInstant()).isEqualTo(reading.end());
             assertThat(fields.get(2)).isEqualTo(reading.resolution());
             assertThat((BigDecimal) fields.get(3)).isEqualByComparingTo(reading.value());
             assertThat(fields.get(4)).as("tier of %s", reading.from()).isEqualTo(tiers[index]);

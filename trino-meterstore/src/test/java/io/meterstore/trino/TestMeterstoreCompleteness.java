@@ -145,7 +145,7 @@ final class TestMeterstoreCompleteness
             LocalDate day = winner.balancingDay();
             int hour = LocalDateTime.ofInstant(winner.from(), BERLIN).getHour();
             if (meter == 9 && (day.equals(LocalDate.of(2026, 3, 5)) || day.equals(LocalDate.of(2026, 3, 16))) && hour < 3) {
-                late.add(copy(winner, winner.resolution(), winner.to(), Quality.SUBSTITUTED, winner.version().add(BigInteger.valueOf(1_000)), winner.versionScope(), recordedAt));
+                late.add(copy(winner, winner.resolution(), winner.end(), Quality.SUBSTITUTED, winner.version().add(BigInteger.valueOf(1_000)), winner.versionScope(), recordedAt));
             }
             // the hour of 10 March that meter 1 missed, taken from meter 0's winners of that hour
             if (meter == 0 && day.equals(LocalDate.of(2026, 3, 10)) && hour == 10) {
@@ -167,8 +167,8 @@ final class TestMeterstoreCompleteness
         for (Reading winner : winners) {
             if (meterOf(winner.maloId()) == 5 && winner.balancingDay().equals(LocalDate.of(2026, 3, 17)) && LocalDateTime.ofInstant(winner.from(), BERLIN).getHour() == 8) {
                 String otherScope = Reading.versionScope(OTHER_OPERATOR, winner.sparte(), winner.from());
-                stored.add(copy(winner, winner.resolution(), winner.to(), Quality.ESTIMATED, winner.version().add(BigInteger.ONE), otherScope, recordedAt));
-                stored.add(copy(winner, winner.resolution(), winner.to(), Quality.SUBSTITUTED, winner.version().add(BigInteger.TWO), otherScope, recordedAt));
+                stored.add(copy(winner, winner.resolution(), winner.end(), Quality.ESTIMATED, winner.version().add(BigInteger.ONE), otherScope, recordedAt));
+                stored.add(copy(winner, winner.resolution(), winner.end(), Quality.SUBSTITUTED, winner.version().add(BigInteger.TWO), otherScope, recordedAt));
             }
         }
         return stored;
@@ -232,7 +232,7 @@ final class TestMeterstoreCompleteness
             }
             // the night of the 3rd flagged faulty: not billable
             case 8 -> shaped.add(day.equals(LocalDate.of(2026, 3, 3)) && wallClock.getHour() < 6 && isOriginal(reading)
-                    ? copy(reading, reading.resolution(), reading.to(), Quality.FAULTY, reading.version(), reading.versionScope())
+                    ? copy(reading, reading.resolution(), reading.end(), Quality.FAULTY, reading.version(), reading.versionScope())
                     : reading);
             default -> shaped.add(reading);
         }

@@ -207,7 +207,7 @@ class TestMeterstoreInsert
                 new Case(badRow.replace("'" + maloId + "'", "'" + wrongCheckDigit + "'"), "check digit"),
                 new Case(badRow.replace("'1-1:1.29.0'", "'1-1:1.29.0*255'"), "is not canonical: store it as '1-1:1.29.0'"),
                 new Case(badRow.replace("'KWH'", "'M3'"), "Unit M3 does not fit sparte STROM"),
-                new Case(badRow.replace(TestingInserts.timestamp(bad.to()), TestingInserts.timestamp(bad.from().plus(Duration.ofMinutes(10)))), "is not on the PT15M grid"),
+                new Case(badRow.replace(TestingInserts.timestamp(bad.end()), TestingInserts.timestamp(bad.from().plus(Duration.ofMinutes(10)))), "is not on the PT15M grid"),
                 new Case(badRow.replace(TestingInserts.timestamp(bad.from()), TestingInserts.timestamp(bad.from().plus(Duration.ofMinutes(15)))), "is empty or reversed"),
                 new Case(badRow.replace(bad.versionScope(), "9900000000003:2025-01"), "does not cover the interval"),
                 new Case(badRow.replace(", NULL, NULL)", ", NULL, DATE '2020-01-01')"), "Balancing day 2020-01-01"));

@@ -134,7 +134,7 @@ class TestMeterstoreOracle
             insert.setString(3, reading.obisCode());
             insert.setString(4, reading.sparte().name());
             insert.setObject(5, reading.from().atOffset(ZoneOffset.UTC));
-            insert.setObject(6, reading.to().atOffset(ZoneOffset.UTC));
+            insert.setObject(6, reading.end().atOffset(ZoneOffset.UTC));
             insert.setBigDecimal(7, reading.value());
             insert.setString(8, reading.unit().name());
             insert.setString(9, reading.quality().name());

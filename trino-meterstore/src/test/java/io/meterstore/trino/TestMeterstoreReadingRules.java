@@ -98,13 +98,13 @@ final class TestMeterstoreReadingRules
             Reading stored = storedWinner(1, noon(days, 0));
             Reading hour = hourly(correction(1, stored.from(), stored.version().longValue() + 1, "2.0"));
             assertRefusedChangingNothing(1, stored.from(), insert(hour), ReadingRules.ONE_GRID_PER_READING,
-                    "spans [%s, %s) (PT1H)".formatted(TieringWatermark.formatInstant(hour.from()), TieringWatermark.formatInstant(hour.to())),
+                    "spans [%s, %s) (PT1H)".formatted(TieringWatermark.formatInstant(hour.from()), TieringWatermark.formatInstant(hour.end())),
                     "send version %s on the grid of version".formatted(hour.version()));
         }
         // the same correction on the stored grid is taken, and wins
         Reading stored = storedWinner(1, noon(1, 1));
         assertUpdate(insert(correction(1, stored.from(), stored.version().longValue() + 1, "2.0")), 1);
-        assertThat(sum(1, stored.from(), stored.to())).isEqualByComparingTo("2.0");
+        assertThat(sum(1, stored.from(), stored.end())).isEqualByComparingTo("2.0");
     }
 
     @Test
@@ -145,8 +145,8 @@ final class TestMeterstoreReadingRules
                 .hasErrorCode(METERSTORE_INVALID_READING)
                 .hasMessageContaining(ReadingRules.ONE_OPERATOR_PER_READING);
         assertThat(versionsRows()).isEqualTo(versions);
-        assertThat(sum(3, cold.from(), cold.to())).isEqualByComparingTo(cold.value());
-        assertThat(sum(3, hot.from(), hot.to())).isEqualByComparingTo(hot.value());
+        assertThat(sum(3, cold.from(), cold.end())).isEqualByComparingTo(cold.value());
+        assertThat(sum(3, hot.from(), hot.end())).isEqualByComparingTo(hot.value());
     }
 
     @Test
@@ -163,7 +163,7 @@ final class TestMeterstoreReadingRules
                     .hasMessageContaining(ReadingRules.ONE_OPERATOR_PER_READING)
                     .hasMessageContaining(OTHER_OPERATOR);
         }
-        assertThat(sum(2, stored.from(), stored.to())).isEqualByComparingTo(stored.value());
+        assertThat(sum(2, stored.from(), stored.end())).isEqualByComparingTo(stored.value());
     }
 
     @Test
@@ -189,12 +189,12 @@ final class TestMeterstoreReadingRules
         assertRefusedByPostgres(parent, fine, "version_scope", "'9900000000003-2026-03'", "23514", "version_scope_canonical");
         assertRefusedByPostgres(parent, fine, "\"to\"", "'%s'::timestamptz".formatted(fine.from()), "23514", "interval_forward");
         assertRefusedByPostgres(partition, fine, "unit", "'GWH'", "23514", "unit_known");
-        assertThat(sum(1, stored.from(), stored.to())).isEqualByComparingTo(stored.value());
+        assertThat(sum(1, stored.from(), stored.end())).isEqualByComparingTo(stored.value());
         // the same row, well formed, is taken
         try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement()) {
             assertThat(statement.executeUpdate(plainInsert(parent, fine))).isEqualTo(1);
         }
-        assertThat(sum(1, stored.from(), stored.to())).isEqualByComparingTo(fine.value());
+        assertThat(sum(1, stored.from(), stored.end())).isEqualByComparingTo(fine.value());
     }
 
     private void assertRefusedByPostgres(String table, Reading reading, String sqlState, String constraint)
@@ -231,7 +231,7 @@ final class TestMeterstoreReadingRules
         values.put("obis_code", "'%s'".formatted(reading.obisCode()));
         values.put("sparte", "'%s'".formatted(reading.sparte()));
         values.put("\"from\"", "'%s'::timestamptz".formatted(reading.from()));
-        values.put("\"to\"", "'%s'::timestamptz".formatted(reading.to()));
+        values.put("\"to\"", "'%s'::timestamptz".formatted(reading.end()));
         values.put("value", reading.value().toPlainString());
         values.put("unit", "'%s'".formatted(reading.unit()));
         values.put("quality", "'%s'".formatted(reading.quality()));

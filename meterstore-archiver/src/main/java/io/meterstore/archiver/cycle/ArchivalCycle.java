@@ -18,6 +18,7 @@ import io.meterstore.core.InvariantLog;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.ReadingRules;
+import io.meterstore.core.TableShape;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.parquet.MonthFileWriter;
@@ -300,7 +301,9 @@ public final class ArchivalCycle
         ArchivalProgress progress = ArchivalProgress.start(tableName(), window);
         // the write path's validation of every row, and of each row against the version before it in the sort order
         ReadingRules.Checker rules = new ReadingRules.Checker();
-        HotPartitionReader.ReadingCheck check = reading -> rules.accept(reading.validate());
+        // and of its kind against the table's time model: a register reading in an interval table, or the reverse, is refused
+        TableShape.TimeModel timeModel = TableShape.ofProperties(table.properties()).orElse(TableShape.DEFAULT).timeModel();
+        HotPartitionReader.ReadingCheck check = reading -> rules.accept(reading.validate().requireTimeModel(timeModel, tableName()));
         try {
             while (monthStart.isBefore(to)) {
                 YearMonth month = PartitionMonths.of(monthStart);

@@ -187,7 +187,8 @@ final class HotPartitionReader
                 key.obisCode(),
                 Sparte.parse(row.text(SPARTE)),
                 key.from(),
-                micros(row.timestampMicros(TO)),
+                // NULL for a register reading of a point table
+                row.isNull(TO) ? Optional.empty() : Optional.of(micros(row.timestampMicros(TO))),
                 BigDecimal.valueOf(row.numericUnscaled(VALUE, QUANTITY.getScale()), QUANTITY.getScale()),
                 MeasurementUnit.parse(row.text(UNIT)),
                 Quality.parse(row.text(QUALITY)),

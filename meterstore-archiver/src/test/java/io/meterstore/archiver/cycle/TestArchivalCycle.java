@@ -560,7 +560,7 @@ final class TestArchivalCycle
             case OBIS_CODE -> reading.obisCode();
             case SPARTE -> reading.sparte().name();
             case FROM -> micros(reading.from());
-            case TO -> micros(reading.to());
+            case TO -> micros(reading.end());
             case VALUE -> reading.value();
             case UNIT -> reading.unit().name();
             case QUALITY -> reading.quality().name();

@@ -203,7 +203,7 @@ final class TestArchivalRefusal
             case OBIS_CODE -> reading.obisCode();
             case SPARTE -> reading.sparte().name();
             case FROM -> OffsetDateTime.ofInstant(reading.from(), ZoneOffset.UTC);
-            case TO -> OffsetDateTime.ofInstant(reading.to(), ZoneOffset.UTC);
+            case TO -> OffsetDateTime.ofInstant(reading.end(), ZoneOffset.UTC);
             case VALUE -> reading.value();
             case UNIT -> reading.unit().name();
             case QUALITY -> reading.quality().name();

@@ -27,8 +27,9 @@ public record MeterstoreColumnHandle(ReadingsColumn column, Type type)
         return ColumnMetadata.builder()
                 .setName(column.columnName())
                 .setType(type)
-                // stored for every row, but NULL on INSERT asks MeterStore to fill them in: the statement's start, the calendar's day
-                .setNullable(column.nullable() || column == ReadingsColumn.RECORDED_AT || column == ReadingsColumn.BALANCING_DAY)
+                // stored for every row, but NULL on INSERT asks MeterStore to fill them in: the statement's start, the calendar's day;
+                // "to" is NULL in a point table and required in an interval one, which the write path refuses naming the table's model
+                .setNullable(column.nullable() || column == ReadingsColumn.RECORDED_AT || column == ReadingsColumn.BALANCING_DAY || column == ReadingsColumn.TO)
                 .build();
     }
 }

@@ -30,6 +30,7 @@ import org.apache.iceberg.Table;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -95,7 +96,8 @@ public final class ColdRedeliveryLookup
         // a stored span that meets a written one starts at most a day before the chunk, or where the balancing month of
         // its first row starts (a P1M span): those instants, not the month before the chunk
         Instant first = chunk.stream().map(Reading::from).min(Instant::compareTo).orElseThrow();
-        Instant upper = chunk.stream().map(Reading::to).max(Instant::compareTo).orElseThrow();
+        // a register reading (no "to") reaches its own "from" only
+        Instant upper = chunk.stream().map(reading -> reading.to().orElse(reading.from().plus(1, ChronoUnit.MICROS))).max(Instant::compareTo).orElseThrow();
         List<Range> froms = new ArrayList<>();
         froms.add(fromRange(first.minus(ReadingRules.LONGEST_DAILY_SPAN), upper));
         ReadingRules.monthStartsReaching(first).forEach(start -> froms.add(Range.equal(TIMESTAMP_TZ_MICROS, MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(start)))));
@@ -225,7 +227,7 @@ public final class ColdRedeliveryLookup
                         MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(watermark)))), false)));
         List<Reading> reaching = new ArrayList<>();
         scan(session, table, pinned, constraint, ReadOptions.PLAIN, (stored, _, _) -> {
-            if (stored.from().isBefore(watermark) && stored.to().isAfter(watermark)) {
+            if (stored.from().isBefore(watermark) && stored.to().filter(to -> to.isAfter(watermark)).isPresent()) {
                 reaching.add(stored);
             }
         });

@@ -29,7 +29,7 @@ final class HotRows
                 result.getString(prefix + ReadingsColumn.OBIS_CODE.columnName()),
                 Sparte.parse(result.getString(prefix + ReadingsColumn.SPARTE.columnName())),
                 result.getObject(prefix + ReadingsColumn.FROM.columnName(), OffsetDateTime.class).toInstant(),
-                result.getObject(prefix + ReadingsColumn.TO.columnName(), OffsetDateTime.class).toInstant(),
+                Optional.ofNullable(result.getObject(prefix + ReadingsColumn.TO.columnName(), OffsetDateTime.class)).map(OffsetDateTime::toInstant),
                 result.getBigDecimal(prefix + ReadingsColumn.VALUE.columnName()),
                 MeasurementUnit.parse(result.getString(prefix + ReadingsColumn.UNIT.columnName())),
                 Quality.parse(result.getString(prefix + ReadingsColumn.QUALITY.columnName())),

@@ -8,6 +8,7 @@ import io.meterstore.core.HotTier;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsSchema;
+import io.meterstore.core.TableShape;
 import io.meterstore.core.Tier;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
@@ -80,9 +81,12 @@ public final class InsertWriter
     public MeterstoreInsertTableHandle begin(ConnectorSession session, SchemaTableName table, String storageTable, List<MeterstoreColumnHandle> columns, Duration maxClockSkew)
     {
         PinnedWatermark pinned;
+        TableShape.TimeModel timeModel;
         try {
+            Table icebergTable = tables.loadIcebergTable(storageTable);
             // the current W, not the one a read of the same table pinned; the write re-reads it under the archival fence
-            pinned = WatermarkReader.current(tables.loadIcebergTable(storageTable));
+            pinned = WatermarkReader.current(icebergTable);
+            timeModel = tables.shape(storageTable, icebergTable).timeModel();
         }
         catch (MeterstoreException e) {
             throw MeterstoreErrorCode.toTrinoException(e);
@@ -99,6 +103,7 @@ public final class InsertWriter
         return new MeterstoreInsertTableHandle(
                 table,
                 storageTable,
+                timeModel,
                 pinned.snapshotId(),
                 MeterstoreTypes.toEpochMicros(pinned.watermark().instant()),
                 MeterstoreTypes.toEpochMicros(session.getStart()),

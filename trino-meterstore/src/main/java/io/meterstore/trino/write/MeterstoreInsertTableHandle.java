@@ -1,6 +1,7 @@
 package io.meterstore.trino.write;
 
 import com.google.common.collect.ImmutableList;
+import io.meterstore.core.TableShape;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.SchemaTableName;
@@ -15,6 +16,7 @@ import static java.util.Objects.requireNonNull;
  * An INSERT into {@code <table>_versions}.
  *
  * @param storageTable the table's name in both tiers
+ * @param timeModel the table's time model: whether a row has a "to" (interval) or not (point)
  * @param snapshotId the Iceberg snapshot current at beginInsert; empty for a table without snapshots
  * @param watermarkEpochMicros the watermark that snapshot carries; the write re-reads it under the archival fence
  * @param statementStartEpochMicros the statement's start: the recorded_at of every row that leaves it NULL
@@ -25,6 +27,7 @@ import static java.util.Objects.requireNonNull;
 public record MeterstoreInsertTableHandle(
         SchemaTableName schemaTableName,
         String storageTable,
+        TableShape.TimeModel timeModel,
         Optional<Long> snapshotId,
         long watermarkEpochMicros,
         long statementStartEpochMicros,
@@ -37,6 +40,7 @@ public record MeterstoreInsertTableHandle(
     {
         requireNonNull(schemaTableName, "schemaTableName is null");
         requireNonNull(storageTable, "storageTable is null");
+        requireNonNull(timeModel, "timeModel is null");
         requireNonNull(snapshotId, "snapshotId is null");
         checkArgument(latestRecordedAtEpochMicros >= statementStartEpochMicros, "latestRecordedAtEpochMicros is before the statement's start");
         columns = ImmutableList.copyOf(requireNonNull(columns, "columns is null"));

@@ -99,7 +99,7 @@ final class ReadingRulesCheck
         try (PreparedStatement select = connection.prepareStatement(sql)) {
             select.setArray(1, connection.createArrayOf("text", coldSpans.stream().map(Reading::maloId).toArray()));
             select.setArray(2, connection.createArrayOf("text", coldSpans.stream().map(Reading::obisCode).toArray()));
-            select.setArray(3, connection.createArrayOf("text", coldSpans.stream().map(span -> span.to().toString()).toArray()));
+            select.setArray(3, connection.createArrayOf("text", coldSpans.stream().map(span -> span.end().toString()).toArray()));
             select.setObject(4, timestamp(watermark.instant()));
             try (ResultSet result = select.executeQuery()) {
                 if (!result.next()) {

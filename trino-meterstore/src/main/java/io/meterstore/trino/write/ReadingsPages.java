@@ -53,7 +53,8 @@ final class ReadingsPages
                 obisCode,
                 sparte,
                 from,
-                instant(blocks, ReadingsColumn.TO, position).orElseThrow(() -> missing(ReadingsColumn.TO)),
+                // NULL on a point table's register reading; the table's time model decides whether it may be (Reading#requireTimeModel)
+                instant(blocks, ReadingsColumn.TO, position),
                 value(blocks, position).orElseThrow(() -> missing(ReadingsColumn.VALUE)),
                 MeasurementUnit.parse(string(blocks, ReadingsColumn.UNIT, position).orElseThrow(() -> missing(ReadingsColumn.UNIT))),
                 Quality.parse(string(blocks, ReadingsColumn.QUALITY, position).orElseThrow(() -> missing(ReadingsColumn.QUALITY))),
@@ -92,7 +93,7 @@ final class ReadingsPages
             writeString(builders[ReadingsColumn.OBIS_CODE.ordinal()], Optional.of(reading.obisCode()));
             writeString(builders[ReadingsColumn.SPARTE.ordinal()], Optional.of(reading.sparte().name()));
             writeInstant(builders[ReadingsColumn.FROM.ordinal()], reading.from());
-            writeInstant(builders[ReadingsColumn.TO.ordinal()], reading.to());
+            reading.to().ifPresentOrElse(to -> writeInstant(builders[ReadingsColumn.TO.ordinal()], to), builders[ReadingsColumn.TO.ordinal()]::appendNull);
             QUANTITY.writeLong(builders[ReadingsColumn.VALUE.ordinal()], reading.value().setScale(QUANTITY.getScale()).unscaledValue().longValueExact());
             writeString(builders[ReadingsColumn.UNIT.ordinal()], Optional.of(reading.unit().name()));
             writeString(builders[ReadingsColumn.QUALITY.ordinal()], Optional.of(reading.quality().name()));

@@ -264,7 +264,7 @@ final class TestingColdTable
             case OBIS_CODE -> reading.obisCode();
             case SPARTE -> reading.sparte().name();
             case FROM -> toEpochMicros(reading.from());
-            case TO -> toEpochMicros(reading.to());
+            case TO -> toEpochMicros(reading.end());
             case VALUE -> reading.value().setScale(6);
             case UNIT -> reading.unit().name();
             case QUALITY -> reading.quality().name();

@@ -1,0 +1,356 @@
+package io.meterstore.trino;
+
+import com.google.common.collect.ImmutableMap;
+import io.meterstore.archiver.cycle.ArchivalCycle;
+import io.meterstore.archiver.cycle.ArchivalSettings;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.MeteringCalendar;
+import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.Quality;
+import io.meterstore.core.Reading;
+import io.meterstore.core.Sparte;
+import io.meterstore.core.Sparte.MeasurementUnit;
+import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsInserts;
+import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.trino.base.MeterstoreErrorCode;
+import io.trino.testing.DistributedQueryRunner;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
+
+/**
+ * A point table (Zählerstandsgang) through the Trino JDBC driver: created WITH (time_model = 'point', reading_id =
+ * 'malo_id'), daily register readings ("to" NULL) written, corrected and redelivered, read hot, archived, read cold, as
+ * versions and AS OF, corrected below W and erased; a row of the other model refused in either table, nothing written.
+ */
+@TestInstance(PER_CLASS)
+final class TestMeterstorePointTable
+{
+    private static final String TABLE = "zaehlerstaende";
+    private static final String REGISTER = "1-1:1.8.0";
+    // the Berlin days 27 March to 1 April 2026, across the spring DST change (29 March, 23 hours)
+    private static final LocalDate FIRST_DAY = LocalDate.of(2026, 3, 27);
+    private static final int DAYS = 6;
+
+    private TestingWarehouse warehouse;
+    private DistributedQueryRunner queryRunner;
+
+    @BeforeAll
+    void setUp()
+            throws Exception
+    {
+        warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("point_table"));
+        TestingMeterstoreTables.createDeclaredTables(warehouse);
+        queryRunner = MeterstoreQueryRunner.builder(warehouse)
+                .withoutIceberg()
+                .withCatalogOverrides(ImmutableMap.of("meterstore.tables", "readings," + TABLE, "meterstore.erasure.hmac-key", TestMeterstoreErasure.HMAC_KEY))
+                .build();
+        execute("CREATE TABLE %s (LIKE readings) WITH (time_model = 'point', reading_id = 'malo_id')".formatted(TABLE));
+    }
+
+    @AfterAll
+    void tearDown()
+    {
+        if (queryRunner != null) {
+            queryRunner.close();
+        }
+    }
+
+    @Test
+    void testRegisterReadingsThroughBothTiers()
+            throws Exception
+    {
+        // both tiers store a "to" that may be NULL, and PostgreSQL requires it to be
+        assertThat(warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, TABLE)).schema().findField("to").isOptional()).isTrue();
+        assertThat(postgres("SELECT attnotnull FROM pg_attribute WHERE attrelid = 'metering.zaehlerstaende'::regclass AND attname = 'to'")).isEqualTo(false);
+        assertThat(postgres("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'metering.zaehlerstaende'::regclass AND conname = 'point_reading_has_no_to'"))
+                .isEqualTo("CHECK ((\"to\" IS NULL))");
+
+        List<Reading> delivered = new ArrayList<>();
+        for (int meter = 1; meter <= 2; meter++) {
+            for (int day = 0; day < DAYS; day++) {
+                delivered.add(register(meter, FIRST_DAY.plusDays(day), new BigDecimal(1000 * meter + 10 * day * day + day), 1));
+            }
+        }
+        insert(delivered);
+        Instant beforeCorrection = Instant.now();
+        // a correction of meter 1's reading of 29 March, and meter 2's day delivered again unchanged
+        Reading correction = register(1, FIRST_DAY.plusDays(2), new BigDecimal("1050.500000"), 2);
+        insert(List.of(correction));
+        insert(delivered.subList(DAYS, 2 * DAYS));
+        List<Reading> versions = new ArrayList<>(delivered);
+        versions.add(correction);
+
+        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(13L);
+        assertWinners(versions, "hot");
+        assertThat(sum("SELECT sum(value) FROM zaehlerstaende FOR TIMESTAMP AS OF TIMESTAMP '%s UTC'".formatted(timestamp(beforeCorrection))))
+                .isEqualByComparingTo(delivered.stream().map(Reading::value).reduce(BigDecimal.ZERO, BigDecimal::add));
+
+        // the first three UTC days archived: W at 29 March 00:00 UTC, the readings of 27, 28 and 29 March cold
+        archiveWindows(3);
+        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions WHERE \"$tier\" = 'cold' AND \"to\" IS NULL")).isEqualTo(7L);
+        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(13L);
+        assertWinners(versions, "cold");
+        assertThat(sum("SELECT sum(value) FROM zaehlerstaende FOR TIMESTAMP AS OF TIMESTAMP '%s UTC'".formatted(timestamp(beforeCorrection))))
+                .isEqualByComparingTo(delivered.stream().map(Reading::value).reduce(BigDecimal.ZERO, BigDecimal::add));
+
+        // a late correction below W, and a redelivery of a cold reading
+        Reading late = register(2, FIRST_DAY.plusDays(1), new BigDecimal("2011.250000"), 3);
+        insert(List.of(late, delivered.get(DAYS)));
+        versions.add(late);
+        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(14L);
+        assertThat(value("SELECT \"$tier\" FROM zaehlerstaende WHERE malo_id = '%s' AND \"from\" = TIMESTAMP '%s UTC'".formatted(late.maloId(), timestamp(late.from())))).isEqualTo("cold");
+        assertWinners(versions, "cold");
+
+        // consumption per Berlin day and per month as docs/sql.md derives it, across both tiers and the 23-hour 29 March
+        assertConsumption(versions);
+
+        // erasure of meter 1: every version, in both tiers
+        execute("DELETE FROM zaehlerstaende_versions WHERE malo_id = '%s'".formatted(ReadingsGenerator.maloId(1)));
+        versions.removeIf(reading -> reading.maloId().equals(ReadingsGenerator.maloId(1)));
+        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(7L);
+        assertWinners(versions, "cold");
+    }
+
+    @Test
+    void testReadingOfTheOtherModelIsRefused()
+            throws Exception
+    {
+        long points = (long) value("SELECT count(*) FROM zaehlerstaende_versions");
+        long intervals = (long) value("SELECT count(*) FROM readings_versions");
+        Reading register = register(3, FIRST_DAY, BigDecimal.TEN, 1);
+        Instant from = register.from();
+        Reading interval = new Reading(register.maloId(), register.meloId(), ReadingsGenerator.OBIS_CODE, register.sparte(), from, from.plusSeconds(900), BigDecimal.ONE,
+                register.unit(), register.quality(), "PT15M", register.sourceKind(), register.sourceDetail(), register.provenance(), register.version(), register.versionScope(),
+                register.recordedAt(), register.balancingDay());
+
+        assertRefused(ReadingsInserts.insert(List.of(interval)).replaceFirst("INSERT INTO readings_versions", "INSERT INTO zaehlerstaende_versions"),
+                "has a \"to\", but table 'metering.zaehlerstaende_versions' has time_model 'point', whose value is the register at \"from\": write \"to\" NULL");
+        assertRefused(ReadingsInserts.insert(List.of(register)),
+                "has \"to\" NULL, a register reading, but table 'metering.readings_versions' has time_model 'interval': write the interval's end into \"to\"");
+        // a daily register reading is read at the start of the balancing day, not at UTC midnight
+        Reading utcMidnight = register(3, FIRST_DAY, BigDecimal.TEN, 1);
+        utcMidnight = new Reading(utcMidnight.maloId(), utcMidnight.meloId(), utcMidnight.obisCode(), utcMidnight.sparte(), Instant.parse("2026-03-29T00:00:00Z"), Optional.empty(),
+                utcMidnight.value(), utcMidnight.unit(), utcMidnight.quality(), utcMidnight.resolution(), utcMidnight.sourceKind(), utcMidnight.sourceDetail(), utcMidnight.provenance(),
+                utcMidnight.version(), "9900000000003:2026-03", utcMidnight.recordedAt(), LocalDate.of(2026, 3, 29));
+        assertRefused(ReadingsInserts.insert(List.of(utcMidnight)).replaceFirst("INSERT INTO readings_versions", "INSERT INTO zaehlerstaende_versions"),
+                "is not on its P1D cadence: a daily register reading of sparte STROM is read at the start of the balancing day");
+        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(points);
+        assertThat(value("SELECT count(*) FROM readings_versions")).isEqualTo(intervals);
+    }
+
+    /** The winners read from {@code zaehlerstaende}, per reading, equal the highest version of each key among {@code versions}. */
+    private void assertWinners(List<Reading> versions, String tierOfFirstDay)
+            throws SQLException
+    {
+        Map<String, BigDecimal> expected = new HashMap<>();
+        Map<String, BigInteger> winning = new HashMap<>();
+        for (Reading reading : versions) {
+            String key = reading.maloId() + " " + reading.from().getEpochSecond();
+            if (winning.getOrDefault(key, BigInteger.valueOf(-1)).compareTo(reading.version()) < 0) {
+                winning.put(key, reading.version());
+                expected.put(key, reading.value());
+            }
+        }
+        Map<String, BigDecimal> actual = new HashMap<>();
+        try (Connection connection = connect(); Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("SELECT malo_id, CAST(to_unixtime(\"from\") AS bigint), \"to\", value, \"$tier\" FROM zaehlerstaende ORDER BY 2")) {
+            boolean first = true;
+            while (result.next()) {
+                assertThat(result.getObject(3)).isNull();
+                if (first) {
+                    assertThat(result.getString(5)).isEqualTo(tierOfFirstDay);
+                    first = false;
+                }
+                actual.put(result.getString(1) + " " + result.getLong(2), result.getBigDecimal(4));
+            }
+        }
+        assertThat(actual).hasSameSizeAs(expected);
+        expected.forEach((key, value) -> assertThat(actual.get(key)).as(key).isEqualByComparingTo(value));
+    }
+
+    /**
+     * The daily and monthly consumption statements of docs/sql.md equal the differences between consecutive winners of
+     * {@code versions}, per meter: each day's the next day's reading minus its own, each month's the next month's first
+     * reading minus its own first.
+     */
+    private void assertConsumption(List<Reading> versions)
+            throws SQLException
+    {
+        Map<String, Reading> winners = new HashMap<>();
+        for (Reading reading : versions) {
+            winners.merge(reading.maloId() + " " + reading.from(), reading, (left, right) -> left.version().compareTo(right.version()) >= 0 ? left : right);
+        }
+        Map<String, BigDecimal> daily = new HashMap<>();
+        Map<String, BigDecimal> monthly = new HashMap<>();
+        Map<String, List<Reading>> byMeter = new HashMap<>();
+        winners.values().forEach(reading -> byMeter.computeIfAbsent(reading.maloId(), _ -> new ArrayList<>()).add(reading));
+        byMeter.forEach((maloId, readings) -> {
+            readings.sort(java.util.Comparator.comparing(Reading::from));
+            for (int index = 0; index + 1 < readings.size(); index++) {
+                daily.put(maloId + " " + readings.get(index).balancingDay(), readings.get(index + 1).value().subtract(readings.get(index).value()));
+            }
+            // March's first reading is 27 March's, April's 1 April's
+            Reading march = readings.getFirst();
+            Reading april = readings.stream().filter(reading -> reading.balancingDay().getMonthValue() == 4).findFirst().orElseThrow();
+            monthly.put(maloId + " 2026-03-01", april.value().subtract(march.value()));
+        });
+        assertThat(daily.keySet()).contains(ReadingsGenerator.maloId(2) + " 2026-03-29");
+
+        Map<String, BigDecimal> actualDaily = new HashMap<>();
+        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
+                SELECT malo_id, obis_code, balancing_day,
+                       lead(value) OVER (PARTITION BY malo_id, obis_code ORDER BY "from") - value AS kwh
+                FROM zaehlerstaende
+                ORDER BY 1, 2, 3""")) {
+            while (result.next()) {
+                if (result.getBigDecimal(4) != null) {
+                    actualDaily.put(result.getString(1) + " " + result.getObject(3), result.getBigDecimal(4));
+                }
+            }
+        }
+        assertThat(actualDaily).hasSameSizeAs(daily);
+        daily.forEach((key, kwh) -> assertThat(actualDaily.get(key)).as(key).isEqualByComparingTo(kwh));
+
+        Map<String, BigDecimal> actualMonthly = new HashMap<>();
+        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
+                SELECT malo_id, obis_code, month,
+                       lead(first_reading) OVER (PARTITION BY malo_id, obis_code ORDER BY month) - first_reading AS kwh
+                FROM (SELECT malo_id, obis_code, meterstore.system.meter_balancing_month("from", sparte) AS month,
+                             min_by(value, "from") AS first_reading
+                      FROM zaehlerstaende GROUP BY 1, 2, 3)
+                ORDER BY 1, 2, 3""")) {
+            while (result.next()) {
+                if (result.getBigDecimal(4) != null) {
+                    actualMonthly.put(result.getString(1) + " " + result.getObject(3), result.getBigDecimal(4));
+                }
+            }
+        }
+        assertThat(actualMonthly).isNotEmpty().hasSameSizeAs(monthly);
+        monthly.forEach((key, kwh) -> assertThat(actualMonthly.get(key)).as(key).isEqualByComparingTo(kwh));
+    }
+
+    private void archiveWindows(int windows)
+            throws Exception
+    {
+        ArchivalCycle cycle = new ArchivalCycle(
+                warehouse.catalog(),
+                TableIdentifier.of(SCHEMA, TABLE),
+                new HotTier(SCHEMA, new PartitionNaming(TABLE, PartitionNaming.DEFAULT_STEP), java.time.Duration.ofSeconds(5)),
+                () -> warehouse.database().connect(),
+                ArchivalSettings.DEFAULTS,
+                InstantSource.fixed(TestingArchival.LATER));
+        for (int window = 0; window < windows; window++) {
+            ArchiveOutcome outcome = cycle.archiveOnce();
+            assertThat(outcome.kind()).as(outcome.describe()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);
+        }
+    }
+
+    /** The register of meter {@code meter} at the start of Berlin day {@code day}, read daily. */
+    private static Reading register(int meter, LocalDate day, BigDecimal value, long version)
+    {
+        Instant from = MeteringCalendar.startOfBalancingDay(Sparte.STROM, day);
+        return new Reading(
+                ReadingsGenerator.maloId(meter),
+                Optional.empty(),
+                REGISTER,
+                Sparte.STROM,
+                from,
+                Optional.empty(),
+                value.setScale(6),
+                MeasurementUnit.KWH,
+                Quality.MEASURED,
+                "P1D",
+                "MSCONS",
+                Optional.empty(),
+                Optional.empty(),
+                BigInteger.valueOf(version),
+                Reading.versionScope(ReadingsGenerator.DEFAULT_OPERATOR_ID, Sparte.STROM, from),
+                Instant.EPOCH,
+                day);
+    }
+
+    private void insert(List<Reading> readings)
+            throws SQLException
+    {
+        execute(ReadingsInserts.insert(readings).replaceFirst("INSERT INTO readings_versions", "INSERT INTO zaehlerstaende_versions"));
+    }
+
+    private static String timestamp(Instant instant)
+    {
+        return instant.toString().replace('T', ' ').replace("Z", "");
+    }
+
+    private void assertRefused(String sql, String message)
+    {
+        assertThatThrownBy(() -> execute(sql))
+                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getErrorCode()).as(e.getMessage())
+                        .isEqualTo(MeterstoreErrorCode.METERSTORE_INVALID_READING.toErrorCode().getCode()))
+                .hasMessageContaining(message)
+                .hasMessageContaining("nothing was written");
+    }
+
+    private BigDecimal sum(String sql)
+            throws SQLException
+    {
+        return (BigDecimal) value(sql);
+    }
+
+    private Object value(String sql)
+            throws SQLException
+    {
+        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+            assertThat(result.next()).isTrue();
+            return result.getObject(1);
+        }
+    }
+
+    private void execute(String sql)
+            throws SQLException
+    {
+        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        }
+    }
+
+    private Object postgres(String sql)
+            throws SQLException
+    {
+        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+            assertThat(result.next()).isTrue();
+            return result.getObject(1);
+        }
+    }
+
+    private Connection connect()
+            throws SQLException
+    {
+        return DriverManager.getConnection("jdbc:trino://%s/meterstore/metering".formatted(queryRunner.getCoordinator().getAddress()), "point_table", null);
+    }
+}
