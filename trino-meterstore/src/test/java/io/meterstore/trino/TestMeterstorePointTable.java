@@ -4,6 +4,11 @@ import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.archiver.maintenance.CompactionSettings;
+import io.meterstore.archiver.maintenance.MaintenanceOutcome;
+import io.meterstore.archiver.maintenance.MaintenanceSettings;
+import io.meterstore.archiver.maintenance.MonthCompaction;
+import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.MeteringCalendar;
 import io.meterstore.core.PartitionNaming;
@@ -11,6 +16,7 @@ import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
 import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
+import io.meterstore.core.SnapshotRetention;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsInserts;
 import io.meterstore.testing.TestingPostgresServer;
@@ -33,6 +39,7 @@ import java.sql.Statement;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.time.LocalDate;
+import java.time.YearMonth;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -47,7 +54,8 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
 /**
  * A point table (Zählerstandsgang) through the Trino JDBC driver: created WITH (time_model = 'point', reading_id =
  * 'malo_id'), daily register readings ("to" NULL) written, corrected and redelivered, read hot, archived, read cold, as
- * versions and AS OF, corrected below W and erased; a row of the other model refused in either table, nothing written.
+ * versions and AS OF, counted by meter_completeness (a missing reading listed), corrected below W, consumption per day
+ * and month derived as docs/sql.md shows it, erased, and its month compacted; a row of the other model refused in either table, nothing written.
  */
 @TestInstance(PER_CLASS)
 final class TestMeterstorePointTable
@@ -98,33 +106,58 @@ final class TestMeterstorePointTable
                 delivered.add(register(meter, FIRST_DAY.plusDays(day), new BigDecimal(1000 * meter + 10 * day * day + day), 1));
             }
         }
+        // meter 3 misses its reading of 29 March
+        List<Reading> gappy = new ArrayList<>();
+        for (int day : List.of(0, 1, 3, 4)) {
+            gappy.add(register(3, FIRST_DAY.plusDays(day), new BigDecimal(3000 + 7 * day), 1));
+        }
         insert(delivered);
+        insert(gappy);
         Instant beforeCorrection = Instant.now();
         // a correction of meter 1's reading of 29 March, and meter 2's day delivered again unchanged
         Reading correction = register(1, FIRST_DAY.plusDays(2), new BigDecimal("1050.500000"), 2);
         insert(List.of(correction));
         insert(delivered.subList(DAYS, 2 * DAYS));
         List<Reading> versions = new ArrayList<>(delivered);
+        versions.addAll(gappy);
         versions.add(correction);
+        BigDecimal beforeCorrectionTotal = delivered.stream().map(Reading::value).reduce(BigDecimal.ZERO, BigDecimal::add)
+                .add(gappy.stream().map(Reading::value).reduce(BigDecimal.ZERO, BigDecimal::add));
 
-        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(13L);
+        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(17L);
         assertWinners(versions, "hot");
         assertThat(sum("SELECT sum(value) FROM zaehlerstaende FOR TIMESTAMP AS OF TIMESTAMP '%s UTC'".formatted(timestamp(beforeCorrection))))
-                .isEqualByComparingTo(delivered.stream().map(Reading::value).reduce(BigDecimal.ZERO, BigDecimal::add));
+                .isEqualByComparingTo(beforeCorrectionTotal);
 
         // the first three UTC days archived: W at 29 March 00:00 UTC, the readings of 27, 28 and 29 March cold
         archiveWindows(3);
-        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions WHERE \"$tier\" = 'cold' AND \"to\" IS NULL")).isEqualTo(7L);
-        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(13L);
+        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions WHERE \"$tier\" = 'cold' AND \"to\" IS NULL")).isEqualTo(9L);
+        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(17L);
         assertWinners(versions, "cold");
         assertThat(sum("SELECT sum(value) FROM zaehlerstaende FOR TIMESTAMP AS OF TIMESTAMP '%s UTC'".formatted(timestamp(beforeCorrection))))
-                .isEqualByComparingTo(delivered.stream().map(Reading::value).reduce(BigDecimal.ZERO, BigDecimal::add));
+                .isEqualByComparingTo(beforeCorrectionTotal);
+
+        // completeness over both tiers: one reading a Berlin day at P1D, meter 3's of 29 March (the 23-hour day) missing
+        Map<String, List<Object>> completeness = new HashMap<>();
+        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
+                SELECT malo_id, resolution, expected, actual, missing, CAST(first_gap AS varchar) FROM TABLE(meterstore.system.meter_completeness(
+                    table_name => 'zaehlerstaende',
+                    range_start => TIMESTAMP '2026-03-27 00:00:00 Europe/Berlin',
+                    range_end => TIMESTAMP '2026-04-01 00:00:00 Europe/Berlin'))""")) {
+            while (result.next()) {
+                completeness.put(result.getString(1), java.util.Arrays.asList(result.getString(2), result.getLong(3), result.getLong(4), result.getLong(5), result.getString(6)));
+            }
+        }
+        assertThat(completeness).containsOnly(
+                Map.entry(ReadingsGenerator.maloId(1), java.util.Arrays.asList("P1D", 5L, 5L, 0L, null)),
+                Map.entry(ReadingsGenerator.maloId(2), java.util.Arrays.asList("P1D", 5L, 5L, 0L, null)),
+                Map.entry(ReadingsGenerator.maloId(3), java.util.Arrays.asList("P1D", 5L, 4L, 1L, "2026-03-29")));
 
         // a late correction below W, and a redelivery of a cold reading
         Reading late = register(2, FIRST_DAY.plusDays(1), new BigDecimal("2011.250000"), 3);
         insert(List.of(late, delivered.get(DAYS)));
         versions.add(late);
-        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(14L);
+        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(18L);
         assertThat(value("SELECT \"$tier\" FROM zaehlerstaende WHERE malo_id = '%s' AND \"from\" = TIMESTAMP '%s UTC'".formatted(late.maloId(), timestamp(late.from())))).isEqualTo("cold");
         assertWinners(versions, "cold");
 
@@ -134,8 +167,23 @@ final class TestMeterstorePointTable
         // erasure of meter 1: every version, in both tiers
         execute("DELETE FROM zaehlerstaende_versions WHERE malo_id = '%s'".formatted(ReadingsGenerator.maloId(1)));
         versions.removeIf(reading -> reading.maloId().equals(ReadingsGenerator.maloId(1)));
-        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(7L);
+        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(11L);
         assertWinners(versions, "cold");
+
+        // the rest of March archived, then the month compacted: the same versions and winners, from files whose "to" is NULL
+        archiveWindows(3);
+        TableMaintenance maintenance = new TableMaintenance(warehouse.catalog(), TableIdentifier.of(SCHEMA, TABLE), hotTier(), () -> warehouse.database().connect(),
+                new MaintenanceSettings(SnapshotRetention.DEFAULT, java.time.Duration.ofDays(3), java.time.Duration.ofHours(1), CompactionSettings.DEFAULTS),
+                InstantSource.fixed(Instant.parse("2026-06-01T00:00:00Z")));
+        MaintenanceOutcome outcome = maintenance.compact();
+        assertThat(outcome.compaction().orElseThrow().compacted()).extracting(MonthCompaction.Compacted::month).containsExactly(YearMonth.of(2026, 3));
+        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions WHERE \"to\" IS NULL")).isEqualTo(11L);
+        assertWinners(versions, "cold");
+    }
+
+    private static HotTier hotTier()
+    {
+        return new HotTier(SCHEMA, new PartitionNaming(TABLE, PartitionNaming.DEFAULT_STEP), java.time.Duration.ofSeconds(5));
     }
 
     @Test
@@ -218,8 +266,8 @@ final class TestMeterstorePointTable
             }
             // March's first reading is 27 March's, April's 1 April's
             Reading march = readings.getFirst();
-            Reading april = readings.stream().filter(reading -> reading.balancingDay().getMonthValue() == 4).findFirst().orElseThrow();
-            monthly.put(maloId + " 2026-03-01", april.value().subtract(march.value()));
+            readings.stream().filter(reading -> reading.balancingDay().getMonthValue() == 4).findFirst()
+                    .ifPresent(april -> monthly.put(maloId + " 2026-03-01", april.value().subtract(march.value())));
         });
         assertThat(daily.keySet()).contains(ReadingsGenerator.maloId(2) + " 2026-03-29");
 
@@ -262,7 +310,7 @@ final class TestMeterstorePointTable
         ArchivalCycle cycle = new ArchivalCycle(
                 warehouse.catalog(),
                 TableIdentifier.of(SCHEMA, TABLE),
-                new HotTier(SCHEMA, new PartitionNaming(TABLE, PartitionNaming.DEFAULT_STEP), java.time.Duration.ofSeconds(5)),
+                hotTier(),
                 () -> warehouse.database().connect(),
                 ArchivalSettings.DEFAULTS,
                 InstantSource.fixed(TestingArchival.LATER));
