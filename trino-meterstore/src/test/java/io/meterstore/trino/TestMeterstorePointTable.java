@@ -55,7 +55,7 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
  * A point table (Zählerstandsgang) through the Trino JDBC driver: created WITH (time_model = 'point', reading_id =
  * 'malo_id'), daily register readings ("to" NULL) written, corrected and redelivered, read hot, archived, read cold, as
  * versions and AS OF, counted by meter_completeness (a missing reading listed), corrected below W, consumption per day
- * and month derived as docs/sql.md shows it, erased, and its month compacted; a row of the other model refused in either table, nothing written.
+ * and month derived as docs/sql.md shows it, erased, its month compacted, and joined with a load profile of the interval table; a row of the other model refused in either table, nothing written.
  */
 @TestInstance(PER_CLASS)
 final class TestMeterstorePointTable
@@ -179,6 +179,66 @@ final class TestMeterstorePointTable
         assertThat(outcome.compaction().orElseThrow().compacted()).extracting(MonthCompaction.Compacted::month).containsExactly(YearMonth.of(2026, 3));
         assertThat(value("SELECT count(*) FROM zaehlerstaende_versions WHERE \"to\" IS NULL")).isEqualTo(11L);
         assertWinners(versions, "cold");
+
+        assertRegisterAgainstLoadProfile();
+    }
+
+    /**
+     * Meter 4's register, written below W (cold), joined with its hourly load profile in the interval table (hot): each
+     * Berlin day's register difference equals the sum of the day's intervals, 23 of them on 29 March.
+     */
+    private void assertRegisterAgainstLoadProfile()
+            throws SQLException
+    {
+        String maloId = ReadingsGenerator.maloId(4);
+        List<Reading> profile = new ArrayList<>();
+        List<Reading> registers = new ArrayList<>();
+        Map<LocalDate, BigDecimal> expected = new HashMap<>();
+        BigDecimal register = new BigDecimal("4000.000000");
+        for (int day = 0; day <= DAYS - 1; day++) {
+            LocalDate balancingDay = FIRST_DAY.plusDays(day);
+            registers.add(register(4, balancingDay, register, 1));
+            if (day == DAYS - 1) {
+                break;
+            }
+            BigDecimal dayTotal = BigDecimal.ZERO;
+            Instant end = MeteringCalendar.startOfBalancingDay(Sparte.STROM, balancingDay.plusDays(1));
+            int hour = 0;
+            for (Instant from = MeteringCalendar.startOfBalancingDay(Sparte.STROM, balancingDay); from.isBefore(end); from = from.plusSeconds(3600)) {
+                BigDecimal kwh = new BigDecimal("0.250000").multiply(BigDecimal.valueOf(++hour + day));
+                profile.add(new Reading(maloId, Optional.empty(), ReadingsGenerator.OBIS_CODE, Sparte.STROM, from, from.plusSeconds(3600), kwh, MeasurementUnit.KWH,
+                        Quality.MEASURED, "PT1H", "MSCONS", Optional.empty(), Optional.empty(), BigInteger.ONE,
+                        Reading.versionScope(ReadingsGenerator.DEFAULT_OPERATOR_ID, Sparte.STROM, from), Instant.EPOCH, balancingDay));
+                dayTotal = dayTotal.add(kwh);
+            }
+            expected.put(balancingDay, dayTotal);
+            register = register.add(dayTotal);
+        }
+        insert(registers);
+        execute(ReadingsInserts.insert(profile));
+
+        Map<LocalDate, List<Object>> actual = new HashMap<>();
+        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
+                WITH register AS (
+                    SELECT malo_id, balancing_day, "$tier" AS tier, lead(value) OVER (PARTITION BY malo_id, obis_code ORDER BY "from") - value AS kwh
+                    FROM zaehlerstaende WHERE malo_id = '%1$s'),
+                profile AS (
+                    SELECT malo_id, balancing_day, sum(value) AS kwh, count(*) AS intervals, max("$tier") AS tier
+                    FROM readings WHERE malo_id = '%1$s' GROUP BY 1, 2)
+                SELECT CAST(r.balancing_day AS varchar), r.kwh, p.kwh, p.intervals, r.tier, p.tier
+                FROM register r JOIN profile p ON p.malo_id = r.malo_id AND p.balancing_day = r.balancing_day""".formatted(maloId))) {
+            while (result.next()) {
+                actual.put(LocalDate.parse(result.getString(1)), List.of(result.getBigDecimal(2), result.getBigDecimal(3), result.getLong(4), result.getString(5), result.getString(6)));
+            }
+        }
+        assertThat(actual.keySet()).isEqualTo(expected.keySet());
+        expected.forEach((day, kwh) -> {
+            assertThat((BigDecimal) actual.get(day).get(0)).as("register %s", day).isEqualByComparingTo(kwh);
+            assertThat((BigDecimal) actual.get(day).get(1)).as("profile %s", day).isEqualByComparingTo(kwh);
+            assertThat(actual.get(day).subList(3, 5)).isEqualTo(List.of("cold", "hot"));
+        });
+        assertThat(actual.get(LocalDate.of(2026, 3, 29)).get(2)).isEqualTo(23L);
+        assertThat(actual.get(LocalDate.of(2026, 3, 30)).get(2)).isEqualTo(24L);
     }
 
     private static HotTier hotTier()
