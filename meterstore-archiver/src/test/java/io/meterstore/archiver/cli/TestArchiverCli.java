@@ -591,6 +591,19 @@ final class TestArchiverCli
                 try (Connection connection = database.connect()) {
                     assertThat(new HotTier("metering", new PartitionNaming("zaehlerstaende", Duration.ofDays(1)), Duration.ofSeconds(5)).parentExists(connection)).isFalse();
                 }
+
+                // keyed by malo_id it is created: "to" optional in Iceberg, nullable and required NULL in PostgreSQL
+                Path pointByMalo = write("point-malo.properties", properties(database, warehouse) + "meterstore.tables=zaehlerstaende(time_model=point; reading_id=malo_id)\n");
+                run = run(new String[] {"create", "--config", pointByMalo.toString()});
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_OK);
+                Table pointTable = catalog.loadTable(TableIdentifier.of(Namespace.of("metering"), "zaehlerstaende"));
+                assertThat(pointTable.properties()).containsEntry("meterstore.time-model", "point").containsEntry("meterstore.reading-id", "malo_id");
+                assertThat(pointTable.schema().findField("to").isOptional()).isTrue();
+                try (Connection connection = database.connect(); Statement statement = connection.createStatement();
+                        ResultSet result = statement.executeQuery("SELECT count(*) FROM pg_constraint WHERE conrelid = 'metering.zaehlerstaende'::regclass AND conname = 'point_reading_has_no_to'")) {
+                    assertThat(result.next()).isTrue();
+                    assertThat(result.getLong(1)).isEqualTo(1);
+                }
             }
             finally {
                 ((Closeable) catalog).close();
