@@ -66,7 +66,8 @@ public final class MeterstoreTableStatistics
         TableStatistics.Builder statistics = TableStatistics.builder().setRowCount(Estimate.of(rows));
         for (MeterstoreColumnHandle column : MeterstoreTypes.columnHandles()) {
             ColumnStatistics.Builder columnStatistics = ColumnStatistics.builder();
-            if (!column.column().nullable()) {
+            // "to" is NULL in every row of a point table: unknown here, which has not read the table's shape
+            if (!column.column().nullable() && column.column() != ReadingsColumn.TO) {
                 // stored for every row in both tiers
                 columnStatistics.setNullsFraction(Estimate.zero());
             }
