@@ -294,6 +294,13 @@ public final class MeterstoreBenchmark
     static DistributedQueryRunner queryRunner(TestingWarehouse warehouse, boolean archival, String tables)
             throws Exception
     {
+        return queryRunner(warehouse, archival, tables, ImmutableMap.of());
+    }
+
+    /** As above, {@code storageOverrides} replacing the warehouse's {@code fs.*} and {@code s3.*} properties of the same names in every catalog. */
+    static DistributedQueryRunner queryRunner(TestingWarehouse warehouse, boolean archival, String tables, Map<String, String> storageOverrides)
+            throws Exception
+    {
         DistributedQueryRunner queryRunner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("meterstore").setSchema(BenchmarkDataset.SCHEMA).build())
                 .setWorkerCount(0)
                 // the ROW_NUMBER peers (R2, Y2) hold every key of the rows they resolve at once; Trino's default share of the
@@ -303,9 +310,9 @@ public final class MeterstoreBenchmark
                 .build();
         try {
             queryRunner.installPlugin(new MeterstorePlugin());
-            queryRunner.createCatalog("meterstore", "meterstore", meterstoreCatalog(warehouse, BenchmarkDataset.SCHEMA, tables));
+            queryRunner.createCatalog("meterstore", "meterstore", meterstoreCatalog(warehouse, BenchmarkDataset.SCHEMA, tables, storageOverrides));
             if (archival) {
-                queryRunner.createCatalog(ArchivalBenchmark.CATALOG, "meterstore", meterstoreCatalog(warehouse, ArchivalBenchmark.SCHEMA, "readings"));
+                queryRunner.createCatalog(ArchivalBenchmark.CATALOG, "meterstore", meterstoreCatalog(warehouse, ArchivalBenchmark.SCHEMA, "readings", storageOverrides));
             }
             queryRunner.installPlugin(new IcebergPlugin());
             queryRunner.createCatalog("iceberg", "iceberg", ImmutableMap.<String, String>builder()
@@ -320,7 +327,8 @@ public final class MeterstoreBenchmark
                     // the archiver writes absolute file:/// locations; Trino's local file system resolves them against this root
                     .put("local.location", "/")
                     .putAll(warehouse.storageProperties())
-                    .buildOrThrow());
+                    .putAll(storageOverrides)
+                    .buildKeepingLast());
             return queryRunner;
         }
         catch (Throwable e) {
@@ -330,7 +338,7 @@ public final class MeterstoreBenchmark
     }
 
     /** As MeterstoreQueryRunner (trino-meterstore's tests) configures it, one catalog per schema. */
-    private static Map<String, String> meterstoreCatalog(TestingWarehouse warehouse, String schema, String tables)
+    private static Map<String, String> meterstoreCatalog(TestingWarehouse warehouse, String schema, String tables, Map<String, String> storageOverrides)
     {
         return ImmutableMap.<String, String>builder()
                 .put("meterstore.postgresql.url", warehouse.database().jdbcUrl())
@@ -342,7 +350,8 @@ public final class MeterstoreBenchmark
                 // E1's DELETE records the erased meter under it
                 .put(TiersConfig.ERASURE_HMAC_KEY_PROPERTY, ErasureBenchmark.HMAC_KEY)
                 .putAll(warehouse.storageProperties())
-                .buildOrThrow();
+                .putAll(storageOverrides)
+                .buildKeepingLast();
     }
 
     /**

@@ -8,6 +8,8 @@ import io.meterstore.archiver.cycle.Failpoints;
 import io.meterstore.archiver.cycle.Failpoints.Failpoint;
 import io.meterstore.core.IcebergCatalogs;
 import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
+import io.meterstore.core.LocalFileIo;
+import io.meterstore.storage.ColdStorage;
 import io.meterstore.testing.TestingWarehouse;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -22,7 +24,10 @@ import java.sql.DriverManager;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -59,7 +64,7 @@ final class SoakArchiverProcess
             throws IOException, InterruptedException
     {
         Path errors = Files.createTempFile("soak-archiver", ".err");
-        List<String> command = ImmutableList.of(
+        ImmutableList.Builder<String> command = ImmutableList.<String>builder().add(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx256m",
                 "-XX:TieredStopAtLevel=1",
@@ -76,8 +81,10 @@ final class SoakArchiverProcess
                 warehouse.catalogName(),
                 warehouse.location(),
                 now.toString());
+        // an S3 warehouse's fs.* and s3.* properties, as key=value
+        warehouse.storageProperties().forEach((key, value) -> command.add(key + "=" + value));
         // the java process itself, not a shell around it: destroyForcibly is a SIGKILL of the archiver's JVM
-        SoakArchiverProcess archiver = new SoakArchiverProcess(new ProcessBuilder(command).redirectError(errors.toFile()).start(), errors);
+        SoakArchiverProcess archiver = new SoakArchiverProcess(new ProcessBuilder(command.build()).redirectError(errors.toFile()).start(), errors);
         try {
             archiver.awaitLine("FAILPOINT " + failpoint.pointName());
         }
@@ -95,7 +102,13 @@ final class SoakArchiverProcess
     {
         String url = args[0];
         String user = args[1];
-        Catalog catalog = IcebergCatalogs.jdbc(new JdbcCatalogSpec(args[2], url, user, Optional.empty(), args[3]));
+        Map<String, String> storageProperties = new HashMap<>();
+        for (String property : Arrays.asList(args).subList(5, args.length)) {
+            storageProperties.put(property.substring(0, property.indexOf('=')), property.substring(property.indexOf('=') + 1));
+        }
+        Optional<ColdStorage> storage = storageProperties.isEmpty() ? Optional.empty() : Optional.of(ColdStorage.create(storageProperties));
+        Catalog catalog = IcebergCatalogs.jdbc(new JdbcCatalogSpec(args[2], url, user, Optional.empty(), args[3]),
+                properties -> storage.map(value -> value.fileIo("meterstore-soak")).orElseGet(LocalFileIo::new));
         int exitCode = 0;
         try {
             ArchivalCycle cycle = new ArchivalCycle(
@@ -115,6 +128,7 @@ final class SoakArchiverProcess
         }
         finally {
             ((Closeable) catalog).close();
+            storage.ifPresent(ColdStorage::close);
         }
         System.out.flush();
         System.exit(exitCode);

@@ -4,6 +4,7 @@ import io.airlift.log.Level;
 import io.airlift.log.Logger;
 import io.airlift.log.Logging;
 import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingS3Server;
 import io.meterstore.testing.TestingWarehouse;
 
 import java.io.PrintStream;
@@ -14,13 +15,15 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * {@code bin/soak}: one {@link SoakRun} on a fresh PostgreSQL data directory and warehouse under {@code soak.dir}
  * (default var/soak, deleted first), then its figures on the console and its report in the marked section of
  * {@code soak.report} (default docs/soak.md, {@link SoakReport}). The run's settings are system properties:
  * soak.days, soak.meters, soak.meters-per-statement, soak.correction-rate, soak.erasure-every, soak.engine-restarts, soak.archiver-kills,
- * soak.postgres-restarts, soak.seed.
+ * soak.postgres-restarts, soak.storage-outages, soak.seed; soak.storage says where the warehouse lives ({@code s3}, the default: a bucket of an S3
+ * server of the run's own under soak.dir, which the outages stop; or {@code local}).
  */
 public final class SoakMain
 {
@@ -48,15 +51,22 @@ public final class SoakMain
                 Integer.getInteger("soak.engine-restarts", 12),
                 Integer.getInteger("soak.archiver-kills", 12),
                 Integer.getInteger("soak.postgres-restarts", 12),
+                Integer.getInteger("soak.storage-outages", 12),
                 Long.getLong("soak.seed", 34));
         Path directory = Path.of(System.getProperty("soak.dir", "var/soak"));
         Path report = Path.of(System.getProperty("soak.report", "docs/soak.md"));
         int exit = 0;
         try {
+            BenchmarkStorage storage = storage(System.getProperty("soak.storage", "s3"));
             BenchmarkDataset.deleteRecursively(directory);
             Files.createDirectories(directory.resolve("warehouse"));
-            try (TestingPostgresServer postgres = TestingPostgresServer.persistent(directory.resolve("pgdata"), 0)) {
-                TestingWarehouse warehouse = new TestingWarehouse(postgres.database("soak"), directory.resolve("warehouse"), TestingWarehouse.CATALOG_NAME);
+            try (TestingPostgresServer postgres = TestingPostgresServer.persistent(directory.resolve("pgdata"), 0);
+                    TestingS3Server s3 = TestingS3Server.persistent(directory.resolve("s3"))) {
+                TestingWarehouse warehouse = switch (storage) {
+                    case LOCAL -> new TestingWarehouse(postgres.database("soak"), directory.resolve("warehouse"), TestingWarehouse.CATALOG_NAME);
+                    case S3 -> new TestingWarehouse(postgres.database("soak"), directory.resolve("warehouse"), TestingWarehouse.CATALOG_NAME,
+                            Optional.of(new TestingWarehouse.TestingBucket(s3, s3.bucket("soak"))), Optional.empty());
+                };
                 long start = System.nanoTime();
                 SoakRun.Result result = new SoakRun(warehouse, settings, SoakRun.Tampering.NONE).run();
                 Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
@@ -75,17 +85,26 @@ public final class SoakMain
         System.exit(exit);
     }
 
+    private static BenchmarkStorage storage(String value)
+    {
+        return switch (value.trim().toLowerCase(Locale.ROOT)) {
+            case "s3" -> BenchmarkStorage.S3;
+            case "local" -> BenchmarkStorage.LOCAL;
+            default -> throw new IllegalArgumentException("Invalid soak.storage '%s': write 's3' (a bucket of an S3 server of the run's own, which the storage outages stop) or 'local'".formatted(value));
+        };
+    }
+
     static String describe(SoakRun.Settings settings, SoakRun.Result result, Duration elapsed)
     {
         List<Duration> days = result.dayTimes();
         int sample = Math.min(7, days.size());
         return """
                 Soak: %s simulated days of %s meters (%s meters a statement, corrections %s of a day's rows, seed %s) in %s s
-                rows sent %,d (recorded by the oracle %,d); refused statements %s; erasures %s (lifted %s); archival commits %s; maintenance runs %s; faults injected and survived %s
+                rows sent %,d (recorded by the oracle %,d); refused statements %s; erasures %s (lifted %s); archival commits %s; maintenance runs %s; faults injected and survived %s; failed during the storage outages, naming the storage %s
                 oracle checks passed %s; dashboard queries %s
                 time per simulated day: first %s days %.2f s median, last %s days %.2f s median"""
                 .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.correctionRate(), settings.seed(), elapsed.toSeconds(),
-                        result.rowsSent(), result.rowsRecorded(), result.refused(), result.erasures(), result.lifts(), result.archivalCommits(), result.maintenanceRuns(), result.faults(),
+                        result.rowsSent(), result.rowsRecorded(), result.refused(), result.erasures(), result.lifts(), result.archivalCommits(), result.maintenanceRuns(), result.faults(), result.outageFailures(),
                         result.checks(), result.dashboardQueries(),
                         sample, median(days.subList(0, sample)), sample, median(days.subList(days.size() - sample, days.size())));
     }

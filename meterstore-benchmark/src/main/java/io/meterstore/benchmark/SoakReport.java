@@ -59,6 +59,8 @@ final class SoakReport
         out.append("| maintenance runs (compact, expire) | %,d |\n".formatted(result.maintenanceRuns()));
         result.faults().entrySet().stream().sorted(Map.Entry.comparingByKey())
                 .forEach(entry -> out.append("| faults injected and survived: %s | %,d |\n".formatted(entry.getKey(), entry.getValue())));
+        result.outageFailures().entrySet().stream().sorted(Map.Entry.comparingByKey())
+                .forEach(entry -> out.append("| failed during a storage outage, naming the storage: %s | %,d |\n".formatted(entry.getKey(), entry.getValue())));
         out.append("| oracle checks passed | %,d |\n".formatted(result.checks()));
         out.append("| dashboard queries beside the deliveries, every answer the oracle's | %,d |\n".formatted(result.dashboardQueries()));
         List<Duration> days = result.dayTimes();

@@ -1,5 +1,6 @@
 package io.meterstore.benchmark;
 
+import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.Lists;
 import com.google.common.collect.Sets;
 import io.airlift.log.Logger;
@@ -10,12 +11,14 @@ import io.meterstore.archiver.cycle.Failpoints.Failpoint;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.ErasureLog;
+import io.meterstore.core.IcebergCatalogs;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeteringCalendar;
 import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingRules;
 import io.meterstore.core.Sparte;
+import io.meterstore.storage.ColdStorage;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsInserts;
 import io.meterstore.testing.ReadingsOracle;
@@ -23,12 +26,14 @@ import io.meterstore.testing.ReadingsOracle.MeterDay;
 import io.meterstore.testing.ReadingsOracle.Totals;
 import io.meterstore.testing.ReadingsOracle.View;
 import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingS3Server;
 import io.meterstore.testing.TestingWarehouse;
 import io.trino.testing.DistributedQueryRunner;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.sql.Connection;
@@ -63,7 +68,7 @@ import static io.meterstore.testing.ReadingsInserts.timestamp;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Issue 34's soak: N simulated days of M meters against the real services, an embedded PostgreSQL, a local warehouse,
+ * Issue 34's soak: N simulated days of M meters against the real services, an embedded PostgreSQL, a warehouse on S3 or a local one,
  * a Trino engine with the plugin (queried through the Trino JDBC driver) and the archiver, with an independent oracle
  * ({@link SoakOracle}) checking the store after every day.
  * <p>
@@ -81,7 +86,8 @@ import static java.util.Objects.requireNonNull;
  * it (refused by the suppression list), every other erasure lifted days later and its days delivered again; a dashboard
  * queries beside the deliveries. That evening the archiver archives what is closed and, weekly, compacts and expires.
  * On a seeded schedule of their own: the Trino engine restarted before a day, PostgreSQL restarted in the middle of
- * one, the archiver killed (SIGKILL, in a JVM of its own) at a failpoint of the evening's cycle. Then the oracle
+ * one, the archiver killed (SIGKILL, in a JVM of its own) at a failpoint of the evening's cycle, the S3 server holding
+ * the warehouse stopped through a day's deliveries and the evening's cycle tried during it. Then the oracle
  * compares {@code readings} and {@code readings_versions} per meter and day, and every few days
  * {@code readings FOR TIMESTAMP AS OF} three past instants and {@code meter_completeness}; the first difference stops
  * the run.
@@ -104,16 +110,22 @@ public final class SoakRun
     // what the refusals' messages say (METERSTORE_ERASED, METERSTORE_CONFLICTING_REDELIVERY); the JDBC driver carries no error name
     private static final String ERASED = "was erased by erasure";
     private static final String CONFLICTING_REDELIVERY = "was already written with different values";
+    // what a read of cold data says when the storage is unreachable (METERSTORE_COLD_READ_FAILED)
+    private static final String STORAGE_UNREACHABLE = "check that the storage is reachable";
+    // one retry of a request to S3, not the SDK's twenty with their backoff: with the server stopped, a request fails in a
+    // moment (Iceberg's own retries of a metadata read, about 90 s, remain) instead of after minutes (TestMeterstoreObjectStorageRestart's too)
+    static final Map<String, String> STORAGE_RETRIES = Map.of("s3.max-error-retries", "1");
 
     /** What to run. */
     public record Settings(int days, int meters, int metersPerStatement, double correctionRate, int erasureEvery, int engineRestarts, int archiverKills, int postgresRestarts,
-            long seed)
+            int storageOutages, long seed)
     {
         public Settings
         {
             checkArgument(engineRestarts >= 0 && engineRestarts < days, "engineRestarts must be in [0, days)");
             checkArgument(archiverKills >= 0 && archiverKills < days, "archiverKills must be in [0, days)");
             checkArgument(postgresRestarts >= 0 && postgresRestarts < days, "postgresRestarts must be in [0, days)");
+            checkArgument(storageOutages >= 0 && storageOutages < days, "storageOutages must be in [0, days)");
             checkArgument(days > 0, "days must be positive");
             checkArgument(meters > 0 && meters <= ReadingsGenerator.MAX_METERS, "meters out of range");
             // a day of a meter is about 40 KB of INSERT ... VALUES text; Trino refuses a statement over query.max-length (1,000,000 characters)
@@ -151,12 +163,14 @@ public final class SoakRun
 
     /** What the run did and measured. */
     public record Result(int days, int meters, long rowsSent, long rowsRecorded, Map<String, Integer> refused, int erasures, int archivalCommits,
-            int maintenanceRuns, Map<String, Integer> faults, int checks, int dashboardQueries, int lifts, List<Duration> dayTimes, List<SoakGrowth> growth)
+            int maintenanceRuns, Map<String, Integer> faults, Map<String, Integer> outageFailures, int checks, int dashboardQueries, int lifts, List<Duration> dayTimes,
+            List<SoakGrowth> growth)
     {
         public Result
         {
             refused = Map.copyOf(refused);
             faults = Map.copyOf(faults);
+            outageFailures = Map.copyOf(outageFailures);
             growth = List.copyOf(growth);
             dayTimes = List.copyOf(dayTimes);
         }
@@ -181,8 +195,12 @@ public final class SoakRun
     private final AtomicReference<Instant> simulatedNow = new AtomicReference<>();
     private final Map<String, Integer> refused = new TreeMap<>();
     private final Map<String, Integer> faultsInjected = new TreeMap<>();
+    // what failed during the storage outages, as it must: the evening's archival cycle, the reads of cold data
+    private final Map<String, Integer> outageFailures = new TreeMap<>();
     private final Set<ReadingKey> corrected = new HashSet<>();
     private long rowsSent;
+    // the last day's deliveries, of its writes
+    private Duration deliveryTime = Duration.ZERO;
     private long rowsRecorded;
     private int archivalCommits;
     private int maintenanceRuns;
@@ -203,6 +221,8 @@ public final class SoakRun
         this.warehouse = requireNonNull(warehouse, "warehouse is null");
         this.settings = requireNonNull(settings, "settings is null");
         this.tampering = requireNonNull(tampering, "tampering is null");
+        checkArgument(settings.storageOutages() == 0 || warehouse.bucket().isPresent(),
+                "A storage outage stops the S3 server holding the warehouse, and this warehouse is a local directory: run the soak on S3 (bin/soak: -Dsoak.storage=s3) or without outages (-Dsoak.storage-outages=0)");
         // the last simulated day is delivered the morning of yesterday (UTC): every recorded_at lies in the past
         LocalDate lastDay = LocalDate.now(ZoneOffset.UTC).minusDays(2);
         this.generator = ReadingsGenerator.builder()
@@ -225,7 +245,14 @@ public final class SoakRun
         TableIdentifier identifier = TableIdentifier.of(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE);
         IcebergTableSpec.createIfMissing(warehouse.catalog(), identifier);
         InstantSource clock = simulatedNow::get;
-        Catalog catalog = warehouse.catalog();
+        // on S3 the archiver's files go through a storage of the run's own, with one retry (STORAGE_RETRIES)
+        Optional<ColdStorage> storage = warehouse.bucket().map(_ -> ColdStorage.create(ImmutableMap.<String, String>builder()
+                .putAll(warehouse.storageProperties())
+                .putAll(STORAGE_RETRIES)
+                .buildKeepingLast()));
+        Catalog catalog = storage.isPresent()
+                ? IcebergCatalogs.jdbc(warehouse.catalogSpec(), properties -> storage.get().fileIo("meterstore-soak"))
+                : warehouse.catalog();
         ArchivalCycle cycle = new ArchivalCycle(catalog, identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, ArchivalSettings.DEFAULTS, clock);
         TableMaintenance maintenance = new TableMaintenance(catalog, identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, MaintenanceSettings.DEFAULTS, clock);
         Table table = catalog.loadTable(identifier);
@@ -238,7 +265,10 @@ public final class SoakRun
         Set<Integer> postgresDays = faultDays(faults, settings.postgresRestarts());
         // the kills take the cycle's failpoints in turn, from a seeded one
         int killPoint = faults.nextInt(KILL_POINTS.size());
-        DistributedQueryRunner queryRunner = MeterstoreBenchmark.queryRunner(warehouse, false);
+        // drawn after the others, so the days of the faults before the outages stayed as they were
+        Set<Integer> outageDays = faultDays(faults, settings.storageOutages());
+        Map<String, String> storageOverrides = storage.isPresent() ? STORAGE_RETRIES : Map.of();
+        DistributedQueryRunner queryRunner = MeterstoreBenchmark.queryRunner(warehouse, false, BenchmarkDataset.TABLE, storageOverrides);
         Connection trino = MeterstoreBenchmark.trinoConnection(queryRunner);
         Connection dashboard = MeterstoreBenchmark.trinoConnection(queryRunner);
         try {
@@ -250,15 +280,15 @@ public final class SoakRun
                     trino.close();
                     dashboard.close();
                     queryRunner.close();
-                    queryRunner = MeterstoreBenchmark.queryRunner(warehouse, false);
+                    queryRunner = MeterstoreBenchmark.queryRunner(warehouse, false, BenchmarkDataset.TABLE, storageOverrides);
                     trino = MeterstoreBenchmark.trinoConnection(queryRunner);
                     dashboard = MeterstoreBenchmark.trinoConnection(queryRunner);
                     fault("engine_restart", index);
                 }
-                simulateDay(trino, dashboard, index, day, postgresDays.contains(index));
+                simulateDay(trino, dashboard, cycle, index, day, postgresDays.contains(index), outageDays.contains(index));
                 long written = System.nanoTime();
                 // the archiver's evening: archive what is closed, weekly compact and expire
-                simulatedNow.set(day.plusDays(1).atTime(22, 0).toInstant(ZoneOffset.UTC));
+                simulatedNow.set(evening(day));
                 boolean killed = false;
                 if (killDays.contains(index)) {
                     // the archiver's own JVM killed in the middle of the evening's cycle; the next cycle recovers on the ordinary path
@@ -281,9 +311,9 @@ public final class SoakRun
                 check(trino, index, day);
                 long end = System.nanoTime();
                 dayTimes.add(Duration.ofNanos(end - start));
-                log.info("Soak day %s of %s (%s): %s rows sent, refused %s, %s archival commits, faults %s, %s checks; %.1f s (writes %.1f, archiver %.1f, oracle %.1f)",
+                log.info("Soak day %s of %s (%s): %s rows sent, refused %s, %s archival commits, faults %s, %s checks; %.1f s (writes %.1f of which deliveries %.1f, archiver %.1f, oracle %.1f)",
                         index + 1, settings.days(), day, rowsSent, refused, archivalCommits, faultsInjected, checks,
-                        (end - start) / 1e9, (written - start) / 1e9, (archived - written) / 1e9, (end - archived) / 1e9);
+                        (end - start) / 1e9, (written - start) / 1e9, deliveryTime.toNanos() / 1e9, (archived - written) / 1e9, (end - archived) / 1e9);
                 // the store's size on the first day, every 30th and the last, outside the day's time
                 if (index == 0 || index % GROWTH_EVERY == GROWTH_EVERY - 1 || index == settings.days() - 1) {
                     growth.add(SoakGrowth.measure(day, table, warehouse));
@@ -295,8 +325,19 @@ public final class SoakRun
             trino.close();
             dashboard.close();
             queryRunner.close();
+            if (catalog instanceof Closeable closeable) {
+                closeable.close();
+            }
+            storage.ifPresent(ColdStorage::close);
         }
-        return new Result(settings.days(), settings.meters(), rowsSent, rowsRecorded, refused, erasures, archivalCommits, maintenanceRuns, faultsInjected, checks, dashboardQueries, lifts, dayTimes, growth);
+        return new Result(settings.days(), settings.meters(), rowsSent, rowsRecorded, refused, erasures, archivalCommits, maintenanceRuns, faultsInjected, outageFailures, checks,
+                dashboardQueries, lifts, dayTimes, growth);
+    }
+
+    /** The archiver's evening of {@code day}: 22:00 UTC the day after, once the day's deliveries and corrections are in. */
+    private static Instant evening(LocalDate day)
+    {
+        return day.plusDays(1).atTime(22, 0).toInstant(ZoneOffset.UTC);
     }
 
     /** {@code count} distinct days of the run, never the first (the store is empty before it). */
@@ -329,17 +370,69 @@ public final class SoakRun
         fault("postgres_restart", index);
     }
 
-    private void simulateDay(Connection trino, Connection dashboard, int index, LocalDate day, boolean restartPostgres)
+    /**
+     * The S3 server holding the warehouse stopped overnight, before the day's deliveries, and started again after them:
+     * the deliveries (hot days) must go in as on any other day; the evening's archival cycle, tried while the storage is
+     * down, must fail with an error naming the storage and change nothing (it loads the table, whose metadata is in the
+     * bucket, before it detaches a partition), and the evening's ordinary cycle catches up; a read of the first days'
+     * rows, archived by then, either fails naming the storage or answers as the oracle.
+     */
+    private void duringStorageOutage(Connection trino, ArchivalCycle cycle, int index, LocalDate day)
+            throws SQLException, IOException
+    {
+        TestingS3Server storage = warehouse.bucket().orElseThrow().server();
+        String location = warehouse.location();
+        simulatedNow.set(evening(day));
+        try {
+            ArchiveOutcome outcome = cycle.archiveOnce();
+            throw new DivergenceException("The archival cycle ran while the storage was stopped: " + outcome.describe());
+        }
+        catch (RuntimeException | IOException e) {
+            if (e instanceof DivergenceException || e.getMessage() == null || !e.getMessage().contains(location)) {
+                throw e;
+            }
+            outageFailure("archival_cycle", index, e);
+        }
+        LocalDate first = generator.startDay();
+        Instant lower = MeteringCalendar.startOfLocalDay(first);
+        Instant upper = MeteringCalendar.startOfLocalDay(first.plusDays(2));
+        String relation = "readings_versions WHERE \"from\" >= %s AND \"from\" < %s".formatted(timestamp(lower), timestamp(upper));
+        try {
+            compare(day, "during the storage outage, " + relation, totalsByMeterDay(trino, relation),
+                    oracle.oracle().totalsByMeterDay(View.VERSIONS, ReadingsOracle.fromRange(lower, upper)));
+        }
+        catch (SQLException e) {
+            if (e.getMessage() == null || !e.getMessage().contains(STORAGE_UNREACHABLE)) {
+                throw e;
+            }
+            outageFailure("cold_query", index, e);
+        }
+        storage.start();
+        fault("storage_outage", index);
+    }
+
+    private void outageFailure(String what, int index, Exception e)
+    {
+        outageFailures.merge(what, 1, Integer::sum);
+        log.info("Soak day %s: during the storage outage, %s failed as it must: %s", index + 1, what, e.getMessage());
+    }
+
+    private void simulateDay(Connection trino, Connection dashboard, ArchivalCycle cycle, int index, LocalDate day, boolean restartPostgres, boolean storageOutage)
             throws SQLException, IOException, InterruptedException
     {
+        if (storageOutage) {
+            warehouse.bucket().orElseThrow().server().stop();
+        }
         // the morning after the day: its batches are recorded from 05:00 UTC to 06:00 (the generator's), the rest at 07:00
         Instant morning = day.plusDays(1).atTime(7, 0).toInstant(ZoneOffset.UTC);
         // the dashboards read the week before the day while its deliveries run, and nobody writes that week meanwhile
         Instant weekAgo = MeteringCalendar.startOfLocalDay(day.minusDays(7).isBefore(generator.startDay()) ? generator.startDay() : day.minusDays(7));
         Instant today = MeteringCalendar.startOfLocalDay(day);
-        Optional<SoakDashboards> dashboards = index == 0
+        // not during a storage outage: the week may be archived, and its reads would fail
+        Optional<SoakDashboards> dashboards = index == 0 || storageOutage
                 ? Optional.empty()
                 : Optional.of(new SoakDashboards(dashboard, oracle.oracle().totalsByMeter(View.RESOLVED, ReadingsOracle.fromRange(weekAgo, today)), weekAgo, today, settings.seed() + index));
+        long deliveriesStart = System.nanoTime();
         try {
             List<String> meters = generator.maloIds();
             for (int first = 0; first < meters.size(); first += settings.metersPerStatement()) {
@@ -349,11 +442,15 @@ public final class SoakRun
                 }
                 write(trino, Kind.DELIVERY, day, batch);
             }
+            deliveryTime = Duration.ofNanos(System.nanoTime() - deliveriesStart);
         }
         finally {
             if (dashboards.isPresent()) {
                 dashboardQueries += dashboards.get().stop();
             }
+        }
+        if (storageOutage) {
+            duringStorageOutage(trino, cycle, index, day);
         }
         if (restartPostgres) {
             restartPostgres(index);
