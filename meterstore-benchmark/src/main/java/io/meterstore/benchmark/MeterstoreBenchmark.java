@@ -294,15 +294,19 @@ public final class MeterstoreBenchmark
     static DistributedQueryRunner queryRunner(TestingWarehouse warehouse, boolean archival, String tables)
             throws Exception
     {
-        return queryRunner(warehouse, archival, tables, ImmutableMap.of());
+        return queryRunner(warehouse, archival, tables, ImmutableMap.of(), ImmutableMap.of());
     }
 
-    /** As above, {@code storageOverrides} replacing the warehouse's {@code fs.*} and {@code s3.*} properties of the same names in every catalog. */
-    static DistributedQueryRunner queryRunner(TestingWarehouse warehouse, boolean archival, String tables, Map<String, String> storageOverrides)
+    /**
+     * As above, with the engine's {@code engineProperties} beside the benchmarks' own, and {@code storageOverrides} replacing the
+     * warehouse's {@code fs.*} and {@code s3.*} properties of the same names in every catalog.
+     */
+    static DistributedQueryRunner queryRunner(TestingWarehouse warehouse, boolean archival, String tables, Map<String, String> engineProperties, Map<String, String> storageOverrides)
             throws Exception
     {
         DistributedQueryRunner queryRunner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("meterstore").setSchema(BenchmarkDataset.SCHEMA).build())
                 .setWorkerCount(0)
+                .setExtraProperties(engineProperties)
                 // the ROW_NUMBER peers (R2, Y2) hold every key of the rows they resolve at once; Trino's default share of the
                 // heap (30 %) is too small for them: a query may use 65 % (5.2 GB of -Dbenchmark.heap=8g), beside Trino's 30 % headroom
                 .addExtraProperty("query.max-memory-per-node", QUERY_MEMORY.toString())

@@ -45,7 +45,7 @@ public final class SoakMain
         SoakRun.Settings settings = new SoakRun.Settings(
                 Integer.getInteger("soak.days", 365),
                 Integer.getInteger("soak.meters", 1_000),
-                Integer.getInteger("soak.meters-per-statement", SoakRun.MAX_METERS_PER_STATEMENT),
+                Integer.getInteger("soak.meters-per-statement", SoakRun.DEFAULT_METERS_PER_STATEMENT),
                 Double.parseDouble(System.getProperty("soak.correction-rate", "0.03")),
                 Integer.getInteger("soak.erasure-every", 10),
                 Integer.getInteger("soak.engine-restarts", 12),

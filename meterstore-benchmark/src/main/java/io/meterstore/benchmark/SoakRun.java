@@ -97,9 +97,13 @@ public final class SoakRun
     private static final Logger log = Logger.get(SoakRun.class);
     private static final String SECOND_OPERATOR_ID = "9900000000010";
     private static final int MAX_CORRECTION_DAYS = 60;
-    public static final int MAX_METERS_PER_STATEMENT = 20;
-    // at most 100 quarter-hours a day (the autumn Sunday): a statement of 20 meters' days
-    private static final int MAX_ROWS_PER_STATEMENT = MAX_METERS_PER_STATEMENT * 100;
+    // the soak's engine takes statements of up to 5,000,000 characters (Trino's query.max-length, 1,000,000 by default):
+    // a meter's day is about 40 KB of INSERT ... VALUES text, so a statement may carry up to 100 meters' days
+    static final int QUERY_MAX_LENGTH = 5_000_000;
+    public static final int MAX_METERS_PER_STATEMENT = 100;
+    public static final int DEFAULT_METERS_PER_STATEMENT = 20;
+    // at most 100 quarter-hours a day (the autumn Sunday)
+    private static final int MAX_ROWS_PER_METER_DAY = 100;
     private static final int AS_OF_EVERY = 5;
     private static final int MAINTENANCE_EVERY = 7;
     private static final List<Failpoint> KILL_POINTS = List.of(Failpoint.AFTER_DETACH, Failpoint.MID_STREAM, Failpoint.AFTER_WRITE, Failpoint.AFTER_COMMIT);
@@ -128,9 +132,10 @@ public final class SoakRun
             checkArgument(storageOutages >= 0 && storageOutages < days, "storageOutages must be in [0, days)");
             checkArgument(days > 0, "days must be positive");
             checkArgument(meters > 0 && meters <= ReadingsGenerator.MAX_METERS, "meters out of range");
-            // a day of a meter is about 40 KB of INSERT ... VALUES text; Trino refuses a statement over query.max-length (1,000,000 characters)
+            // a day of a meter is about 40 KB of INSERT ... VALUES text; Trino refuses a statement over query.max-length
             checkArgument(metersPerStatement > 0 && metersPerStatement <= MAX_METERS_PER_STATEMENT,
-                    "metersPerStatement must be in [1, %s]: a statement of more meters' days exceeds Trino's query.max-length of 1,000,000 characters", MAX_METERS_PER_STATEMENT);
+                    "metersPerStatement must be in [1, %s]: a statement of more meters' days exceeds the soak engine's query.max-length of %s characters",
+                    MAX_METERS_PER_STATEMENT, QUERY_MAX_LENGTH);
             checkArgument(correctionRate >= 0 && correctionRate < 1, "correctionRate must be in [0, 1)");
             checkArgument(erasureEvery > 0, "erasureEvery must be positive");
         }
@@ -268,7 +273,7 @@ public final class SoakRun
         // drawn after the others, so the days of the faults before the outages stayed as they were
         Set<Integer> outageDays = faultDays(faults, settings.storageOutages());
         Map<String, String> storageOverrides = storage.isPresent() ? STORAGE_RETRIES : Map.of();
-        DistributedQueryRunner queryRunner = MeterstoreBenchmark.queryRunner(warehouse, false, BenchmarkDataset.TABLE, storageOverrides);
+        DistributedQueryRunner queryRunner = queryRunner(storageOverrides);
         Connection trino = MeterstoreBenchmark.trinoConnection(queryRunner);
         Connection dashboard = MeterstoreBenchmark.trinoConnection(queryRunner);
         try {
@@ -280,7 +285,7 @@ public final class SoakRun
                     trino.close();
                     dashboard.close();
                     queryRunner.close();
-                    queryRunner = MeterstoreBenchmark.queryRunner(warehouse, false, BenchmarkDataset.TABLE, storageOverrides);
+                    queryRunner = queryRunner(storageOverrides);
                     trino = MeterstoreBenchmark.trinoConnection(queryRunner);
                     dashboard = MeterstoreBenchmark.trinoConnection(queryRunner);
                     fault("engine_restart", index);
@@ -332,6 +337,12 @@ public final class SoakRun
         }
         return new Result(settings.days(), settings.meters(), rowsSent, rowsRecorded, refused, erasures, archivalCommits, maintenanceRuns, faultsInjected, outageFailures, checks,
                 dashboardQueries, lifts, dayTimes, growth);
+    }
+
+    private DistributedQueryRunner queryRunner(Map<String, String> storageOverrides)
+            throws Exception
+    {
+        return MeterstoreBenchmark.queryRunner(warehouse, false, BenchmarkDataset.TABLE, ImmutableMap.of("query.max-length", String.valueOf(QUERY_MAX_LENGTH)), storageOverrides);
     }
 
     /** The archiver's evening of {@code day}: 22:00 UTC the day after, once the day's deliveries and corrections are in. */
@@ -728,8 +739,9 @@ public final class SoakRun
         rowsRecorded += rows.size();
         List<Reading> sent = tampering.sent(kind, day, rows);
         rowsSent += sent.size();
-        // a day's corrections of 1,000 meters (3 %: 2,880 rows) would exceed query.max-length in one statement
-        for (List<Reading> statement : Lists.partition(sent, MAX_ROWS_PER_STATEMENT)) {
+        // a day's corrections of 1,000 meters (3 %: 2,880 rows) would exceed query.max-length in one statement: as many
+        // rows a statement as a delivery's
+        for (List<Reading> statement : Lists.partition(sent, settings.metersPerStatement() * MAX_ROWS_PER_METER_DAY)) {
             execute(trino, insert(statement));
         }
     }
