@@ -333,7 +333,10 @@ final class TestMeterstorePointTable
         byMeter.forEach((maloId, readings) -> {
             readings.sort(java.util.Comparator.comparing(Reading::from));
             for (int index = 0; index + 1 < readings.size(); index++) {
-                daily.put(maloId + " " + readings.get(index).balancingDay(), readings.get(index + 1).value().subtract(readings.get(index).value()));
+                // a day's energy is known where the next reading is the next day's
+                if (readings.get(index + 1).balancingDay().equals(readings.get(index).balancingDay().plusDays(1))) {
+                    daily.put(maloId + " " + readings.get(index).balancingDay(), readings.get(index + 1).value().subtract(readings.get(index).value()));
+                }
             }
             // March's first reading is 27 March's, April's 1 April's
             Reading march = readings.getFirst();
@@ -345,8 +348,9 @@ final class TestMeterstorePointTable
         Map<String, BigDecimal> actualDaily = new HashMap<>();
         try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
                 SELECT malo_id, obis_code, balancing_day,
-                       lead(value) OVER (PARTITION BY malo_id, obis_code ORDER BY "from") - value AS kwh
+                       IF(lead(balancing_day) OVER w = balancing_day + INTERVAL '1' DAY, lead(value) OVER w - value) AS kwh
                 FROM zaehlerstaende
+                WINDOW w AS (PARTITION BY malo_id, obis_code ORDER BY "from")
                 ORDER BY 1, 2, 3""")) {
             while (result.next()) {
                 if (result.getBigDecimal(4) != null) {
