@@ -86,17 +86,19 @@ public final class HotTier
     public List<String> createParent(Connection connection)
             throws SQLException
     {
-        return createParent(connection, TableShape.TimeModel.INTERVAL);
+        return createParent(connection, TableColumns.READINGS);
     }
 
     /**
-     * As {@link #createParent(Connection)}, for a table of {@code timeModel}: a point table's "to" may be NULL and must be
-     * ({@link HotTierRules#checks}); the rules' span checks pass its rows, which span nothing.
+     * As {@link #createParent(Connection)}, a new parent created with {@code columns}: the readings columns, then the
+     * attribute columns of the table's shape, which every partition inherits (an existing parent keeps its columns); in
+     * a point table "to" may be NULL and must be ({@link HotTierRules#checks}), and the rules' span checks pass its rows,
+     * which span nothing.
      */
-    public List<String> createParent(Connection connection, TableShape.TimeModel timeModel)
+    public List<String> createParent(Connection connection, TableColumns columns)
             throws SQLException
     {
-        Map<String, String> checks = HotTierRules.checks(timeModel);
+        Map<String, String> checks = HotTierRules.checks(columns.timeModel());
         inTransaction(connection, () -> {
             try (Statement statement = connection.createStatement()) {
                 statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(lockTimeout.toMillis()));
@@ -106,7 +108,7 @@ public final class HotTier
                             %s,
                             %s,
                             PRIMARY KEY (malo_id, obis_code, "from", version)
-                        ) PARTITION BY RANGE ("from")""".formatted(qualifiedParent(), ReadingsSchema.postgresColumnDefinitions(timeModel), HotTierSupersession.columnDefinition()));
+                        ) PARTITION BY RANGE ("from")""".formatted(qualifiedParent(), columns.postgresColumnDefinitions(), HotTierSupersession.columnDefinition()));
                 // a table created before the marks: the parent passes the column on to its attached partitions; a
                 // detached one gets it too, so that it can be attached again
                 statement.execute(HotTierSupersession.addColumn(qualifiedParent()));

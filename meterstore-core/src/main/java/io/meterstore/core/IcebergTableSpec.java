@@ -111,6 +111,15 @@ public final class IcebergTableSpec
      */
     public static Table createIfMissing(Catalog catalog, TableIdentifier identifier, Map<String, String> extraProperties)
     {
+        return createIfMissing(catalog, identifier, extraProperties, TableShape.ofProperties(extraProperties).map(TableColumns::of).orElse(TableColumns.READINGS));
+    }
+
+    /**
+     * As {@link #createIfMissing(Catalog, TableIdentifier, Map)}, a new table created with {@code columns}: the readings
+     * columns' fields, then an optional string field per attribute column of its shape, with the ids after theirs.
+     */
+    public static Table createIfMissing(Catalog catalog, TableIdentifier identifier, Map<String, String> extraProperties, TableColumns columns)
+    {
         if (catalog instanceof SupportsNamespaces namespaces && !identifier.namespace().isEmpty()) {
             Namespace namespace = identifier.namespace();
             if (!namespaces.namespaceExists(namespace)) {
@@ -127,7 +136,7 @@ public final class IcebergTableSpec
             table = catalog.loadTable(identifier);
         }
         else {
-            Schema schema = ReadingsSchema.icebergSchema(TableShape.ofProperties(extraProperties).orElse(TableShape.DEFAULT).timeModel());
+            Schema schema = columns.icebergSchema();
             try {
                 table = catalog.buildTable(identifier, schema)
                         .withPartitionSpec(partitionSpec(schema))
@@ -144,26 +153,30 @@ public final class IcebergTableSpec
         return table;
     }
 
-    /** How {@code schema} differs from the readings schema at {@code column}, matched by field id as Iceberg does. */
-    private static Optional<String> schemaDifference(Schema schema, ReadingsColumn column)
+    /** How {@code schema} differs from the table's schema at {@code column}, matched by field id as Iceberg does. */
+    private static Optional<String> schemaDifference(Schema schema, TableColumn column)
     {
         NestedField field = schema.findField(column.fieldId());
         if (field == null) {
-            NestedField sameName = schema.findField(column.columnName());
+            NestedField sameName = schema.findField(column.name());
             String readded = sameName == null ? "" : ", and the column of that name is a new one (field id %s): dropped and added again".formatted(sameName.fieldId());
-            return Optional.of("column '%s' (field id %s, %s) was dropped%s".formatted(column.columnName(), column.fieldId(), column.icebergType(), readded));
+            return Optional.of("column '%s' (field id %s, %s) was dropped%s".formatted(column.name(), column.fieldId(), column.icebergType(), readded));
         }
-        if (!field.name().equals(column.columnName())) {
-            return Optional.of("column '%s' (field id %s) was renamed to '%s'".formatted(column.columnName(), column.fieldId(), field.name()));
+        if (!field.name().equals(column.name())) {
+            return Optional.of("column '%s' (field id %s) was renamed to '%s'".formatted(column.name(), column.fieldId(), field.name()));
         }
         if (!field.type().equals(column.icebergType())) {
-            return Optional.of("column '%s' (field id %s) is of type %s, a readings table's is %s".formatted(column.columnName(), column.fieldId(), field.type(), column.icebergType()));
+            return Optional.of("column '%s' (field id %s) is of type %s, a readings table's is %s".formatted(column.name(), column.fieldId(), field.type(), column.icebergType()));
+        }
+        if (column.attributeColumn() && field.isRequired()) {
+            return Optional.of("attribute column '%s' (field id %s) is required, a readings table's are optional".formatted(column.name(), column.fieldId()));
         }
         return Optional.empty();
     }
 
     /**
-     * Verifies what MeterStore relies on: format v2, the readings schema by field id and type, month("from") partitions.
+     * Verifies what MeterStore relies on: format v2, the readings schema by field id and type (and the attribute columns
+     * the table's shape declares, each an optional string after them), month("from") partitions.
      * The format version is checked rather than trusted because it is a reserved property: a library default moving
      * to v3 must fail loudly instead of silently migrating a decade of history.
      */
@@ -176,7 +189,7 @@ public final class IcebergTableSpec
                             .formatted(table.name(), formatVersion));
         }
         Schema schema = table.schema();
-        for (ReadingsColumn column : ReadingsColumn.values()) {
+        for (TableColumn column : TableColumns.of(table).all()) {
             schemaDifference(schema, column).ifPresent(difference -> {
                 throw new MeterstoreException(TABLE_LAYOUT_UNSUPPORTED,
                         "Iceberg table '%s' is not a readings table: %s; it was altered outside MeterStore, which reads and writes exactly the readings columns: undo the change (point the catalogue at the table's metadata file from before it)"

@@ -67,9 +67,10 @@ public final class PgBinaryCopyWriter
         return buffer.length;
     }
 
+    /** Appends a row of every column of the reading's table: the readings columns, then its attribute columns ({@link TableColumns}). */
     public void append(Reading reading)
     {
-        int16(ReadingsSchema.COLUMNS.size());
+        int16(ReadingsSchema.COLUMNS.size() + reading.attributes().size());
         text(reading.maloId());
         optional(reading.meloId());
         text(reading.obisCode());
@@ -89,6 +90,9 @@ public final class PgBinaryCopyWriter
         timestamp(reading.recordedAt());
         int32(4);
         int32(Math.toIntExact(reading.balancingDay().toEpochDay() - POSTGRES_EPOCH_DAYS));
+        for (Optional<String> attribute : reading.attributes()) {
+            optional(attribute);
+        }
     }
 
     /** Ends the stream: the rows so far are all of it. */

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.YearMonth;
+import java.util.List;
 import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
@@ -15,6 +16,9 @@ import static java.util.Objects.requireNonNull;
 /**
  * One version of one reading: a row of {@code readings_versions}, in both tiers. A reading of an interval table spans
  * ["from", "to"); one of a point table ({@link TableShape.TimeModel#POINT}) is the register at "from" and has no "to".
+ *
+ * @param attributes the values of the table's attribute columns ({@link TableColumns#attributes()}), in their order:
+ *        carried with the reading, compared as its payload, never read by the resolution; empty for a table without them
  */
 public record Reading(
         String maloId,
@@ -33,7 +37,8 @@ public record Reading(
         BigInteger version,
         String versionScope,
         Instant recordedAt,
-        LocalDate balancingDay)
+        LocalDate balancingDay,
+        List<Optional<String>> attributes)
 {
     public static final int VALUE_PRECISION = 18;
     public static final int VALUE_SCALE = 6;
@@ -58,6 +63,36 @@ public record Reading(
         requireNonNull(versionScope, "versionScope is null");
         requireNonNull(recordedAt, "recordedAt is null");
         requireNonNull(balancingDay, "balancingDay is null");
+        attributes = List.copyOf(requireNonNull(attributes, "attributes is null"));
+    }
+
+    /** A reading of a table without attribute columns. */
+    public Reading(
+            String maloId,
+            Optional<String> meloId,
+            String obisCode,
+            Sparte sparte,
+            Instant from,
+            Optional<Instant> to,
+            BigDecimal value,
+            MeasurementUnit unit,
+            Quality quality,
+            String resolution,
+            String sourceKind,
+            Optional<String> sourceDetail,
+            Optional<String> provenance,
+            BigInteger version,
+            String versionScope,
+            Instant recordedAt,
+            LocalDate balancingDay)
+    {
+        this(maloId, meloId, obisCode, sparte, from, to, value, unit, quality, resolution, sourceKind, sourceDetail, provenance, version, versionScope, recordedAt, balancingDay, List.of());
+    }
+
+    /** This reading carrying {@code attributes}, the values of its table's attribute columns in their order. */
+    public Reading withAttributes(List<Optional<String>> attributes)
+    {
+        return new Reading(maloId, meloId, obisCode, sparte, from, to, value, unit, quality, resolution, sourceKind, sourceDetail, provenance, version, versionScope, recordedAt, balancingDay, attributes);
     }
 
     /** An interval reading, over ["from", "to"). */
@@ -196,7 +231,8 @@ public record Reading(
     }
 
     /**
-     * Whether {@code other} carries the same payload: every column but recorded_at, values compared as numbers. A
+     * Whether {@code other} carries the same payload: every column but recorded_at, values compared as numbers, the
+     * attribute columns too. A
      * redelivered version with the same payload is the same fact learned again; any other difference is a conflict.
      */
     public boolean samePayload(Reading other)
@@ -216,7 +252,8 @@ public record Reading(
                 && provenance.equals(other.provenance)
                 && version.equals(other.version)
                 && versionScope.equals(other.versionScope)
-                && balancingDay.equals(other.balancingDay);
+                && balancingDay.equals(other.balancingDay)
+                && attributes.equals(other.attributes);
     }
 
     /** The length of a fixed ISO-8601 resolution: {@code PT15M}, {@code PT1H}, {@code PT60S}, ...; P1D and P1M have none. */

@@ -1,14 +1,13 @@
 package io.meterstore.core;
 
 import org.apache.iceberg.Schema;
-import org.apache.iceberg.types.Types.NestedField;
 
-import java.util.Arrays;
 import java.util.List;
 
 /**
  * The one definition of a readings table's schema; the PostgreSQL DDL, the Iceberg schema and the Trino
- * columns are all derived from {@link ReadingsColumn}.
+ * columns are all derived from {@link ReadingsColumn}. A table whose shape declares attribute columns stores them after
+ * these ({@link TableColumns}).
  */
 public final class ReadingsSchema
 {
@@ -18,37 +17,19 @@ public final class ReadingsSchema
 
     public static Schema icebergSchema()
     {
-        return icebergSchema(TableShape.TimeModel.INTERVAL);
+        return TableColumns.READINGS.icebergSchema();
     }
 
-    /** The Iceberg schema of a table of {@code timeModel}: "to" is optional in a point table, whose rows have none. */
+    /** The Iceberg schema of a table of {@code timeModel} without attribute columns: "to" is optional in a point table. */
     public static Schema icebergSchema(TableShape.TimeModel timeModel)
     {
-        List<NestedField> fields = Arrays.stream(ReadingsColumn.values())
-                .map(column -> nullable(column, timeModel)
-                        ? NestedField.optional(column.fieldId(), column.columnName(), column.icebergType())
-                        : NestedField.required(column.fieldId(), column.columnName(), column.icebergType()))
-                .toList();
-        return new Schema(fields);
+        return TableColumns.of(timeModel, List.of()).icebergSchema();
     }
 
     /** The column list of a PostgreSQL CREATE TABLE of an interval table, every identifier quoted. */
     public static String postgresColumnDefinitions()
     {
-        return postgresColumnDefinitions(TableShape.TimeModel.INTERVAL);
-    }
-
-    /** The column list of a PostgreSQL CREATE TABLE of a table of {@code timeModel}, every identifier quoted. */
-    public static String postgresColumnDefinitions(TableShape.TimeModel timeModel)
-    {
-        return String.join(",\n    ", COLUMNS.stream()
-                // C collation: the primary-key index then walks text in byte order, the order Parquet and Iceberg sort in
-                .map(column -> "%s %s%s%s".formatted(
-                        Sql.quoteIdentifier(column.columnName()),
-                        column.postgresType(),
-                        column.kind() == ReadingsColumn.ColumnKind.STRING ? " COLLATE \"C\"" : "",
-                        nullable(column, timeModel) ? "" : " NOT NULL"))
-                .toList());
+        return TableColumns.READINGS.postgresColumnDefinitions();
     }
 
     /** Whether {@code column} may be NULL in a table of {@code timeModel}: a nullable column, and "to" of a point table. */
@@ -60,6 +41,6 @@ public final class ReadingsSchema
     /** The quoted column list in storage order, for SELECT and COPY. */
     public static String postgresColumnList()
     {
-        return String.join(", ", COLUMNS.stream().map(column -> Sql.quoteIdentifier(column.columnName())).toList());
+        return TableColumns.READINGS.postgresColumnList();
     }
 }

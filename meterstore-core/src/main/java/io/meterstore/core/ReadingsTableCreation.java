@@ -81,7 +81,7 @@ public final class ReadingsTableCreation
         TableShape shape = declared.or(() -> stored).orElse(TableShape.DEFAULT);
         shape.requireSupported(table);
 
-        List<String> brokenChecks = hotTier.createParent(connection, shape.timeModel());
+        List<String> brokenChecks = hotTier.createParent(connection, TableColumns.of(shape));
         // rows stored before the rules that break one between them, in one pass over the hot tier
         List<String> brokenPairs = existed ? StoredRuleViolations.find(connection, hotTier) : List.of();
         // the audit trail of erasures and the suppression list INSERT checks, one per schema
@@ -91,7 +91,7 @@ public final class ReadingsTableCreation
             hotTier.recordShape(connection, shape);
             recorded = true;
         }
-        Table icebergTable = IcebergTableSpec.createIfMissing(catalog, identifier, shape.properties());
+        Table icebergTable = IcebergTableSpec.createIfMissing(catalog, identifier, shape.properties(), TableColumns.of(shape));
         Map<String, String> missing = shape.properties().entrySet().stream()
                 .filter(entry -> !entry.getValue().equals(icebergTable.properties().get(entry.getKey())))
                 .collect(ImmutableMap.toImmutableMap(Map.Entry::getKey, Map.Entry::getValue));

@@ -67,6 +67,7 @@ public record TableShape(
             checkArgument(Arrays.stream(ReadingsColumn.values()).noneMatch(readings -> readings.columnName().equals(column)),
                     "Column '%s' is a readings column already: identity_columns and attribute_columns name columns of their own", column);
             checkArgument(declared.add(column), "Column '%s' is declared twice in identity_columns and attribute_columns: declare it once", column);
+            checkArgument(!TableColumns.isReserved(column), "Column '%s' of identity_columns or attribute_columns is a name PostgreSQL or MeterStore's hot tier keeps for itself: name it otherwise", column);
         }
         for (String column : checkedColumns.keySet()) {
             checkArgument(declared.contains(column) || Arrays.stream(ReadingsColumn.values()).anyMatch(readings -> readings.columnName().equals(column)),
@@ -308,16 +309,13 @@ public record TableShape(
         if (!identityColumns.isEmpty()) {
             unsupported.add("%s '%s'".formatted(IDENTITY_COLUMNS, String.join(",", identityColumns)));
         }
-        if (!attributeColumns.isEmpty()) {
-            unsupported.add("%s '%s'".formatted(ATTRIBUTE_COLUMNS, String.join(",", attributeColumns)));
-        }
         if (!checkedColumns.equals(DEFAULT.checkedColumns())) {
             unsupported.add("%s '%s'".formatted(CHECKED_COLUMNS, settings().get(CHECKED_COLUMNS)));
         }
         if (unsupported.isEmpty()) {
             return;
         }
-        throw new MeterstoreException(SHAPE_UNSUPPORTED, "Table '%s' declares %s, which this release cannot store yet: it stores interval and point tables keyed by %s, without identity or attribute columns, checked columns '%s'; declare that shape (or leave the settings out)"
+        throw new MeterstoreException(SHAPE_UNSUPPORTED, "Table '%s' declares %s, which this release cannot store yet: it stores interval and point tables keyed by %s, with attribute columns but without identity columns, checked columns '%s'; declare that shape (or leave the settings out)"
                 .formatted(table, String.join(", ", unsupported), DEFAULT.readingId().sqlName(), DEFAULT.settings().get(CHECKED_COLUMNS)));
     }
 

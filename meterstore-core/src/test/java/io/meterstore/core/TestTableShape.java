@@ -73,6 +73,6 @@ final class TestTableShape
                         + "it keys a point table's readings by malo_id, obis_code and \"from\", as an interval table's; declare reading_id malo_id (WITH (reading_id = 'malo_id'), or reading_id=malo_id in a meterstore.tables entry)");
         assertThatThrownBy(() -> TENANTS.requireSupported("metering.tenants"))
                 .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(MeterstoreException.Reason.SHAPE_UNSUPPORTED))
-                .hasMessageStartingWith("Table 'metering.tenants' declares identity_columns 'tenant', attribute_columns 'station', checked_columns 'malo_id:MALO,melo_id:MELO,tenant:BDEW', which this release cannot store yet");
+                .hasMessageStartingWith("Table 'metering.tenants' declares identity_columns 'tenant', checked_columns 'malo_id:MALO,melo_id:MELO,tenant:BDEW', which this release cannot store yet");
     }
 }

@@ -1,7 +1,8 @@
 package io.meterstore.parquet;
 
 import com.google.common.collect.ImmutableList;
-import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumn;
+import io.meterstore.core.TableColumns;
 import io.trino.parquet.Column;
 import io.trino.parquet.ParquetReaderOptions;
 import io.trino.parquet.ParquetTypeUtils;
@@ -15,7 +16,6 @@ import io.trino.spi.PageBuilder;
 import io.trino.spi.block.Block;
 import io.trino.spi.block.BlockBuilder;
 import io.trino.spi.connector.SourcePage;
-import io.trino.spi.type.Type;
 import org.apache.iceberg.io.FileIO;
 import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.io.MessageColumnIO;
@@ -38,7 +38,8 @@ import static java.util.Objects.requireNonNull;
 import static org.joda.time.DateTimeZone.UTC;
 
 /**
- * The live rows of a set of data files, every readings column, as one stream sorted by (malo_id, obis_code, "from",
+ * The live rows of a set of data files, every column of their table (its attribute columns after the readings columns),
+ * as one stream sorted by (malo_id, obis_code, "from",
  * version): each file is read with Trino's Parquet reader, the positions its Iceberg position deletes remove are
  * dropped, and the files, each sorted, are merged. What compaction feeds {@link ResolvedMonthWriter#write} with: at any
  * time it holds one page per file and one page being built, never a month.
@@ -48,8 +49,6 @@ import static org.joda.time.DateTimeZone.UTC;
  */
 public final class LiveRowsMerge
 {
-    private static final List<Type> TYPES = ReadingsParquetSchema.trinoTypes();
-
     private LiveRowsMerge() {}
 
     /** A data file to read and the positions of its rows that position deletes remove, ascending. */
@@ -70,10 +69,14 @@ public final class LiveRowsMerge
                 throws IOException;
     }
 
-    /** Streams the live rows of {@code files}, merged in sort order, in pages of at most {@code pageRows} rows; the rows read. */
-    public static long merge(FileIO io, List<LiveFile> files, int pageRows, PageConsumer consumer)
+    /**
+     * Streams the live rows of {@code files}, data files of a table of {@code columns}, merged in sort order, in pages of
+     * at most {@code pageRows} rows, a channel per column; the rows read.
+     */
+    public static long merge(TableColumns columns, FileIO io, List<LiveFile> files, int pageRows, PageConsumer consumer)
             throws IOException
     {
+        requireNonNull(columns, "columns is null");
         requireNonNull(io, "io is null");
         requireNonNull(consumer, "consumer is null");
         checkArgument(pageRows > 0, "pageRows must be positive");
@@ -81,13 +84,13 @@ public final class LiveRowsMerge
         try {
             PriorityQueue<FileCursor> queue = new PriorityQueue<>(Math.max(1, files.size()), FileCursor::compareTo);
             for (LiveFile file : files) {
-                FileCursor cursor = new FileCursor(io, file);
+                FileCursor cursor = new FileCursor(columns, io, file);
                 cursors.add(cursor);
                 if (cursor.advance()) {
                     queue.add(cursor);
                 }
             }
-            PageBuilder output = new PageBuilder(pageRows, TYPES);
+            PageBuilder output = new PageBuilder(pageRows, ReadingsParquetSchema.trinoTypes(columns));
             long rows = 0;
             while (!queue.isEmpty()) {
                 FileCursor smallest = queue.poll();
@@ -140,17 +143,19 @@ public final class LiveRowsMerge
         private final LiveFile file;
         private final IcebergParquetDataSource source;
         private final ParquetReader reader;
+        private final int channels;
         private Page page;
         private int position = -1;
         private int nextDeleted;
 
-        FileCursor(FileIO io, LiveFile file)
+        FileCursor(TableColumns columns, FileIO io, LiveFile file)
                 throws IOException
         {
             this.file = file;
+            this.channels = columns.size();
             this.source = new IcebergParquetDataSource(io.newInputFile(file.location(), file.length()));
             try {
-                this.reader = reader(source);
+                this.reader = reader(columns, source);
             }
             catch (IOException | RuntimeException e) {
                 source.close();
@@ -182,7 +187,7 @@ public final class LiveRowsMerge
 
         void appendTo(PageBuilder output)
         {
-            for (int channel = 0; channel < TYPES.size(); channel++) {
+            for (int channel = 0; channel < channels; channel++) {
                 Block block = page.getBlock(channel);
                 BlockBuilder builder = output.getBlockBuilder(channel);
                 builder.append(block.getUnderlyingValueBlock(), block.getUnderlyingValuePosition(position));
@@ -238,18 +243,18 @@ public final class LiveRowsMerge
             }
         }
 
-        private static ParquetReader reader(IcebergParquetDataSource source)
+        private static ParquetReader reader(TableColumns tableColumns, IcebergParquetDataSource source)
                 throws IOException
         {
             ParquetMetadata metadata = MetadataReader.readFooter(source, Optional.empty());
             MessageType schema = metadata.getFileMetaData().getSchema();
             MessageColumnIO columnIO = ParquetTypeUtils.getColumnIO(schema, schema);
             ImmutableList.Builder<Column> columns = ImmutableList.builder();
-            for (ReadingsColumn column : ReadingsColumn.values()) {
-                columns.add(new Column(column.columnName(), ParquetTypeUtils.constructField(
+            for (TableColumn column : tableColumns.all()) {
+                columns.add(new Column(column.name(), ParquetTypeUtils.constructField(
                                 ReadingsParquetSchema.trinoType(column.kind()),
-                                ParquetTypeUtils.lookupColumnByName(columnIO, column.columnName()))
-                        .orElseThrow(() -> new IOException("Data file '%s' has no column '%s'".formatted(source.getId(), column.columnName())))));
+                                ParquetTypeUtils.lookupColumnByName(columnIO, column.name()))
+                        .orElseThrow(() -> new IOException("Data file '%s' has no column '%s'".formatted(source.getId(), column.name())))));
             }
             Map<List<String>, ColumnDescriptor> descriptors = ParquetTypeUtils.getDescriptors(schema, schema);
             ImmutableList.Builder<RowGroupInfo> rowGroups = ImmutableList.builder();

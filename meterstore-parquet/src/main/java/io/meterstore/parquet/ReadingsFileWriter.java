@@ -8,6 +8,8 @@ import io.airlift.log.Logger;
 import io.airlift.units.DataSize;
 import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumn;
+import io.meterstore.core.TableColumns;
 import io.trino.parquet.ParquetDataSourceId;
 import io.trino.parquet.metadata.BlockMetadata;
 import io.trino.parquet.metadata.ColumnChunkMetadata;
@@ -66,6 +68,8 @@ final class ReadingsFileWriter
     private static final String CREATED_BY = "meterstore-archiver";
 
     private final Table table;
+    // the table's columns, its attribute columns after the readings columns: the channels of every page written
+    private final TableColumns columns;
     private final PartitionData partition;
     private final String location;
     private final CountingOutputStream output;
@@ -81,6 +85,7 @@ final class ReadingsFileWriter
     ReadingsFileWriter(Table table, PartitionData partition, String fileName, Map<String, String> keyValueMetadata)
     {
         this.table = requireNonNull(table, "table is null");
+        this.columns = TableColumns.of(table);
         this.partition = requireNonNull(partition, "partition is null");
         this.location = table.locationProvider().newDataLocation(table.spec(), partition, fileName);
         this.output = new CountingOutputStream(table.io().newOutputFile(location).create());
@@ -89,8 +94,8 @@ final class ReadingsFileWriter
         try {
             this.writer = new ParquetWriter(
                     footer,
-                    ReadingsParquetSchema.messageType(table.schema()),
-                    ReadingsParquetSchema.primitiveTypes(),
+                    ReadingsParquetSchema.messageType(columns),
+                    ReadingsParquetSchema.primitiveTypes(columns),
                     writerOptions(table),
                     CompressionCodec.ZSTD,
                     CREATED_BY,
@@ -124,7 +129,7 @@ final class ReadingsFileWriter
             throws IOException
     {
         checkState(!closed, "writer is closed");
-        checkArgument(page.getChannelCount() == ReadingsParquetSchema.COLUMNS.size(), "page has %s channels, expected %s", page.getChannelCount(), ReadingsParquetSchema.COLUMNS.size());
+        checkArgument(page.getChannelCount() == columns.size(), "page has %s channels, expected %s (%s)", page.getChannelCount(), columns.size(), columns);
         sortOrder.add(page);
         writer.write(page);
         rows += page.getPositionCount();
@@ -217,10 +222,10 @@ final class ReadingsFileWriter
         Map<Integer, Long> nullCounts = new HashMap<>();
         Map<Integer, ByteBuffer> lowerBounds = new HashMap<>();
         Map<Integer, ByteBuffer> upperBounds = new HashMap<>();
-        for (int index = 0; index < ReadingsParquetSchema.COLUMNS.size(); index++) {
-            ReadingsColumn column = ReadingsParquetSchema.COLUMNS.get(index);
+        for (int index = 0; index < columns.size(); index++) {
+            TableColumn column = columns.all().get(index);
             int fieldId = column.fieldId();
-            MetricsMode mode = metricsConfig.columnMode(column.columnName());
+            MetricsMode mode = metricsConfig.columnMode(column.name());
             if (mode instanceof MetricsModes.None) {
                 continue;
             }
@@ -280,7 +285,7 @@ final class ReadingsFileWriter
      * A Parquet statistic as the Java type Iceberg's {@code Conversions} expects: a String for strings, micros as Long for
      * timestamptz, Integer days for date, a BigDecimal for decimals (INT32, INT64 or a big-endian FIXED_LEN_BYTE_ARRAY).
      */
-    private static Object icebergValue(ReadingsColumn column, Object value)
+    private static Object icebergValue(TableColumn column, Object value)
     {
         return switch (column.kind()) {
             case STRING -> ((Binary) value).toStringUsingUTF8();

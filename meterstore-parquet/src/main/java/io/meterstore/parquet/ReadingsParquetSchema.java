@@ -4,8 +4,8 @@ import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.PgBinaryCopyReader;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.ReadingsColumn.ColumnKind;
-import io.meterstore.core.ReadingsSchema;
-import io.meterstore.core.TableShape;
+import io.meterstore.core.TableColumn;
+import io.meterstore.core.TableColumns;
 import io.trino.spi.type.DateType;
 import io.trino.spi.type.DecimalType;
 import io.trino.spi.type.Int128;
@@ -28,7 +28,8 @@ import java.util.Map;
 
 /**
  * The Parquet layout of a readings data file: the Iceberg schema's columns in field-id order, each carrying its Iceberg
- * field id (readers resolve columns by id, not by name), with the physical types Iceberg's own writer chooses.
+ * field id (readers resolve columns by id, not by name), with the physical types Iceberg's own writer chooses. A table
+ * whose shape declares attribute columns has them after the readings columns ({@link TableColumns}), optional strings.
  */
 public final class ReadingsParquetSchema
 {
@@ -62,24 +63,26 @@ public final class ReadingsParquetSchema
 
     public static List<Type> trinoTypes()
     {
-        return COLUMNS.stream().map(column -> trinoType(column.kind())).toList();
+        return trinoTypes(TableColumns.READINGS);
+    }
+
+    /** The Trino type of every column of a table, in storage order: the channels of a page of every column. */
+    public static List<Type> trinoTypes(TableColumns columns)
+    {
+        return columns.all().stream().map(column -> trinoType(column.kind())).toList();
     }
 
     public static MessageType messageType()
     {
-        return messageType(ReadingsSchema.icebergSchema());
+        return messageType(TableColumns.READINGS);
     }
 
-    /**
-     * The Parquet schema of a data file of an Iceberg table of {@code schema}: a column is optional where the table's is,
-     * as "to" is in a point table ({@link ReadingsSchema#icebergSchema(TableShape.TimeModel)}).
-     */
-    public static MessageType messageType(Schema schema)
+    /** The file schema of a table's data files: every column of it, the attribute columns after the readings columns. */
+    public static MessageType messageType(TableColumns columns)
     {
         Types.MessageTypeBuilder builder = Types.buildMessage();
-        for (ReadingsColumn column : COLUMNS) {
-            NestedField field = schema.findField(column.fieldId());
-            builder.addField(parquetType(column, column.nullable() || (field != null && field.isOptional())));
+        for (TableColumn column : columns.all()) {
+            builder.addField(parquetType(column));
         }
         return builder.named(MESSAGE_NAME);
     }
@@ -87,16 +90,22 @@ public final class ReadingsParquetSchema
     /** The Trino type of every leaf column, keyed by its path, as Trino's Parquet writer takes them. */
     public static Map<List<String>, Type> primitiveTypes()
     {
+        return primitiveTypes(TableColumns.READINGS);
+    }
+
+    /** As {@link #primitiveTypes()}, for every column of a table. */
+    public static Map<List<String>, Type> primitiveTypes(TableColumns columns)
+    {
         ImmutableMap.Builder<List<String>, Type> types = ImmutableMap.builder();
-        for (ReadingsColumn column : COLUMNS) {
-            types.put(List.of(column.columnName()), trinoType(column.kind()));
+        for (TableColumn column : columns.all()) {
+            types.put(List.of(column.name()), trinoType(column.kind()));
         }
         return types.buildOrThrow();
     }
 
-    private static PrimitiveType parquetType(ReadingsColumn column, boolean optional)
+    private static PrimitiveType parquetType(TableColumn column)
     {
-        Repetition repetition = optional ? Repetition.OPTIONAL : Repetition.REQUIRED;
+        Repetition repetition = column.nullable() ? Repetition.OPTIONAL : Repetition.REQUIRED;
         Types.PrimitiveBuilder<PrimitiveType> builder = switch (column.kind()) {
             case STRING -> Types.primitive(PrimitiveTypeName.BINARY, repetition)
                     .as(LogicalTypeAnnotation.stringType());
@@ -111,6 +120,6 @@ public final class ReadingsParquetSchema
             case DATE -> Types.primitive(PrimitiveTypeName.INT32, repetition)
                     .as(LogicalTypeAnnotation.dateType());
         };
-        return builder.id(column.fieldId()).named(column.columnName());
+        return builder.id(column.fieldId()).named(column.name());
     }
 }

@@ -37,7 +37,9 @@ public final class ReadingsInserts
 
     private static String values(Reading reading, boolean asRecorded)
     {
-        return "(%s, %s, %s, %s, %s, %s, DECIMAL '%s', %s, %s, %s, %s, %s, %s, DECIMAL '%s', %s, %s, %s)".formatted(
+        // the values of the table's attribute columns, which follow the readings columns
+        String attributes = reading.attributes().stream().map(value -> ", " + value.map(ReadingsInserts::literal).orElse("NULL")).collect(joining());
+        return "(%s, %s, %s, %s, %s, %s, DECIMAL '%s', %s, %s, %s, %s, %s, %s, DECIMAL '%s', %s, %s, %s%s)".formatted(
                 literal(reading.maloId()),
                 reading.meloId().map(ReadingsInserts::literal).orElse("NULL"),
                 literal(reading.obisCode()),
@@ -54,7 +56,8 @@ public final class ReadingsInserts
                 reading.version(),
                 literal(reading.versionScope()),
                 asRecorded ? timestamp(reading.recordedAt()) : "NULL",
-                asRecorded ? "DATE '%s'".formatted(reading.balancingDay()) : "NULL");
+                asRecorded ? "DATE '%s'".formatted(reading.balancingDay()) : "NULL",
+                attributes);
     }
 
     public static String timestamp(Instant instant)

@@ -9,6 +9,7 @@ import io.airlift.slice.Slice;
 import io.meterstore.core.ErasedSnapshots;
 import io.meterstore.core.ErasureLog;
 import io.meterstore.core.ErasureLog.Erasure;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.TableShape;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.core.MeterstoreException;
@@ -103,6 +104,7 @@ import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -122,6 +124,7 @@ import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_POSTGRES_U
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
+import static io.trino.spi.type.VarcharType.VARCHAR;
 import static io.trino.spi.type.Timestamps.MICROSECONDS_PER_MILLISECOND;
 import static io.trino.spi.type.Timestamps.MICROSECONDS_PER_SECOND;
 import static io.trino.spi.type.Timestamps.NANOSECONDS_PER_MICROSECOND;
@@ -208,6 +211,8 @@ public class MeterstoreMetadata
             }
             throw e;
         }
+        // the columns the table stores after the readings columns, as its shape declares them: every handle carries them
+        List<String> attributeColumns = tables.pinnedShape(storageTable, icebergTable).attributeColumns();
         try {
             if (endVersion.isPresent() && endVersion.get().getPointerType() == PointerType.TARGET_ID) {
                 long snapshotId = snapshotId(tableName, endVersion.get());
@@ -227,13 +232,15 @@ public class MeterstoreMetadata
                 // the cold tier exactly as that snapshot had it, split at the watermark it carried
                 PinnedWatermark pinned = new PinnedWatermark(Optional.of(snapshotId), WatermarkReader.ofSnapshot(icebergTable, snapshotId));
                 return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), true, resolved, Optional.empty())
+                        .withAttributeColumns(attributeColumns)
                         .withErased(erasedScopes(tableName, storageTable, Instant.ofEpochMilli(icebergTable.snapshot(snapshotId).timestampMillis())));
             }
             // FOR TIMESTAMP AS OF t is "as known at t": the current snapshot and W, both tiers, versions recorded up to t
             Optional<Long> knownAt = endVersion.map(version -> knownAtEpochMicros(session, tableName, version));
             // the query pins this snapshot and the watermark it carries; both tiers are split at exactly this W
             PinnedWatermark pinned = WatermarkReader.current(icebergTable);
-            MeterstoreTableHandle handle = new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), false, resolved, knownAt);
+            MeterstoreTableHandle handle = new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), false, resolved, knownAt)
+                    .withAttributeColumns(attributeColumns);
             if (knownAt.isEmpty()) {
                 return handle;
             }
@@ -356,7 +363,7 @@ public class MeterstoreMetadata
         TableShape shape = tables.shape(handle.storageTable(), tables.pinIcebergTable(handle.storageTable()));
         // hidden columns are listed as Trino's Iceberg connector lists "$path": SELECT * and DESCRIBE leave them out
         return new ConnectorTableMetadata(handle.schemaTableName(), ImmutableList.<ColumnMetadata>builder()
-                .addAll(columnsMetadata())
+                .addAll(columnsMetadata(handle.columns()))
                 .addAll(Arrays.stream(HiddenColumn.values()).map(HiddenColumn::toColumnMetadata).toList())
                 .build(), MeterstoreTableProperties.properties(shape));
     }
@@ -370,7 +377,7 @@ public class MeterstoreMetadata
         }
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         return new ConnectorTableSchema(handle.schemaTableName(), ImmutableList.<ColumnSchema>builder()
-                .addAll(columnsMetadata().stream().map(ColumnMetadata::getColumnSchema).toList())
+                .addAll(columnsMetadata(handle.columns()).stream().map(ColumnMetadata::getColumnSchema).toList())
                 .addAll(Arrays.stream(HiddenColumn.values()).map(column -> column.toColumnMetadata().getColumnSchema()).toList())
                 .build());
     }
@@ -398,8 +405,10 @@ public class MeterstoreMetadata
         tableMetadata.getComment().ifPresent(_ -> {
             throw new TrinoException(NOT_SUPPORTED, "CREATE TABLE '%s' has a COMMENT, which MeterStore does not store: its PostgreSQL table's comment holds the table's shape; remove the COMMENT".formatted(name));
         });
-        TableShape shape = MeterstoreTableProperties.shape(tableMetadata.getProperties());
-        requireReadingsColumns(name, tableMetadata.getColumns(), shape.timeModel());
+        // the varchar columns after the readings columns are the table's attribute columns, which attribute_columns may restate
+        List<String> attributeColumns = requireReadingsColumns(name, tableMetadata.getColumns());
+        TableShape shape = MeterstoreTableProperties.shape(name, tableMetadata.getProperties(), attributeColumns);
+        requireNoEndOfPoints(name, tableMetadata.getColumns(), shape.timeModel());
         Optional<TableShape> configured = tables.declaredShape(name.getTableName());
         List<TableShape.Difference> differences = configured.map(entry -> entry.differences(shape)).orElse(List.of());
         if (!differences.isEmpty()) {
@@ -415,19 +424,30 @@ public class MeterstoreMetadata
         tables.createTable(name.getTableName(), shape);
     }
 
-    /** Refuses columns other than the readings columns, in their order and types; NOT NULL only where a readings column shows it. */
-    private static void requireReadingsColumns(SchemaTableName name, List<ColumnMetadata> declared, TableShape.TimeModel timeModel)
+    /**
+     * Refuses a column list that does not start with the readings columns, in their order and types (NOT NULL only where a
+     * readings column shows it), or whose further columns are not attribute columns: varchar, nullable, without a comment.
+     * Returns the names of those further columns, in their order: the attribute columns the table stores.
+     */
+    private static List<String> requireReadingsColumns(SchemaTableName name, List<ColumnMetadata> declared)
     {
-        List<ColumnMetadata> expected = columnsMetadata();
+        List<ColumnMetadata> expected = columnsMetadata(TableColumns.READINGS);
         String columns = expected.stream().map(column -> "%s %s%s".formatted(column.getName(), column.getType().getDisplayName(), column.isNullable() ? "" : " NOT NULL")).collect(joining(", "));
         List<ColumnMetadata> visible = declared.stream().filter(column -> !column.isHidden()).toList();
+        ImmutableList.Builder<String> attributeColumns = ImmutableList.builder();
         for (int index = 0; index < Math.max(visible.size(), expected.size()); index++) {
             Optional<String> difference;
             if (index >= visible.size()) {
                 difference = Optional.of("column '%s' is missing".formatted(expected.get(index).getName()));
             }
             else if (index >= expected.size()) {
-                difference = Optional.of("column '%s' is not a readings column (identity and attribute columns cannot be stored yet)".formatted(visible.get(index).getName()));
+                ColumnMetadata column = visible.get(index);
+                Optional<String> attribute = attributeColumnDifference(column);
+                if (attribute.isPresent()) {
+                    throw new TrinoException(NOT_SUPPORTED, "CREATE TABLE '%s' declares an attribute column MeterStore cannot store: %s".formatted(name, attribute.get()));
+                }
+                attributeColumns.add(column.getName());
+                difference = Optional.empty();
             }
             else {
                 ColumnMetadata column = visible.get(index);
@@ -439,10 +459,8 @@ public class MeterstoreMetadata
                     difference = Optional.of("column '%s' is %s, a readings table's is %s".formatted(column.getName(), column.getType().getDisplayName(), readings.getType().getDisplayName()));
                 }
                 else if (!column.isNullable() && column.getName().equals(ReadingsColumn.TO.columnName())) {
-                    // every interval has an end; a register reading has none
-                    difference = timeModel == TableShape.TimeModel.POINT
-                            ? Optional.of("column 'to' is declared NOT NULL, but a point table's readings have no \"to\": leave NOT NULL out")
-                            : Optional.empty();
+                    // every interval has an end; a register reading has none (requireNoEndOfPoints)
+                    difference = Optional.empty();
                 }
                 else if (!column.isNullable() && readings.isNullable()) {
                     difference = Optional.of("column '%s' is declared NOT NULL, which MeterStore does not enforce for it".formatted(column.getName()));
@@ -455,10 +473,37 @@ public class MeterstoreMetadata
                 }
             }
             if (difference.isPresent()) {
-                throw new TrinoException(NOT_SUPPORTED, "CREATE TABLE '%s' does not declare the readings columns: %s; declare exactly (%s), or write (LIKE <an existing readings table>)"
+                throw new TrinoException(NOT_SUPPORTED, "CREATE TABLE '%s' does not declare the readings columns: %s; declare exactly (%s), then any attribute columns, each '<name> varchar', or write (LIKE <an existing readings table>)"
                         .formatted(name, difference.get(), columns));
             }
         }
+        return attributeColumns.build();
+    }
+
+    /** Refuses "to" declared NOT NULL in a point table, whose readings have none. */
+    private static void requireNoEndOfPoints(SchemaTableName name, List<ColumnMetadata> declared, TableShape.TimeModel timeModel)
+    {
+        boolean endRequired = declared.stream().anyMatch(column -> column.getName().equals(ReadingsColumn.TO.columnName()) && !column.isNullable());
+        if (timeModel == TableShape.TimeModel.POINT && endRequired) {
+            throw new TrinoException(NOT_SUPPORTED, "CREATE TABLE '%s' does not declare the readings columns: column 'to' is declared NOT NULL, but a point table's readings have no \"to\": leave NOT NULL out"
+                    .formatted(name));
+        }
+    }
+
+    /** How a column after the readings columns differs from an attribute column: varchar without a length, nullable, no comment. */
+    private static Optional<String> attributeColumnDifference(ColumnMetadata column)
+    {
+        if (!column.getType().equals(VARCHAR)) {
+            return Optional.of("column '%s' is %s, but a column after the readings columns is an attribute column, which is varchar (without a length: TEXT in PostgreSQL, a string in Iceberg): declare it '%s varchar'"
+                    .formatted(column.getName(), column.getType().getDisplayName(), column.getName()));
+        }
+        if (!column.isNullable()) {
+            return Optional.of("attribute column '%s' is declared NOT NULL, but attribute columns are nullable: a reading need not carry them".formatted(column.getName()));
+        }
+        if (column.getComment() != null && !column.getComment().isEmpty()) {
+            return Optional.of("column '%s' has a comment, which MeterStore does not store".formatted(column.getName()));
+        }
+        return Optional.empty();
     }
 
     /**
@@ -492,14 +537,19 @@ public class MeterstoreMetadata
                 .build();
     }
 
-    /** Every served table has the readings columns: listing them reads neither the catalogue nor PostgreSQL. The hidden ones are not listed. */
+    /**
+     * Every served table has the readings columns, then the attribute columns its shape declares: read from the table's
+     * Iceberg properties (the catalogue's pointer, the metadata file only when a commit moved it), once per table for both
+     * its names, never from PostgreSQL. The hidden ones are not listed.
+     */
     @Override
     public Iterator<RelationColumnsMetadata> streamRelationColumns(ConnectorSession session, Optional<String> schemaName, UnaryOperator<Set<SchemaTableName>> relationFilter)
     {
         Set<SchemaTableName> listed = ImmutableSet.copyOf(listTables(session, schemaName));
-        List<ColumnMetadata> columns = columnsMetadata();
+        Map<String, List<ColumnMetadata>> columns = new HashMap<>();
         return relationFilter.apply(listed).stream()
-                .map(table -> RelationColumnsMetadata.forTable(table, columns))
+                .map(table -> RelationColumnsMetadata.forTable(table, columns.computeIfAbsent(tables.storageTableOf(table).orElseThrow(),
+                        storageTable -> columnsMetadata(tables.listedColumns(storageTable)))))
                 .iterator();
     }
 
@@ -510,7 +560,7 @@ public class MeterstoreMetadata
             return Arrays.stream(CompletenessColumn.values()).collect(toImmutableMap(CompletenessColumn::columnName, CompletenessColumnHandle::new));
         }
         return ImmutableMap.<String, ColumnHandle>builder()
-                .putAll(MeterstoreTypes.columnHandles().stream().collect(toImmutableMap(MeterstoreColumnHandle::name, column -> column)))
+                .putAll(MeterstoreTypes.columnHandles(((MeterstoreTableHandle) tableHandle).columns()).stream().collect(toImmutableMap(MeterstoreColumnHandle::name, column -> column)))
                 .putAll(Arrays.stream(HiddenColumn.values()).collect(toImmutableMap(HiddenColumn::columnName, HiddenColumnHandle::new)))
                 .buildOrThrow();
     }
@@ -650,15 +700,19 @@ public class MeterstoreMetadata
         return OptionalLong.of(result.rows());
     }
 
-    /** The domains of {@code predicate} on stored columns: those the tiers can push into their reads. */
+    /**
+     * The domains of {@code predicate} on readings columns: those the tiers can push into their reads. A predicate on an
+     * attribute column stays with Trino, which applies it to every row the tiers return.
+     */
     private static TupleDomain<MeterstoreColumnHandle> storedColumns(TupleDomain<ColumnHandle> predicate)
     {
-        return predicate.filter((column, _) -> column instanceof MeterstoreColumnHandle).transformKeys(MeterstoreColumnHandle.class::cast);
+        return predicate.filter((column, _) -> column instanceof MeterstoreColumnHandle stored && !stored.attributeColumn()).transformKeys(MeterstoreColumnHandle.class::cast);
     }
 
-    private static List<ColumnMetadata> columnsMetadata()
+    /** The stored columns of a table of {@code columns}: the readings columns, then its attribute columns. */
+    private static List<ColumnMetadata> columnsMetadata(TableColumns columns)
     {
-        return MeterstoreTypes.columnHandles().stream().map(MeterstoreColumnHandle::toColumnMetadata).toList();
+        return MeterstoreTypes.columnHandles(columns).stream().map(MeterstoreColumnHandle::toColumnMetadata).toList();
     }
 
     @Override

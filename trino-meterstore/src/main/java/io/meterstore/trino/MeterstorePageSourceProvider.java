@@ -118,8 +118,9 @@ public class MeterstorePageSourceProvider
         // what the dynamic filter knows by now (e.g. the meters of a join's build side) narrows both tiers' reads
         TupleDomain<MeterstoreColumnHandle> predicate = handle.resolution().pruning(handle.constraint()
                 .intersect(dynamicFilter.getCurrentPredicate()
-                        // a join on a hidden column filters the split's constants, after the read
-                        .filter((column, _) -> column instanceof MeterstoreColumnHandle)
+                        // a join on a hidden column filters the split's constants, after the read; one on an attribute column
+                        // the rows the tiers return, as any predicate on it
+                        .filter((column, _) -> column instanceof MeterstoreColumnHandle stored && !stored.attributeColumn())
                         .transformKeys(MeterstoreColumnHandle.class::cast)));
         if (predicate.isNone()) {
             return new EmptyPageSource();

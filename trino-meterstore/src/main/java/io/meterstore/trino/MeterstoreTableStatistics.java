@@ -64,14 +64,14 @@ public final class MeterstoreTableStatistics
 
         long rows = cold.rows() + hot.rows();
         TableStatistics.Builder statistics = TableStatistics.builder().setRowCount(Estimate.of(rows));
-        for (MeterstoreColumnHandle column : MeterstoreTypes.columnHandles()) {
+        for (MeterstoreColumnHandle column : MeterstoreTypes.columnHandles(handle.columns())) {
             ColumnStatistics.Builder columnStatistics = ColumnStatistics.builder();
             // "to" is NULL in every row of a point table: unknown here, which has not read the table's shape
-            if (!column.column().nullable() && column.column() != ReadingsColumn.TO) {
+            if (!column.column().nullable() && !column.is(ReadingsColumn.TO)) {
                 // stored for every row in both tiers
                 columnStatistics.setNullsFraction(Estimate.zero());
             }
-            if (column.column() == ReadingsColumn.FROM && rows > 0) {
+            if (column.is(ReadingsColumn.FROM) && rows > 0) {
                 fromRange(query, watermark, cold, hot).ifPresent(columnStatistics::setRange);
             }
             statistics.setColumnStatistics(column, columnStatistics.build());

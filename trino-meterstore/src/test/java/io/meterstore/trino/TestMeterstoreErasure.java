@@ -5,6 +5,7 @@ import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.parquet.LiveRowsMerge;
@@ -238,7 +239,7 @@ class TestMeterstoreErasure
         AtomicLong rows = new AtomicLong();
         try (CloseableIterable<FileScanTask> planned = table.newScan().planFiles()) {
             for (FileScanTask task : planned) {
-                LiveRowsMerge.merge(table.io(), List.of(new LiveRowsMerge.LiveFile(task.file().location(), task.file().fileSizeInBytes(), new long[0])), 1024, page -> {
+                LiveRowsMerge.merge(TableColumns.of(table), table.io(), List.of(new LiveRowsMerge.LiveFile(task.file().location(), task.file().fileSizeInBytes(), new long[0])), 1024, page -> {
                     Block maloIds = page.getBlock(ReadingsColumn.MALO_ID.ordinal());
                     Block froms = page.getBlock(ReadingsColumn.FROM.ordinal());
                     for (int position = 0; position < page.getPositionCount(); position++) {

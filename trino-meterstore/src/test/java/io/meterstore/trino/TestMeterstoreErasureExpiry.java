@@ -6,6 +6,7 @@ import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.SnapshotRetention;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.parquet.LiveRowsMerge;
@@ -135,7 +136,7 @@ final class TestMeterstoreErasureExpiry
         }
         AtomicLong rows = new AtomicLong();
         for (Path file : files) {
-            LiveRowsMerge.merge(warehouse.fileIo(), List.of(new LiveRowsMerge.LiveFile(file.toUri().toString(), Files.size(file), new long[0])), 1024, page -> {
+            LiveRowsMerge.merge(TableColumns.READINGS, warehouse.fileIo(), List.of(new LiveRowsMerge.LiveFile(file.toUri().toString(), Files.size(file), new long[0])), 1024, page -> {
                 Block maloIds = page.getBlock(ReadingsColumn.MALO_ID.ordinal());
                 for (int position = 0; position < page.getPositionCount(); position++) {
                     if (VARCHAR.getSlice(maloIds, position).toStringUtf8().equals(malo)) {

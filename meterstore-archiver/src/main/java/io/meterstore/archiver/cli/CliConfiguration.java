@@ -46,6 +46,8 @@ record CliConfiguration(Path file, Map<String, String> properties, Map<String, S
     }
 
     private static final Pattern INVALID_VALUE = Pattern.compile("Invalid value '(.*)' for type ([\\w.$]+) \\(property '([^']+)'\\)(?: in order to call .*)?", Pattern.DOTALL);
+    // airlift's words for a setter that threw
+    private static final String SETTER_FAILED = "Error invoking configuration method";
     private static final Pattern SET_TWICE = Pattern.compile("Key '([^']+)' is already present in the \\[.*\\] candidates.*", Pattern.DOTALL);
     private static final String UNUSED = "was not used";
 
@@ -57,9 +59,25 @@ record CliConfiguration(Path file, Map<String, String> properties, Map<String, S
      */
     static List<String> describeErrors(ApplicationConfigurationException e)
     {
-        List<String> messages = e.getErrors().stream().map(error -> readable(error.getMessage())).toList();
+        // a setter that refused its value (a meterstore.tables entry's shape) says why in its cause, not in its message
+        List<String> messages = e.getErrors().stream()
+                .map(error -> readable(error.getMessage()) + (error.getMessage().startsWith(SETTER_FAILED) ? rootCause(error.getCause()).map(cause -> ": " + cause).orElse("") : ""))
+                .distinct()
+                .toList();
         List<String> others = messages.stream().filter(message -> !message.contains(UNUSED)).toList();
         return others.isEmpty() ? messages : others;
+    }
+
+    private static Optional<String> rootCause(Throwable failure)
+    {
+        if (failure == null) {
+            return Optional.empty();
+        }
+        Throwable cause = failure;
+        while (cause.getCause() != null && cause.getCause() != cause) {
+            cause = cause.getCause();
+        }
+        return Optional.ofNullable(cause.getMessage());
     }
 
     static String readable(String message)

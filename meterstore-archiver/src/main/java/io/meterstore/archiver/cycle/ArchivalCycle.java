@@ -19,6 +19,7 @@ import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.ReadingRules;
 import io.meterstore.core.TableShape;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.parquet.MonthFileWriter;
@@ -292,7 +293,8 @@ public final class ArchivalCycle
         }
         HotPartition partition = window.partition().get();
         // a page of chunk rows is what the stream holds at once, decoded and on its way to the file
-        HotPartitionReader reader = new HotPartitionReader(hotTier, settings.chunkRows());
+        // every column of the table: the readings columns, then the attribute columns its shape declares
+        HotPartitionReader reader = new HotPartitionReader(hotTier, TableColumns.of(table), settings.chunkRows());
         long targetFileSize = PropertyUtil.propertyAsLong(table.properties(), TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, IcebergTableSpec.TARGET_FILE_SIZE_BYTES);
         String namePrefix = partition.name() + "-" + UUID.randomUUID();
         Instant to = window.end();

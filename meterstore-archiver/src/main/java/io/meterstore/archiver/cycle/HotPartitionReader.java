@@ -10,6 +10,7 @@ import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.Tier;
 import io.meterstore.parquet.ReadingsParquetSchema;
 import io.trino.spi.Page;
@@ -43,13 +44,13 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * Streams one hot partition, read by its name (never through the parent), as Trino pages in the sort order of the cold
- * files, as binary COPY decoded straight into pages of at most {@code pageRows} rows: nothing is materialised, so peak
+ * files, every column of the table (its attribute columns after the readings columns), as binary COPY decoded straight
+ * into pages of at most {@code pageRows} rows: nothing is materialised, so peak
  * memory is a page, whatever the partition holds. Each row is also decoded as a {@link Reading} and handed to a
  * {@link ReadingCheck} before it joins a page: the write path's validation, which no writer can go around.
  */
 final class HotPartitionReader
 {
-    private static final List<Type> TYPES = ReadingsParquetSchema.trinoTypes();
     private static final int MALO_ID = channel(ReadingsColumn.MALO_ID);
     private static final int MELO_ID = channel(ReadingsColumn.MELO_ID);
     private static final int OBIS_CODE = channel(ReadingsColumn.OBIS_CODE);
@@ -68,11 +69,21 @@ final class HotPartitionReader
     private static final int RECORDED_AT = channel(ReadingsColumn.RECORDED_AT);
     private static final int BALANCING_DAY = channel(ReadingsColumn.BALANCING_DAY);
     private final HotTier hotTier;
+    // the table's columns: the readings columns, then its attribute columns, each a channel of the pages
+    private final TableColumns columns;
+    private final List<Type> types;
     private final int pageRows;
 
     HotPartitionReader(HotTier hotTier, int pageRows)
     {
+        this(hotTier, TableColumns.READINGS, pageRows);
+    }
+
+    HotPartitionReader(HotTier hotTier, TableColumns columns, int pageRows)
+    {
         this.hotTier = requireNonNull(hotTier, "hotTier is null");
+        this.columns = requireNonNull(columns, "columns is null");
+        this.types = ReadingsParquetSchema.trinoTypes(columns);
         checkArgument(pageRows > 0, "pageRows must be positive");
         this.pageRows = pageRows;
     }
@@ -145,7 +156,7 @@ final class HotPartitionReader
                 catch (InvalidReadingException e) {
                     throw new RefusedRowException(key, e);
                 }
-                append(row, builders);
+                append(columns, row, builders);
                 pageSize++;
                 rows++;
                 if (pageSize == pageRows) {
@@ -239,26 +250,23 @@ final class HotPartitionReader
      */
     String query(String partition)
     {
-        String columns = ReadingsParquetSchema.COLUMNS.stream()
-                .map(column -> quoteIdentifier(column.columnName()))
-                .collect(Collectors.joining(", "));
         String order = ReadingsColumn.SORT_KEY.stream()
                 .map(column -> quoteIdentifier(column.columnName()))
                 .collect(Collectors.joining(", "));
         return "SELECT %s FROM %s WHERE %s ORDER BY %s".formatted(
-                columns, hotTier.qualifiedPartition(partition), Tier.sqlBetween(PgBinaryCopy.parameter(1, "timestamptz"), PgBinaryCopy.parameter(2, "timestamptz")), order);
+                columns.postgresColumnList(), hotTier.qualifiedPartition(partition), Tier.sqlBetween(PgBinaryCopy.parameter(1, "timestamptz"), PgBinaryCopy.parameter(2, "timestamptz")), order);
     }
 
-    private static BlockBuilder[] newBuilders()
+    private BlockBuilder[] newBuilders()
     {
-        BlockBuilder[] builders = new BlockBuilder[TYPES.size()];
+        BlockBuilder[] builders = new BlockBuilder[types.size()];
         for (int channel = 0; channel < builders.length; channel++) {
-            builders[channel] = TYPES.get(channel).createBlockBuilder(null, 1024);
+            builders[channel] = types.get(channel).createBlockBuilder(null, 1024);
         }
         return builders;
     }
 
-    private static void append(PgBinaryCopyReader row, BlockBuilder[] builders)
+    private static void append(TableColumns columns, PgBinaryCopyReader row, BlockBuilder[] builders)
     {
         for (int channel = 0; channel < builders.length; channel++) {
             BlockBuilder builder = builders[channel];
@@ -266,7 +274,7 @@ final class HotPartitionReader
                 builder.appendNull();
                 continue;
             }
-            switch (ReadingsParquetSchema.COLUMNS.get(channel).kind()) {
+            switch (columns.all().get(channel).kind()) {
                 // UTF-8 bytes as the server sent them: no decoding to a String and back
                 case STRING -> VARCHAR.writeSlice(builder, Slices.wrappedBuffer(row.buffer(), row.offset(channel), row.length(channel)));
                 case TIMESTAMP_TZ -> {

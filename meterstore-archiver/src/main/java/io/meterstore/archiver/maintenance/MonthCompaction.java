@@ -10,6 +10,7 @@ import io.meterstore.archiver.maintenance.ColdTierLayout.MonthFiles;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.CommitOutcome;
 import io.meterstore.core.PartitionMonths;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkRepublished;
@@ -333,7 +334,8 @@ public final class MonthCompaction
         ResolvedFiles files;
         long rows;
         try {
-            rows = LiveRowsMerge.merge(table.io(), live, PAGE_ROWS, writer::write);
+            // every column of the table, its attribute columns too: compaction moves rows whole
+            rows = LiveRowsMerge.merge(TableColumns.of(table), table.io(), live, PAGE_ROWS, writer::write);
             files = writer.finish();
         }
         catch (IOException | RuntimeException e) {

@@ -27,6 +27,7 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -604,6 +605,55 @@ final class TestArchiverCli
                     assertThat(result.next()).isTrue();
                     assertThat(result.getLong(1)).isEqualTo(1);
                 }
+            }
+            finally {
+                ((Closeable) catalog).close();
+            }
+        }
+    }
+
+    @Test
+    void testCreateStoresAttributeColumnsInBothTiers()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_attributes")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Catalog catalog = warehouse.catalog();
+            try {
+                // an entry declaring attribute columns, its list by spaces: the configuration splits entries at commas
+                Path config = write("attributes.properties", properties(database, warehouse) + "meterstore.tables=vertraege(attribute_columns=contract_ref source_system)\n");
+                Run run = run(new String[] {"create", "--config", config.toString()});
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_OK);
+                // Iceberg: optional strings after the readings columns' 17 field ids; PostgreSQL: nullable text after the readings columns
+                Table table = catalog.loadTable(TableIdentifier.of(Namespace.of("metering"), "vertraege"));
+                assertThat(table.schema().columns()).hasSize(19);
+                assertThat(table.schema().findField(18)).isEqualTo(Types.NestedField.optional(18, "contract_ref", Types.StringType.get()));
+                assertThat(table.schema().findField(19)).isEqualTo(Types.NestedField.optional(19, "source_system", Types.StringType.get()));
+                assertThat(table.properties()).containsEntry("meterstore.attribute-columns", "contract_ref,source_system");
+                assertThat(tableComment(database, "vertraege")).contains("attribute_columns=contract_ref,source_system");
+                try (Connection connection = database.connect();
+                        Statement statement = connection.createStatement();
+                        ResultSet result = statement.executeQuery("""
+                                SELECT string_agg(column_name || ' ' || data_type || ' ' || is_nullable, ', ' ORDER BY ordinal_position)
+                                FROM information_schema.columns WHERE table_schema = 'metering' AND table_name = 'vertraege' AND ordinal_position > 17""")) {
+                    assertThat(result.next()).isTrue();
+                    assertThat(result.getString(1)).isEqualTo("contract_ref text YES, source_system text YES, superseded_at timestamp with time zone YES");
+                }
+                run = run(new String[] {"check", "--config", config.toString()});
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_OK);
+                assertThat(run.out()).contains("shape time_model=interval; reading_id=malo_id; identity_columns=; attribute_columns=contract_ref,source_system; checked_columns=malo_id:MALO,melo_id:MELO");
+
+                // an entry naming them in another order declares another table: refused, naming both
+                Path other = write("other.properties", properties(database, warehouse) + "meterstore.tables=vertraege(attribute_columns=source_system contract_ref)\n");
+                run = run(new String[] {"create", "--config", other.toString()});
+                assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
+                assertThat(run.err()).startsWith("metering.vertraege: failed: Table 'metering.vertraege' stores attribute_columns 'contract_ref,source_system', but meterstore.tables's entry 'vertraege' declares attribute_columns 'source_system,contract_ref'");
+                // one naming a column PostgreSQL keeps for itself is refused before anything is created
+                Path reserved = write("reserved.properties", properties(database, warehouse) + "meterstore.tables=other(attribute_columns=xmin)\n");
+                run = run(new String[] {"create", "--config", reserved.toString()});
+                assertThat(run.exitCode()).isNotEqualTo(ArchiverCli.EXIT_OK);
+                assertThat(run.err()).contains("Column 'xmin' of identity_columns or attribute_columns is a name PostgreSQL or MeterStore's hot tier keeps for itself");
+                assertThat(catalog.tableExists(TableIdentifier.of(Namespace.of("metering"), "other"))).isFalse();
             }
             finally {
                 ((Closeable) catalog).close();

@@ -24,7 +24,7 @@ public final class FromRange
             return new TierSplit.Range(Optional.of(Instant.EPOCH), Optional.of(Instant.EPOCH));
         }
         return constraint.getDomains().orElseThrow().entrySet().stream()
-                .filter(entry -> entry.getKey().column() == ReadingsColumn.FROM)
+                .filter(entry -> entry.getKey().is(ReadingsColumn.FROM))
                 .map(Map.Entry::getValue)
                 .findFirst()
                 .map(FromRange::of)

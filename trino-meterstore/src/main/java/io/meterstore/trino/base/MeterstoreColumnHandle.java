@@ -1,14 +1,20 @@
 package io.meterstore.trino.base;
 
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumn;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ColumnMetadata;
 import io.trino.spi.type.Type;
 
+import java.util.Optional;
+
 import static java.util.Objects.requireNonNull;
 
-/** A column of a readings table; {@code column} names its place in the one schema definition. */
-public record MeterstoreColumnHandle(ReadingsColumn column, Type type)
+/**
+ * A stored column of a readings table: one of the readings columns, or an attribute column its shape declares
+ * ({@link io.meterstore.core.TableColumns}); {@code column} names its place in the table's schema in both tiers.
+ */
+public record MeterstoreColumnHandle(TableColumn column, Type type)
         implements ColumnHandle
 {
     public MeterstoreColumnHandle
@@ -19,17 +25,35 @@ public record MeterstoreColumnHandle(ReadingsColumn column, Type type)
 
     public String name()
     {
-        return column.columnName();
+        return column.name();
+    }
+
+    /** The readings column this is; empty for an attribute column. */
+    public Optional<ReadingsColumn> readingsColumn()
+    {
+        return column.readingsColumn();
+    }
+
+    /** Whether this is {@code readingsColumn}. */
+    public boolean is(ReadingsColumn readingsColumn)
+    {
+        return column.is(readingsColumn);
+    }
+
+    /** Whether this is an attribute column: carried with a reading, never read by the resolution nor pushed into a tier's read. */
+    public boolean attributeColumn()
+    {
+        return column.attributeColumn();
     }
 
     public ColumnMetadata toColumnMetadata()
     {
         return ColumnMetadata.builder()
-                .setName(column.columnName())
+                .setName(column.name())
                 .setType(type)
                 // stored for every row, but NULL on INSERT asks MeterStore to fill them in: the statement's start, the calendar's day;
                 // "to" is NULL in a point table and required in an interval one, which the write path refuses naming the table's model
-                .setNullable(column.nullable() || column == ReadingsColumn.RECORDED_AT || column == ReadingsColumn.BALANCING_DAY || column == ReadingsColumn.TO)
+                .setNullable(column.nullable() || is(ReadingsColumn.RECORDED_AT) || is(ReadingsColumn.BALANCING_DAY) || is(ReadingsColumn.TO))
                 .build();
     }
 }

@@ -10,6 +10,7 @@ import io.meterstore.core.IcebergTableSpec;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.ReadingsTableCreation;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.TableShape;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.storage.ColdStorage;
@@ -39,6 +40,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -63,6 +65,8 @@ public final class MeterstoreTables
     private final Supplier<Catalog> catalog;
     // the table each storage table was last pinned from: a metadata file never changes, and a newer one lists every snapshot of an older one
     private final Map<String, Table> lastPinned = new ConcurrentHashMap<>();
+    // the shape each table last pinned stores, checked against its entry when it was pinned: a query reads it from here
+    private final Map<Table, TableShape> pinnedShapes = new WeakHashMap<>();
     private final Map<String, TableOperations> catalogOperations = new ConcurrentHashMap<>();
     private final Optional<ErasureKey> erasureKey;
 
@@ -189,6 +193,37 @@ public final class MeterstoreTables
     }
 
     /**
+     * The shape {@code icebergTable}, a table {@link #pinIcebergTable} returned, stores: the one checked when it was
+     * pinned, read without parsing the properties again.
+     */
+    public TableShape pinnedShape(String table, Table icebergTable)
+    {
+        TableShape shape;
+        synchronized (pinnedShapes) {
+            shape = pinnedShapes.get(icebergTable);
+        }
+        return shape != null ? shape : shape(table, icebergTable);
+    }
+
+    /**
+     * The columns {@code table} stores, for a listing of the catalogue's columns: by the shape its Iceberg table stores,
+     * or, for a configured table nobody has created yet, by the shape its {@code meterstore.tables} entry declares.
+     */
+    public TableColumns listedColumns(String table)
+    {
+        try {
+            Table pinned = pinIcebergTable(table);
+            return TableColumns.of(pinnedShape(table, pinned));
+        }
+        catch (TrinoException e) {
+            if (e.getErrorCode().equals(METERSTORE_TABLE_NOT_FOUND.toErrorCode())) {
+                return TableColumns.of(config.declaredShape(table).orElse(TableShape.DEFAULT));
+            }
+            throw e;
+        }
+    }
+
+    /**
      * Creates both tiers of {@code table} with {@code shape}, as the archiver's {@code create} does
      * ({@link ReadingsTableCreation}): what CREATE TABLE runs.
      */
@@ -273,7 +308,10 @@ public final class MeterstoreTables
             // a table over exactly this metadata: queries pin from it and never refresh it
             Table fresh = new BaseTable(new StaticTableOperations(metadata, operations.io()), "%s.%s.%s".formatted(config.getIcebergCatalogName(), schema(), table));
             IcebergTableSpec.verify(fresh);
-            shape(table, fresh);
+            TableShape shape = shape(table, fresh);
+            synchronized (pinnedShapes) {
+                pinnedShapes.put(fresh, shape);
+            }
             lastPinned.put(table, fresh);
             return fresh;
         });

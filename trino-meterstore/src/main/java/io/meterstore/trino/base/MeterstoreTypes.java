@@ -1,6 +1,8 @@
 package io.meterstore.trino.base;
 
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumn;
+import io.meterstore.core.TableColumns;
 import io.meterstore.parquet.ReadingsParquetSchema;
 import io.trino.spi.block.Block;
 import io.trino.spi.block.Fixed12Block;
@@ -9,7 +11,6 @@ import io.trino.spi.type.LongTimestampWithTimeZone;
 import io.trino.spi.type.TimestampWithTimeZoneType;
 
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.List;
 
 import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
@@ -27,12 +28,24 @@ public final class MeterstoreTypes
 
     public static MeterstoreColumnHandle columnHandle(ReadingsColumn column)
     {
+        return columnHandle(TableColumn.of(column));
+    }
+
+    public static MeterstoreColumnHandle columnHandle(TableColumn column)
+    {
         return new MeterstoreColumnHandle(column, ReadingsParquetSchema.trinoType(column.kind()));
     }
 
+    /** The handles of the readings columns: every stored column of a table without attribute columns. */
     public static List<MeterstoreColumnHandle> columnHandles()
     {
-        return Arrays.stream(ReadingsColumn.values()).map(MeterstoreTypes::columnHandle).toList();
+        return columnHandles(TableColumns.READINGS);
+    }
+
+    /** The handles of every stored column of a table of {@code columns}, in storage order. */
+    public static List<MeterstoreColumnHandle> columnHandles(TableColumns columns)
+    {
+        return columns.all().stream().map(MeterstoreTypes::columnHandle).toList();
     }
 
     public static long toEpochMicros(Instant instant)

@@ -2,7 +2,7 @@ package io.meterstore.trino.cold;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
-import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumn;
 import io.meterstore.storage.ColdStorage;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.trino.filesystem.Location;
@@ -205,10 +205,10 @@ public final class ColdPageSourceProvider
         ParquetMetadata parquetMetadata = MetadataReader.readFooter(dataSource, readerOptions, Optional.empty(), Optional.empty());
         FileMetadata fileMetadata = parquetMetadata.getFileMetaData();
         MessageType fileSchema = fileMetadata.getSchema();
-        Map<ReadingsColumn, Type> fileColumns = fileColumns(fileSchema);
+        Map<TableColumn, Type> fileColumns = fileColumns(fileSchema, columns, predicate);
 
         // the predicate's columns take part in pruning even when the query does not read them
-        Set<ReadingsColumn> prunedOrRead = new LinkedHashSet<>();
+        Set<TableColumn> prunedOrRead = new LinkedHashSet<>();
         columns.forEach(column -> prunedOrRead.add(column.column()));
         predicate.getDomains().orElseThrow().keySet().forEach(column -> prunedOrRead.add(column.column()));
         MessageType requestedSchema = new MessageType(
@@ -237,7 +237,7 @@ public final class ColdPageSourceProvider
 
         MessageColumnIO messageColumnIO = getColumnIO(fileSchema, requestedSchema);
         ImmutableList.Builder<Column> readerColumns = ImmutableList.builder();
-        Map<ReadingsColumn, Integer> readerChannels = new HashMap<>();
+        Map<TableColumn, Integer> readerChannels = new HashMap<>();
         List<Integer> channels = new ArrayList<>();
         for (MeterstoreColumnHandle column : columns) {
             Type parquetType = fileColumns.get(column.column());
@@ -336,8 +336,11 @@ public final class ColdPageSourceProvider
         return Optional.empty();
     }
 
-    /** The file's top-level columns by Iceberg field id; a file written without field ids is matched by name. */
-    private static Map<ReadingsColumn, Type> fileColumns(MessageType fileSchema)
+    /**
+     * The file's top-level columns of those read or pruned by, found by Iceberg field id; a file written without field
+     * ids is matched by name.
+     */
+    private static Map<TableColumn, Type> fileColumns(MessageType fileSchema, List<MeterstoreColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> predicate)
     {
         Map<Integer, Type> byId = new HashMap<>();
         Map<String, Type> byName = new HashMap<>();
@@ -347,19 +350,22 @@ public final class ColdPageSourceProvider
             }
             byName.putIfAbsent(field.getName().toLowerCase(ENGLISH), field);
         }
-        ImmutableMap.Builder<ReadingsColumn, Type> columns = ImmutableMap.builder();
-        for (ReadingsColumn column : ReadingsColumn.values()) {
-            Type field = byId.isEmpty() ? byName.get(column.columnName()) : byId.get(column.fieldId());
+        Set<TableColumn> wanted = new LinkedHashSet<>();
+        columns.forEach(column -> wanted.add(column.column()));
+        predicate.getDomains().orElseThrow().keySet().forEach(column -> wanted.add(column.column()));
+        ImmutableMap.Builder<TableColumn, Type> found = ImmutableMap.builder();
+        for (TableColumn column : wanted) {
+            Type field = byId.isEmpty() ? byName.get(column.name()) : byId.get(column.fieldId());
             if (field != null && field.isPrimitive()) {
-                columns.put(column, field);
+                found.put(column, field);
             }
         }
-        return columns.buildOrThrow();
+        return found.buildOrThrow();
     }
 
     private static TupleDomain<ColumnDescriptor> parquetTupleDomain(
             TupleDomain<MeterstoreColumnHandle> predicate,
-            Map<ReadingsColumn, Type> fileColumns,
+            Map<TableColumn, Type> fileColumns,
             Map<List<String>, ColumnDescriptor> descriptorsByPath)
     {
         ImmutableMap.Builder<ColumnDescriptor, Domain> domains = ImmutableMap.builder();
@@ -381,7 +387,7 @@ public final class ColdPageSourceProvider
      * as timestamp with time zone, but it does read INT64 TIMESTAMP(UTC, MICROS) as timestamp(6): the same epoch
      * microseconds, so a range on "from" can still skip row groups.
      */
-    private static Domain parquetDomain(ReadingsColumn column, Domain domain)
+    private static Domain parquetDomain(TableColumn column, Domain domain)
     {
         return switch (column.kind()) {
             case STRING, QUANTITY, VERSION, DATE -> domain;

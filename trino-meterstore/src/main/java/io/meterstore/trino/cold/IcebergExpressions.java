@@ -1,7 +1,7 @@
 package io.meterstore.trino.cold;
 
 import io.airlift.slice.Slice;
-import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumn;
 import io.meterstore.core.Tier;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
@@ -65,9 +65,9 @@ public final class IcebergExpressions
         return expression;
     }
 
-    private static Expression toIcebergExpression(ReadingsColumn column, Domain domain)
+    private static Expression toIcebergExpression(TableColumn column, Domain domain)
     {
-        String name = column.columnName();
+        String name = column.name();
         if (domain.isNone()) {
             return alwaysFalse();
         }
@@ -99,9 +99,9 @@ public final class IcebergExpressions
         return domain.isNullAllowed() ? or(expression, isNull(name)) : expression;
     }
 
-    private static Expression toIcebergExpression(ReadingsColumn column, Range range)
+    private static Expression toIcebergExpression(TableColumn column, Range range)
     {
-        String name = column.columnName();
+        String name = column.name();
         Expression expression = alwaysTrue();
         if (!range.isLowUnbounded()) {
             Object low = icebergValue(column, range.getLowBoundedValue());
@@ -115,7 +115,7 @@ public final class IcebergExpressions
     }
 
     /** A Trino value of the column's type as the Java value Iceberg binds to the column's Iceberg type. */
-    private static Object icebergValue(ReadingsColumn column, Object value)
+    private static Object icebergValue(TableColumn column, Object value)
     {
         return switch (column.kind()) {
             case STRING -> ((Slice) value).toStringUtf8();

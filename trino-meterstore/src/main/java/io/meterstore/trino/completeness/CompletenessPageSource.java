@@ -198,7 +198,7 @@ public final class CompletenessPageSource
     private static Optional<Set<Slice>> listed(CompletenessTableHandle table, ReadingsColumn column)
     {
         return table.readings().constraint().getDomains().orElseThrow().entrySet().stream()
-                .filter(entry -> entry.getKey().column() == column)
+                .filter(entry -> entry.getKey().is(column))
                 .findFirst()
                 .map(entry -> entry.getValue().getValues().getDiscreteSet().stream().map(Slice.class::cast).collect(toImmutableSet()));
     }

@@ -1,6 +1,7 @@
 package io.meterstore.trino.handle;
 
 import com.google.common.collect.ImmutableList;
+import io.meterstore.core.TableColumns;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.hot.HotAggregation;
 import io.meterstore.trino.versions.ErasedScope;
@@ -30,6 +31,8 @@ import static java.util.Objects.requireNonNull;
  * @param aggregation an aggregation pushed into PostgreSQL; only for a read that is hot alone
  * @param erased the erasures a time-travel read must hide: an older snapshot still holds their rows until the archiver
  *        expires it; empty for every other read
+ * @param attributeColumns the attribute columns the table's shape declares, in their order: its stored columns after
+ *        the readings columns ({@link #columns()})
  */
 public record MeterstoreTableHandle(
         SchemaTableName schemaTableName,
@@ -42,7 +45,8 @@ public record MeterstoreTableHandle(
         Optional<Long> knownAtEpochMicros,
         OptionalLong limit,
         Optional<HotAggregation> aggregation,
-        List<ErasedScope> erased)
+        List<ErasedScope> erased,
+        List<String> attributeColumns)
         implements ConnectorTableHandle
 {
     public MeterstoreTableHandle(
@@ -55,7 +59,7 @@ public record MeterstoreTableHandle(
             boolean resolved,
             Optional<Long> knownAtEpochMicros)
     {
-        this(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.empty(), Optional.empty(), List.of());
+        this(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.empty(), Optional.empty(), List.of(), List.of());
     }
 
     public MeterstoreTableHandle
@@ -68,6 +72,18 @@ public record MeterstoreTableHandle(
         requireNonNull(limit, "limit is null");
         requireNonNull(aggregation, "aggregation is null");
         erased = ImmutableList.copyOf(erased);
+        attributeColumns = ImmutableList.copyOf(attributeColumns);
+    }
+
+    /** The columns the table stores: the readings columns, then its attribute columns. */
+    public TableColumns columns()
+    {
+        return TableColumns.ofAttributes(attributeColumns);
+    }
+
+    public MeterstoreTableHandle withAttributeColumns(List<String> attributeColumns)
+    {
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns);
     }
 
     /** How this read resolves versions: none for {@code <table>_versions} read as it is now. */
@@ -78,21 +94,21 @@ public record MeterstoreTableHandle(
 
     public MeterstoreTableHandle withConstraint(TupleDomain<MeterstoreColumnHandle> constraint)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns);
     }
 
     public MeterstoreTableHandle withErased(List<ErasedScope> erased)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns);
     }
 
     public MeterstoreTableHandle withLimit(long limit)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.of(limit), aggregation, erased);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.of(limit), aggregation, erased, attributeColumns);
     }
 
     public MeterstoreTableHandle withAggregation(HotAggregation aggregation)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, Optional.of(aggregation), erased);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, Optional.of(aggregation), erased, attributeColumns);
     }
 }

@@ -37,7 +37,7 @@ public final class HotSqlPredicate
      */
     public static boolean isEnforcedFromRange(MeterstoreColumnHandle column, Domain domain)
     {
-        if (column.column() != ReadingsColumn.FROM || domain.isNullAllowed() || domain.getValues().isNone() || domain.getValues().isAll()) {
+        if (!column.is(ReadingsColumn.FROM) || domain.isNullAllowed() || domain.getValues().isNone() || domain.getValues().isAll()) {
             return false;
         }
         if (domain.getValues().getRanges().getRangeCount() != 1) {

@@ -63,7 +63,7 @@ public record VersionResolution(boolean resolve, Optional<Long> knownAtEpochMicr
         if (!resolve) {
             return predicate;
         }
-        return predicate.filter((column, _) -> KEY_COLUMNS.contains(column.column()));
+        return predicate.filter((column, _) -> column.readingsColumn().filter(KEY_COLUMNS::contains).isPresent());
     }
 
     /** The predicate the tiers prune with: the pushable part, and recorded_at <= t for AS OF. */
@@ -102,7 +102,7 @@ public record VersionResolution(boolean resolve, Optional<Long> knownAtEpochMicr
         for (int index = 0; index < RESOLUTION_COLUMNS.size(); index++) {
             MeterstoreColumnHandle column = MeterstoreTypes.columnHandle(RESOLUTION_COLUMNS.get(index));
             int channel = read.indexOf(column);
-            if (channel < 0 && resolutionColumns.contains(column.column())) {
+            if (channel < 0 && resolutionColumns.contains(RESOLUTION_COLUMNS.get(index))) {
                 channel = read.size();
                 read.add(column);
             }

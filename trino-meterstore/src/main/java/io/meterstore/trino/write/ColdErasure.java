@@ -4,6 +4,7 @@ import com.google.common.collect.ImmutableList;
 import io.airlift.log.Logger;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumns;
 import io.meterstore.parquet.LiveRowsMerge;
 import io.meterstore.parquet.LiveRowsMerge.LiveFile;
 import io.meterstore.parquet.MonthFileWriter;
@@ -98,7 +99,7 @@ final class ColdErasure
                 MonthFileWriter writer = new MonthFileWriter(table, partition(table, file), "%s-%05d".formatted(namePrefix, sequence), role, targetFileSize);
                 long[] erasedInFile = {0};
                 try {
-                    LiveRowsMerge.merge(table.io(), List.of(new LiveFile(file.location(), file.fileSizeInBytes(), deleted)), PAGE_ROWS, page -> {
+                    LiveRowsMerge.merge(TableColumns.of(table), table.io(), List.of(new LiveFile(file.location(), file.fileSizeInBytes(), deleted)), PAGE_ROWS, page -> {
                         Page kept = withoutErased(page, request);
                         erasedInFile[0] += page.getPositionCount() - kept.getPositionCount();
                         writer.write(kept);
@@ -144,7 +145,7 @@ final class ColdErasure
             throws IOException
     {
         long[] erased = {0};
-        LiveRowsMerge.merge(table.io(), List.of(new LiveFile(file.location(), file.fileSizeInBytes(), new long[0])), PAGE_ROWS,
+        LiveRowsMerge.merge(TableColumns.of(table), table.io(), List.of(new LiveFile(file.location(), file.fileSizeInBytes(), new long[0])), PAGE_ROWS,
                 page -> erased[0] += page.getPositionCount() - withoutErased(page, request).getPositionCount());
         return erased[0] > 0;
     }

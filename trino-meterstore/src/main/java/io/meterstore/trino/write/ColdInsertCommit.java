@@ -125,7 +125,7 @@ final class ColdInsertCommit
     private void writePage()
             throws IOException
     {
-        writer.orElseThrow().write(ReadingsPages.toPage(page));
+        writer.orElseThrow().write(ReadingsPages.toPage(handle.tableColumns(), page));
         page.clear();
     }
 

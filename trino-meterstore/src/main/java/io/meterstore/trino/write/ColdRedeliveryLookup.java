@@ -9,6 +9,8 @@ import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingRules;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumn;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.base.MeterstoreTypes;
@@ -60,9 +62,6 @@ import static java.util.Objects.requireNonNull;
  */
 public final class ColdRedeliveryLookup
 {
-    private static final List<MeterstoreColumnHandle> ALL_COLUMNS = MeterstoreTypes.columnHandles();
-    private static final List<ReadingsColumn> ALL_READINGS_COLUMNS = List.of(ReadingsColumn.values());
-
     private final ColdSplitPlanner coldSplitPlanner;
     private final ColdPageSourceProvider coldPageSources;
 
@@ -104,7 +103,7 @@ public final class ColdRedeliveryLookup
         scan(session, table, pinned, chunk, ValueSet.ofRanges(froms), ReadOptions.PLAIN, (stored, path, position) -> {
             Reading reading = wanted.remove(Key.of(stored));
             if (reading != null) {
-                Redeliveries.requireSamePayload(stored, reading, "Iceberg data file '%s' holds it".formatted(path));
+                Redeliveries.requireSamePayload(stored, reading, "Iceberg data file '%s' holds it".formatted(path), handle.tableColumns());
             }
             near.add(new StoredRow(stored, path));
         });
@@ -251,19 +250,22 @@ public final class ColdRedeliveryLookup
                 MeterstoreTypes.columnHandle(ReadingsColumn.FROM), Domain.create(froms, false))), readOptions, consumer);
     }
 
-    /** Every stored row of the pinned snapshot in {@code constraint}'s files and row groups. */
+    /** Every stored row of the pinned snapshot in {@code constraint}'s files and row groups, every column of it, its attribute columns too. */
     private void scan(ConnectorSession session, Table table, PinnedWatermark pinned, TupleDomain<MeterstoreColumnHandle> constraint, ReadOptions readOptions, StoredRowConsumer consumer)
     {
+        TableColumns tableColumns = TableColumns.of(table);
+        List<MeterstoreColumnHandle> columns = MeterstoreTypes.columnHandles(tableColumns);
+        List<TableColumn> stored = tableColumns.all();
         for (ColdSplit split : coldSplitPlanner.plan(table, pinned.snapshotId(), pinned.watermark(), constraint).splits()) {
-            try (ConnectorPageSource source = coldPageSources.createPageSource(session, split, ALL_COLUMNS, constraint, readOptions)) {
+            try (ConnectorPageSource source = coldPageSources.createPageSource(session, split, columns, constraint, readOptions)) {
                 while (!source.isFinished()) {
                     SourcePage page = source.getNextSourcePage();
                     if (page == null) {
                         continue;
                     }
-                    Map<ReadingsColumn, Block> blocks = ReadingsPages.blocks(ALL_READINGS_COLUMNS, page::getBlock);
-                    // the row positions, when asked for, follow the readings columns
-                    Optional<Block> positions = readOptions.rowPositions() ? Optional.of(page.getBlock(ALL_COLUMNS.size())) : Optional.empty();
+                    ReadingsPages.PageBlocks blocks = ReadingsPages.blocks(tableColumns, stored, page::getBlock);
+                    // the row positions, when asked for, follow the table's columns
+                    Optional<Block> positions = readOptions.rowPositions() ? Optional.of(page.getBlock(columns.size())) : Optional.empty();
                     for (int position = 0; position < page.getPositionCount(); position++) {
                         int row = position;
                         consumer.accept(

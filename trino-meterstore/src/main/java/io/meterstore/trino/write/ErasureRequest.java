@@ -49,11 +49,12 @@ public record ErasureRequest(SortedSet<String> maloIds, Optional<SortedSet<Strin
         if (domain.isNullAllowed() || domain.getValues().isNone() || domain.getValues().isAll()) {
             return false;
         }
-        return switch (column.column()) {
+        // an attribute column is never one: an erasure removes whole readings, by their key
+        return column.readingsColumn().map(readings -> switch (readings) {
             case MALO_ID, OBIS_CODE -> domain.getValues().isDiscreteSet();
             case FROM -> domain.getValues().getRanges().getRangeCount() == 1;
             default -> false;
-        };
+        }).orElse(false);
     }
 
     /** The domains of {@code constraint} an erasure enforces exactly; Trino must still apply the rest, which a DELETE refuses. */
@@ -73,10 +74,10 @@ public record ErasureRequest(SortedSet<String> maloIds, Optional<SortedSet<Strin
         Optional<SortedSet<String>> obisCodes = Optional.empty();
         TierSplit.Range from = TierSplit.Range.ALL;
         for (Map.Entry<MeterstoreColumnHandle, Domain> entry : domains.entrySet()) {
-            ReadingsColumn column = entry.getKey().column();
             if (!isSupported(entry.getKey(), entry.getValue())) {
-                throw refused(table, "its predicate on '%s' is not one of them".formatted(column.columnName()));
+                throw refused(table, "its predicate on '%s' is not one of them".formatted(entry.getKey().name()));
             }
+            ReadingsColumn column = entry.getKey().readingsColumn().orElseThrow();
             switch (column) {
                 case MALO_ID -> maloIds = Optional.of(texts(entry.getValue()));
                 case OBIS_CODE -> obisCodes = Optional.of(texts(entry.getValue()));

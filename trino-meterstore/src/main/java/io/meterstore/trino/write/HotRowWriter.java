@@ -4,7 +4,8 @@ import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
-import io.meterstore.core.ReadingsSchema;
+import io.meterstore.core.TableColumn;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.Tier;
 import io.meterstore.core.TieringWatermark;
 
@@ -29,10 +30,6 @@ import static java.util.Objects.requireNonNull;
  */
 final class HotRowWriter
 {
-    // every column but recorded_at: a redelivery may be recorded at another instant and is still the same version
-    private static final List<ReadingsColumn> PAYLOAD = ReadingsSchema.COLUMNS.stream()
-            .filter(column -> column != ReadingsColumn.RECORDED_AT && !ReadingsColumn.SORT_KEY.contains(column))
-            .toList();
 
     /** How many staged rows belong to the hot tier, and how many of them were new. */
     record Result(long staged, long inserted)
@@ -45,6 +42,10 @@ final class HotRowWriter
 
     private final Connection connection;
     private final HotTier hotTier;
+    private final TableColumns columns;
+    // every column but the key and recorded_at, the attribute columns too: a redelivery may be recorded at another
+    // instant and is still the same version
+    private final List<TableColumn> payload;
     private final InsertStaging staging;
     private final TieringWatermark watermark;
 
@@ -52,10 +53,14 @@ final class HotRowWriter
      * @param connection the statement's open transaction, which holds the archival fence: no row it writes at or above
      * {@code watermark} lies in a window being archived, so no commit moves W past one before it ends
      */
-    HotRowWriter(Connection connection, HotTier hotTier, InsertStaging staging, TieringWatermark watermark)
+    HotRowWriter(Connection connection, HotTier hotTier, TableColumns columns, InsertStaging staging, TieringWatermark watermark)
     {
         this.connection = requireNonNull(connection, "connection is null");
         this.hotTier = requireNonNull(hotTier, "hotTier is null");
+        this.columns = requireNonNull(columns, "columns is null");
+        this.payload = columns.all().stream()
+                .filter(column -> !column.is(ReadingsColumn.RECORDED_AT) && column.readingsColumn().filter(ReadingsColumn.SORT_KEY::contains).isEmpty())
+                .toList();
         this.staging = requireNonNull(staging, "staging is null");
         this.watermark = requireNonNull(watermark, "watermark is null");
     }
@@ -155,7 +160,7 @@ final class HotRowWriter
     private long insert(String target, String condition, List<Instant> parameters)
             throws SQLException
     {
-        String columns = ReadingsSchema.postgresColumnList();
+        String columns = this.columns.postgresColumnList();
         try (PreparedStatement insert = connection.prepareStatement("INSERT INTO %s (%s) SELECT %s FROM %s WHERE %s AND %s ON CONFLICT (malo_id, obis_code, \"from\", version) DO NOTHING"
                 .formatted(target, columns, columns, staging.qualifiedName(), Tier.HOT.sql("?"), condition))) {
             insert.setObject(1, timestamp(watermark.instant()));
@@ -173,22 +178,22 @@ final class HotRowWriter
     private void requireSamePayloads(String target)
             throws SQLException
     {
-        String differs = String.join(" OR ", PAYLOAD.stream()
-                .map(column -> "s.%1$s IS DISTINCT FROM p.%1$s".formatted(quoteIdentifier(column.columnName())))
+        String differs = String.join(" OR ", payload.stream()
+                .map(column -> "s.%1$s IS DISTINCT FROM p.%1$s".formatted(quoteIdentifier(column.name())))
                 .toList());
         String sql = """
                 SELECT %s, %s, p.xmin = pg_current_xact_id()::xid AS same_statement, p.tableoid::regclass::text AS stored_in
                 FROM %s s JOIN %s p ON p.malo_id = s.malo_id AND p.obis_code = s.obis_code AND p."from" = s."from" AND p.version = s.version
-                WHERE s.%s AND (%s)""".formatted(HotRows.selectList("s", "s_"), HotRows.selectList("p", "p_"), staging.qualifiedName(), target, Tier.HOT.sql("?"), differs);
+                WHERE s.%s AND (%s)""".formatted(HotRows.selectList(columns, "s", "s_"), HotRows.selectList(columns, "p", "p_"), staging.qualifiedName(), target, Tier.HOT.sql("?"), differs);
         try (PreparedStatement select = connection.prepareStatement(sql)) {
             select.setObject(1, timestamp(watermark.instant()));
             select.setFetchSize(1_000);
             try (ResultSet result = select.executeQuery()) {
                 while (result.next()) {
-                    Reading reading = HotRows.reading(result, "s_");
-                    Reading stored = HotRows.reading(result, "p_");
+                    Reading reading = HotRows.reading(result, "s_", columns);
+                    Reading stored = HotRows.reading(result, "p_", columns);
                     String where = result.getBoolean("same_statement") ? "the statement itself carries it twice" : "PostgreSQL partition %s holds it".formatted(result.getString("stored_in"));
-                    Redeliveries.requireSamePayload(stored, reading, where);
+                    Redeliveries.requireSamePayload(stored, reading, where, columns);
                 }
             }
         }

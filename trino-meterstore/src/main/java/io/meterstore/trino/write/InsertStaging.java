@@ -1,6 +1,6 @@
 package io.meterstore.trino.write;
 
-import io.meterstore.core.ReadingsSchema;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.Sql;
 
 import java.sql.Connection;
@@ -71,9 +71,12 @@ public record InsertStaging(String schema, String table)
         }
     }
 
-    /** The COPY a page sink stages a chunk with, every column in storage order (the layout of {@code PgBinaryCopyWriter}). */
-    String copySql()
+    /**
+     * The COPY a page sink stages a chunk with, every column of a table of {@code columns} in storage order (the layout
+     * of {@code PgBinaryCopyWriter}): the staging table is LIKE the parent, so it has the attribute columns too.
+     */
+    String copySql(TableColumns columns)
     {
-        return "COPY %s (%s) FROM STDIN (FORMAT binary)".formatted(qualifiedName(), ReadingsSchema.postgresColumnList());
+        return "COPY %s (%s) FROM STDIN (FORMAT binary)".formatted(qualifiedName(), columns.postgresColumnList());
     }
 }

@@ -7,7 +7,7 @@ import io.meterstore.core.CorrectionCommitter;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.Reading;
-import io.meterstore.core.ReadingsSchema;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.TableShape;
 import io.meterstore.core.Tier;
 import io.meterstore.core.TieringWatermark;
@@ -81,12 +81,13 @@ public final class InsertWriter
     public MeterstoreInsertTableHandle begin(ConnectorSession session, SchemaTableName table, String storageTable, List<MeterstoreColumnHandle> columns, Duration maxClockSkew)
     {
         PinnedWatermark pinned;
-        TableShape.TimeModel timeModel;
+        TableShape shape;
         try {
             Table icebergTable = tables.loadIcebergTable(storageTable);
             // the current W, not the one a read of the same table pinned; the write re-reads it under the archival fence
             pinned = WatermarkReader.current(icebergTable);
-            timeModel = tables.shape(storageTable, icebergTable).timeModel();
+            // the model the rows must have, and the columns after the readings columns they carry, as the table's shape declares them
+            shape = tables.shape(storageTable, icebergTable);
         }
         catch (MeterstoreException e) {
             throw MeterstoreErrorCode.toTrinoException(e);
@@ -103,13 +104,14 @@ public final class InsertWriter
         return new MeterstoreInsertTableHandle(
                 table,
                 storageTable,
-                timeModel,
+                shape.timeModel(),
                 pinned.snapshotId(),
                 MeterstoreTypes.toEpochMicros(pinned.watermark().instant()),
                 MeterstoreTypes.toEpochMicros(session.getStart()),
                 MeterstoreTypes.toEpochMicros(session.getStart().plus(maxClockSkew)),
                 columns,
-                staging);
+                staging,
+                shape.attributeColumns());
     }
 
     /** Moves the staged rows of a finished statement into the tiers; {@code fragments} are its page sinks'. */
@@ -169,7 +171,7 @@ public final class InsertWriter
             long coldStaged = writeCold(session, handle, connection, table, pinned, cold);
             HotRowWriter.Result hot;
             try {
-                hot = new HotRowWriter(connection, hotTier, handle.staging(), watermark).write();
+                hot = new HotRowWriter(connection, hotTier, handle.tableColumns(), handle.staging(), watermark).write();
             }
             catch (SQLException e) {
                 try (Connection fresh = tables.connectPostgres()) {
@@ -205,8 +207,9 @@ public final class InsertWriter
     private long writeCold(ConnectorSession session, MeterstoreInsertTableHandle handle, Connection connection, Table table, PinnedWatermark pinned, ColdInsertCommit cold)
             throws SQLException
     {
+        TableColumns columns = handle.tableColumns();
         String sql = "SELECT %s FROM %s WHERE %s ORDER BY date_trunc('month', \"from\", 'UTC'), malo_id, obis_code, \"from\", version"
-                .formatted(ReadingsSchema.postgresColumnList(), handle.staging().qualifiedName(), Tier.COLD.sql("?"));
+                .formatted(columns.postgresColumnList(), handle.staging().qualifiedName(), Tier.COLD.sql("?"));
         long streamed = 0;
         Optional<Reading> previous = Optional.empty();
         List<Reading> chunk = new ArrayList<>(COLD_CHUNK_ROWS);
@@ -216,11 +219,11 @@ public final class InsertWriter
             select.setFetchSize(COLD_CHUNK_ROWS);
             try (ResultSet result = select.executeQuery()) {
                 while (result.next()) {
-                    Reading reading = HotRows.reading(result, "");
+                    Reading reading = HotRows.reading(result, "", columns);
                     streamed++;
                     // the versions of a key arrive together: a second one in the statement is a repetition or a contradiction
                     if (previous.isPresent() && sameVersion(previous.get(), reading)) {
-                        Redeliveries.requireSamePayload(previous.get(), reading, "the statement itself carries it twice");
+                        Redeliveries.requireSamePayload(previous.get(), reading, "the statement itself carries it twice", columns);
                         continue;
                     }
                     previous = Optional.of(reading);

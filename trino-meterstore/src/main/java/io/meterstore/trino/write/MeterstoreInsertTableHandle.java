@@ -2,6 +2,7 @@ package io.meterstore.trino.write;
 
 import com.google.common.collect.ImmutableList;
 import io.meterstore.core.TableShape;
+import io.meterstore.core.TableColumns;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.SchemaTableName;
@@ -23,6 +24,7 @@ import static java.util.Objects.requireNonNull;
  * @param latestRecordedAtEpochMicros the latest recorded_at a row may carry: the statement's start plus the tolerated clock skew
  * @param columns the columns of the pages the page sinks receive, in channel order
  * @param staging where the page sinks stage the validated rows for finishInsert
+ * @param attributeColumns the attribute columns the table's shape declares, in their order ({@link #tableColumns()})
  */
 public record MeterstoreInsertTableHandle(
         SchemaTableName schemaTableName,
@@ -33,7 +35,8 @@ public record MeterstoreInsertTableHandle(
         long statementStartEpochMicros,
         long latestRecordedAtEpochMicros,
         List<MeterstoreColumnHandle> columns,
-        InsertStaging staging)
+        InsertStaging staging,
+        List<String> attributeColumns)
         implements ConnectorInsertTableHandle
 {
     public MeterstoreInsertTableHandle
@@ -45,5 +48,12 @@ public record MeterstoreInsertTableHandle(
         checkArgument(latestRecordedAtEpochMicros >= statementStartEpochMicros, "latestRecordedAtEpochMicros is before the statement's start");
         columns = ImmutableList.copyOf(requireNonNull(columns, "columns is null"));
         requireNonNull(staging, "staging is null");
+        attributeColumns = ImmutableList.copyOf(requireNonNull(attributeColumns, "attributeColumns is null"));
+    }
+
+    /** Every column the table stores: the readings columns, then its attribute columns. */
+    public TableColumns tableColumns()
+    {
+        return TableColumns.of(timeModel, attributeColumns);
     }
 }

@@ -5,14 +5,14 @@ import io.airlift.slice.Slices;
 import io.meterstore.core.InvalidReadingException;
 import io.meterstore.core.PgBinaryCopyWriter;
 import io.meterstore.core.Reading;
-import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumn;
+import io.meterstore.core.TableColumns;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.base.MeterstoreConfig;
 import io.meterstore.trino.base.MeterstoreTypes;
 import io.meterstore.trino.base.PostgresConnectionPool;
 import io.trino.spi.Page;
 import io.trino.spi.TrinoException;
-import io.trino.spi.block.Block;
 import io.trino.spi.connector.ConnectorPageSink;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyIn;
@@ -23,7 +23,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import static io.airlift.units.Duration.succinctDuration;
@@ -47,7 +46,9 @@ public final class MeterstorePageSink
 
     private final MeterstoreInsertTableHandle handle;
     private final PostgresConnectionPool postgres;
-    private final List<ReadingsColumn> columns;
+    // the table's columns, and the INSERT's columns among them, in channel order
+    private final TableColumns tableColumns;
+    private final List<TableColumn> columns;
     private final Instant statementStart;
     private final Instant latestRecordedAt;
     private PgBinaryCopyWriter chunk = new PgBinaryCopyWriter(CHUNK_CAPACITY);
@@ -61,6 +62,7 @@ public final class MeterstorePageSink
     {
         this.handle = requireNonNull(handle, "handle is null");
         this.postgres = requireNonNull(postgres, "postgres is null");
+        this.tableColumns = handle.tableColumns();
         this.columns = handle.columns().stream().map(MeterstoreColumnHandle::column).toList();
         this.statementStart = MeterstoreTypes.fromEpochMicros(handle.statementStartEpochMicros());
         this.latestRecordedAt = MeterstoreTypes.fromEpochMicros(handle.latestRecordedAtEpochMicros());
@@ -83,7 +85,7 @@ public final class MeterstorePageSink
     @Override
     public CompletableFuture<?> appendPage(Page page)
     {
-        Map<ReadingsColumn, Block> blocks = ReadingsPages.blocks(columns, page::getBlock);
+        ReadingsPages.PageBlocks blocks = ReadingsPages.blocks(tableColumns, columns, page::getBlock);
         for (int position = 0; position < page.getPositionCount(); position++) {
             chunk.append(validReading(blocks, position));
             chunkRows++;
@@ -94,7 +96,7 @@ public final class MeterstorePageSink
         return stageChunk();
     }
 
-    private Reading validReading(Map<ReadingsColumn, Block> blocks, int position)
+    private Reading validReading(ReadingsPages.PageBlocks blocks, int position)
     {
         Reading reading;
         try {
@@ -132,7 +134,7 @@ public final class MeterstorePageSink
     {
         try {
             // auto-commit: each chunk commits on its own, into a table no reader sees; finishInsert moves them all in one transaction
-            CopyIn copy = connection.unwrap(PGConnection.class).getCopyAPI().copyIn(handle.staging().copySql());
+            CopyIn copy = connection.unwrap(PGConnection.class).getCopyAPI().copyIn(handle.staging().copySql(tableColumns));
             try {
                 staged.flushTo(copy);
                 long copied = copy.endCopy();

@@ -1,5 +1,6 @@
 package io.meterstore.trino.write;
 
+import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
 import io.meterstore.core.InvalidReadingException;
 import io.meterstore.core.MeteringCalendar;
@@ -8,6 +9,8 @@ import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
+import io.meterstore.core.TableColumn;
+import io.meterstore.core.TableColumns;
 import io.meterstore.parquet.ReadingsParquetSchema;
 import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.Page;
@@ -20,29 +23,55 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.IntFunction;
 
+import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.trino.base.MeterstoreTypes.QUANTITY;
 import static io.meterstore.trino.base.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
 import static io.meterstore.trino.base.MeterstoreTypes.VERSION;
 import static io.trino.spi.type.DateType.DATE;
 import static io.trino.spi.type.VarcharType.VARCHAR;
+import static java.util.Objects.requireNonNull;
 
-/** Rows of Trino pages as {@link Reading}s and back: what INSERT receives, and the pages the Parquet writer takes. */
+/**
+ * Rows of Trino pages as {@link Reading}s and back: what INSERT receives, and the pages the Parquet writer takes, a
+ * channel per column of the table ({@link TableColumns}): the readings columns, then its attribute columns.
+ */
 final class ReadingsPages
 {
     private ReadingsPages() {}
 
     /**
+     * The blocks of a page by column: a readings column's by the column, absent for one the page does not carry; an
+     * attribute column's at its place among the table's attribute columns, null for one the page does not carry.
+     */
+    record PageBlocks(Map<ReadingsColumn, Block> readings, Block[] attributes, List<String> attributeNames)
+    {
+        PageBlocks
+        {
+            requireNonNull(readings, "readings is null");
+            requireNonNull(attributes, "attributes is null");
+            checkArgument(attributeNames.size() == attributes.length, "attributeNames do not match attributes");
+        }
+
+        Block get(ReadingsColumn column)
+        {
+            return readings.get(column);
+        }
+    }
+
+    /**
      * The reading at {@code position}; {@code blocks} maps a column to its block, absent for a column the INSERT did not
      * name. recorded_at defaults to {@code statementStart}, balancing_day to the one the calendar computes.
      */
-    static Reading read(Map<ReadingsColumn, Block> blocks, int position, Instant statementStart)
+    static Reading read(PageBlocks pageBlocks, int position, Instant statementStart)
     {
+        Map<ReadingsColumn, Block> blocks = pageBlocks.readings();
         String maloId = string(blocks, ReadingsColumn.MALO_ID, position).orElseThrow(() -> missing(ReadingsColumn.MALO_ID));
         String obisCode = string(blocks, ReadingsColumn.OBIS_CODE, position).orElseThrow(() -> missing(ReadingsColumn.OBIS_CODE));
         Instant from = instant(blocks, ReadingsColumn.FROM, position).orElseThrow(() -> missing(ReadingsColumn.FROM));
@@ -66,27 +95,60 @@ final class ReadingsPages
                 string(blocks, ReadingsColumn.VERSION_SCOPE, position).orElseThrow(() -> missing(ReadingsColumn.VERSION_SCOPE)),
                 // one instant for the whole statement: its rows were learned together
                 instant(blocks, ReadingsColumn.RECORDED_AT, position).orElse(statementStart),
-                date(blocks, position).orElseGet(() -> MeteringCalendar.balancingDay(sparte, from)));
+                date(blocks, position).orElseGet(() -> MeteringCalendar.balancingDay(sparte, from)),
+                attributes(pageBlocks, position));
     }
 
-    /** The blocks of a page whose channels are {@code columns}, by column. */
-    static Map<ReadingsColumn, Block> blocks(List<ReadingsColumn> columns, IntFunction<Block> channel)
+    /** The values of the attribute columns at {@code position}, in their order; NULL for a column the page does not carry. */
+    private static List<Optional<String>> attributes(PageBlocks pageBlocks, int position)
     {
-        Map<ReadingsColumn, Block> blocks = new EnumMap<>(ReadingsColumn.class);
+        Block[] blocks = pageBlocks.attributes();
+        if (blocks.length == 0) {
+            return List.of();
+        }
+        List<Optional<String>> values = new ArrayList<>(blocks.length);
+        for (int attribute = 0; attribute < blocks.length; attribute++) {
+            Block block = blocks[attribute];
+            if (block == null || block.isNull(position)) {
+                values.add(Optional.empty());
+                continue;
+            }
+            Slice value = VARCHAR.getSlice(block, position);
+            if (value.indexOfByte(0) >= 0) {
+                throw new InvalidReadingException("Column '%s' holds a NUL character, which PostgreSQL text cannot store".formatted(pageBlocks.attributeNames().get(attribute)));
+            }
+            values.add(Optional.of(value.toStringUtf8()));
+        }
+        return values;
+    }
+
+    /** The blocks of a page of a table of {@code table} whose channels are {@code columns}, by column. */
+    static PageBlocks blocks(TableColumns table, List<TableColumn> columns, IntFunction<Block> channel)
+    {
+        Map<ReadingsColumn, Block> readings = new EnumMap<>(ReadingsColumn.class);
+        Block[] attributes = new Block[table.attributes().size()];
         for (int index = 0; index < columns.size(); index++) {
-            blocks.put(columns.get(index), channel.apply(index));
+            TableColumn column = columns.get(index);
+            Optional<ReadingsColumn> readingsColumn = column.readingsColumn();
+            if (readingsColumn.isPresent()) {
+                readings.put(readingsColumn.get(), channel.apply(index));
+                continue;
+            }
+            int attribute = table.attributes().indexOf(column);
+            checkArgument(attribute >= 0, "Column '%s' is not a column of the table %s", column.name(), table);
+            attributes[attribute] = channel.apply(index);
         }
-        return blocks;
+        return new PageBlocks(readings, attributes, table.attributeNames());
     }
 
-    /** Readings as a page of all columns in storage order, the layout of a readings data file. */
-    static Page toPage(List<Reading> readings)
+    /** Readings of a table of {@code columns} as a page of all its columns in storage order, the layout of its data files. */
+    static Page toPage(TableColumns columns, List<Reading> readings)
     {
-        ReadingsColumn[] columns = ReadingsColumn.values();
-        BlockBuilder[] builders = new BlockBuilder[columns.length];
-        for (ReadingsColumn column : columns) {
-            builders[column.ordinal()] = ReadingsParquetSchema.trinoType(column.kind()).createBlockBuilder(null, readings.size());
+        BlockBuilder[] builders = new BlockBuilder[columns.size()];
+        for (int channel = 0; channel < builders.length; channel++) {
+            builders[channel] = ReadingsParquetSchema.trinoType(columns.all().get(channel).kind()).createBlockBuilder(null, readings.size());
         }
+        int attributes = columns.attributes().size();
         for (Reading reading : readings) {
             writeString(builders[ReadingsColumn.MALO_ID.ordinal()], Optional.of(reading.maloId()));
             writeString(builders[ReadingsColumn.MELO_ID.ordinal()], reading.meloId());
@@ -105,6 +167,10 @@ final class ReadingsPages
             writeString(builders[ReadingsColumn.VERSION_SCOPE.ordinal()], Optional.of(reading.versionScope()));
             writeInstant(builders[ReadingsColumn.RECORDED_AT.ordinal()], reading.recordedAt());
             DATE.writeLong(builders[ReadingsColumn.BALANCING_DAY.ordinal()], reading.balancingDay().toEpochDay());
+            checkArgument(reading.attributes().size() == attributes, "Reading %s carries %s attribute values, its table has %s attribute columns", RowDescription.describe(reading), reading.attributes().size(), attributes);
+            for (int attribute = 0; attribute < attributes; attribute++) {
+                writeString(builders[columns.attributeChannel(attribute)], reading.attributes().get(attribute));
+            }
         }
         Block[] blocks = new Block[builders.length];
         for (int index = 0; index < builders.length; index++) {

@@ -2,6 +2,7 @@ package io.meterstore.trino.write;
 
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumns;
 import io.trino.spi.TrinoException;
 
 import java.util.ArrayList;
@@ -18,17 +19,20 @@ final class Redeliveries
 {
     private Redeliveries() {}
 
-    /** Fails the statement unless {@code reading} carries the payload of {@code stored}, which has its key; {@code where} says where that one is. */
-    static void requireSamePayload(Reading stored, Reading reading, String where)
+    /**
+     * Fails the statement unless {@code reading} carries the payload of {@code stored}, which has its key; {@code where}
+     * says where that one is. {@code columns} are the table's, whose attribute columns are part of the payload.
+     */
+    static void requireSamePayload(Reading stored, Reading reading, String where, TableColumns columns)
     {
         if (stored.samePayload(reading)) {
             return;
         }
         throw new TrinoException(METERSTORE_CONFLICTING_REDELIVERY, "Reading %s was already written with different values (%s) and %s: a changed value needs a new version; nothing of this statement was written"
-                .formatted(RowDescription.describe(reading), String.join(", ", differences(stored, reading)), where));
+                .formatted(RowDescription.describe(reading), String.join(", ", differences(stored, reading, columns)), where));
     }
 
-    private static List<String> differences(Reading stored, Reading reading)
+    private static List<String> differences(Reading stored, Reading reading, TableColumns columns)
     {
         List<String> differences = new ArrayList<>();
         difference(differences, ReadingsColumn.MELO_ID, stored.meloId(), reading.meloId());
@@ -45,13 +49,21 @@ final class Redeliveries
         difference(differences, ReadingsColumn.PROVENANCE, stored.provenance(), reading.provenance());
         difference(differences, ReadingsColumn.VERSION_SCOPE, stored.versionScope(), reading.versionScope());
         difference(differences, ReadingsColumn.BALANCING_DAY, stored.balancingDay(), reading.balancingDay());
+        for (int attribute = 0; attribute < Math.min(stored.attributes().size(), reading.attributes().size()); attribute++) {
+            difference(differences, columns.attributes().get(attribute).name(), stored.attributes().get(attribute), reading.attributes().get(attribute));
+        }
         return differences;
     }
 
     private static void difference(List<String> differences, ReadingsColumn column, Object stored, Object reading)
     {
+        difference(differences, column.columnName(), stored, reading);
+    }
+
+    private static void difference(List<String> differences, String column, Object stored, Object reading)
+    {
         if (!stored.equals(reading)) {
-            differences.add("%s %s, now %s".formatted(column.columnName(), display(stored), display(reading)));
+            differences.add("%s %s, now %s".formatted(column, display(stored), display(reading)));
         }
     }
 

@@ -5,6 +5,7 @@ import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ResolutionRule;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
 import io.meterstore.parquet.MonthFileWriter;
 import io.meterstore.parquet.PositionDeleteFileWriter;
@@ -65,6 +66,8 @@ final class ResolvedMonthCorrection
     private final PartitionData partition;
     private final String namePrefix;
     private final ResolvedMonthWriter writer;
+    // the table's columns: a stored winner copied into a superseded file keeps its attribute values
+    private final TableColumns columns;
     private final List<Reading> batch = new ArrayList<>(BATCH_ROWS);
     // the positions each winners file of the month loses, by file location
     private final Map<String, Positions> deletedPositions = new TreeMap<>();
@@ -81,6 +84,7 @@ final class ResolvedMonthCorrection
         // a winners file of this month lies in this month's partition, as its deletes must
         this.partition = MonthFileWriter.monthPartition(table, month);
         this.writer = new ResolvedMonthWriter(table, partition, namePrefix, targetFileSize);
+        this.columns = TableColumns.of(table);
     }
 
     /**
@@ -194,9 +198,9 @@ final class ResolvedMonthCorrection
         }
         batch.clear();
         // a batch's keys all follow the previous batch's, so each stream stays sorted across batches
-        write(winners, writer::writeWinners);
+        write(columns, winners, writer::writeWinners);
         superseded.sort(SORT_ORDER);
-        write(superseded, writer::writeSuperseded);
+        write(columns, superseded, writer::writeSuperseded);
     }
 
     // every version scope of a merge key: the rows that arrive together
@@ -211,11 +215,11 @@ final class ResolvedMonthCorrection
                 throws IOException;
     }
 
-    private static void write(List<Reading> readings, PageWriter pageWriter)
+    private static void write(TableColumns columns, List<Reading> readings, PageWriter pageWriter)
             throws IOException
     {
         for (int start = 0; start < readings.size(); start += PAGE_ROWS) {
-            pageWriter.write(ReadingsPages.toPage(readings.subList(start, Math.min(readings.size(), start + PAGE_ROWS))));
+            pageWriter.write(ReadingsPages.toPage(columns, readings.subList(start, Math.min(readings.size(), start + PAGE_ROWS))));
         }
     }
 

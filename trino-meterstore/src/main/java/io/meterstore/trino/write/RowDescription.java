@@ -24,8 +24,9 @@ final class RowDescription
         return "(malo_id '%s', obis_code '%s', \"from\" %s, version %s)".formatted(reading.maloId(), reading.obisCode(), TieringWatermark.formatInstant(reading.from()), reading.version());
     }
 
-    static String describe(Map<ReadingsColumn, Block> blocks, int position)
+    static String describe(ReadingsPages.PageBlocks pageBlocks, int position)
     {
+        Map<ReadingsColumn, Block> blocks = pageBlocks.readings();
         return "(malo_id %s, obis_code %s, \"from\" %s, version %s)".formatted(
                 string(blocks.get(ReadingsColumn.MALO_ID), position),
                 string(blocks.get(ReadingsColumn.OBIS_CODE), position),

@@ -126,6 +126,6 @@ final class ColdRows
 
     static List<Object> project(List<Object> row, List<MeterstoreColumnHandle> columns)
     {
-        return Arrays.asList(columns.stream().map(column -> row.get(column.column().ordinal())).toArray());
+        return Arrays.asList(columns.stream().map(column -> row.get(column.readingsColumn().orElseThrow().ordinal())).toArray());
     }
 }

@@ -235,7 +235,7 @@ final class TestingColdTable
             MeterstoreColumnHandle column = MeterstoreTypes.columnHandle(columns.get(channel));
             BlockBuilder builder = column.type().createBlockBuilder(null, readings.size());
             for (Reading reading : readings) {
-                Object value = icebergValue(column.column(), reading);
+                Object value = icebergValue(columns.get(channel), reading);
                 if (value == null) {
                     builder.appendNull();
                     continue;

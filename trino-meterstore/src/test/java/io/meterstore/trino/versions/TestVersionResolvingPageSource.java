@@ -76,7 +76,7 @@ final class TestVersionResolvingPageSource
     {
         // as a hot partition arrives in primary-key order: version and recorded_at are not read, a later row is a higher version
         VersionResolution.Layout ordered = VersionResolution.NONE.layoutInVersionOrder(ImmutableList.of(MeterstoreTypes.columnHandle(ReadingsColumn.VALUE)));
-        assertThat(ordered.columns()).extracting(MeterstoreColumnHandle::column).doesNotContain(ReadingsColumn.VERSION, ReadingsColumn.RECORDED_AT);
+        assertThat(ordered.columns()).extracting(MeterstoreColumnHandle::readingsColumn).doesNotContain(Optional.of(ReadingsColumn.VERSION), Optional.of(ReadingsColumn.RECORDED_AT));
         List<Page> pages = ImmutableList.of(
                 page(ordered, row("41373559241", 0, 1, SCOPE, 0, 10), row("41373559241", 0, 2, "9900000000010:2026-03", 0, 11)),
                 // the key's last version, in the next page, wins its scope; the other scope keeps its one version
