@@ -4,6 +4,7 @@ import java.math.BigInteger;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 
 import static io.meterstore.core.ReadingsColumn.FROM;
 import static io.meterstore.core.ReadingsColumn.MALO_ID;
@@ -75,7 +76,13 @@ public final class ResolutionRule
     /** The winners of {@code relation} (every version of every reading) in plain SQL, for any engine. */
     public static String sql(String relation)
     {
-        String columns = String.join(", ", Arrays.stream(ReadingsColumn.values()).map(ResolutionRule::quoted).toList());
+        return sql(relation, TableColumns.READINGS);
+    }
+
+    /** As {@link #sql(String)}, of a table of {@code table}: its attribute columns, which the rule never reads, selected too. */
+    public static String sql(String relation, TableColumns table)
+    {
+        String columns = String.join(", ", Stream.concat(Arrays.stream(ReadingsColumn.values()).map(ResolutionRule::quoted), table.attributeNames().stream()).toList());
         return """
                 SELECT %s FROM (
                   SELECT *, ROW_NUMBER() OVER (

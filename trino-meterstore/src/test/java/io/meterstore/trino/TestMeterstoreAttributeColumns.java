@@ -255,6 +255,10 @@ final class TestMeterstoreAttributeColumns
         assertThat(value("SELECT count(*) FROM %s WHERE contract_ref LIKE '%%-K' GROUP BY contract_ref HAVING contract_ref = 'V-1-2026-K'".formatted(TABLE)))
                 .isEqualTo(corrections.size() - meterZeroCorrected);
         assertThat((BigDecimal) value("SELECT sum(value) FROM " + TABLE)).isEqualByComparingTo(winners(Instant.MAX).stream().map(Row::value).reduce(BigDecimal.ZERO, BigDecimal::add));
+        // the resolution rule "T$resolution" publishes for other engines selects them too: the winner's values
+        String resolution = (String) value("SELECT value FROM \"%s$resolution\" WHERE setting = 'resolution_sql'".formatted(TABLE));
+        assertThat(resolution).contains("balancing_day, contract_ref, source_system FROM");
+        assertThat(rows(WINNERS.formatted("(%s)".formatted(resolution)))).isEqualTo(winners(Instant.MAX));
     }
 
     @Test

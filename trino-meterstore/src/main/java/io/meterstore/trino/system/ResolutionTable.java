@@ -1,8 +1,11 @@
 package io.meterstore.trino.system;
 
 import com.google.common.collect.ImmutableList;
+import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.ResolutionRule;
+import io.meterstore.core.TableColumns;
+import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.meterstore.trino.base.MeterstoreTables;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.InMemoryRecordSet;
@@ -39,9 +42,17 @@ final class ResolutionTable
         String table = inspector.table();
         String raw = schema + "." + inspector.storageTable() + MeterstoreTables.VERSIONS_SUFFIX;
         rows.addRow(table, "raw_table", raw);
-        rows.addRow(table, "resolution_sql", ResolutionRule.sql(raw));
+        // the table's attribute columns are selected with the readings columns: the winner's values, as the table shows them
+        TableColumns columns;
+        try {
+            columns = TableColumns.of(inspector.icebergTable());
+        }
+        catch (MeterstoreException e) {
+            throw MeterstoreErrorCode.toTrinoException(e);
+        }
+        rows.addRow(table, "resolution_sql", ResolutionRule.sql(raw, columns));
         rows.addRow(table, "cold_table", "%s.%s (Iceberg: only the rows below the watermark; PostgreSQL holds the rest)".formatted(schema, inspector.storageTable()));
-        rows.addRow(table, "cold_resolution_sql", ResolutionRule.sql(schema + "." + inspector.storageTable()));
+        rows.addRow(table, "cold_resolution_sql", ResolutionRule.sql(schema + "." + inspector.storageTable(), columns));
         rows.addRow(table, "balancing_day_column", ReadingsColumn.BALANCING_DAY.columnName());
         rows.addRow(table, "warning", "Summing the raw rows counts a corrected interval once per version: apply resolution_sql, or read %s. Group by balancing_day (date_trunc('month', balancing_day) for the settlement month), never by date_trunc('day', \"from\"), which is the UTC day and ignores the 06:00 gas day"
                 .formatted(schema + "." + inspector.storageTable()));
