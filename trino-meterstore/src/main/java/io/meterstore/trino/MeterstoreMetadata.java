@@ -540,7 +540,8 @@ public class MeterstoreMetadata
     /**
      * Every served table has the readings columns, then the attribute columns its shape declares: read from the table's
      * Iceberg properties (the catalogue's pointer, the metadata file only when a commit moved it), once per table for both
-     * its names, never from PostgreSQL. The hidden ones are not listed.
+     * its names, never from PostgreSQL; a table not created yet, or one that cannot be read, lists those its
+     * {@code meterstore.tables} entry declares ({@link MeterstoreTables#listedColumns}). The hidden ones are not listed.
      */
     @Override
     public Iterator<RelationColumnsMetadata> streamRelationColumns(ConnectorSession session, Optional<String> schemaName, UnaryOperator<Set<SchemaTableName>> relationFilter)

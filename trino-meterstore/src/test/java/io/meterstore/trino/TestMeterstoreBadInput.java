@@ -152,7 +152,8 @@ final class TestMeterstoreBadInput
             assertThat(columnNames(metaData.getColumns("meterstore", "metering", "readings_nope", null))).isEmpty();
             assertThat(columnNames(metaData.getColumns("meterstore", "metering", "readings_versions", null))).containsExactlyElementsOf(
                     Stream.of(ReadingsColumn.values()).map(ReadingsColumn::columnName).toList());
-            // every served table lists its columns, even one whose Iceberg table is missing: listing reads no catalogue
+            // every served table lists its columns, even one whose Iceberg table is missing or cannot be read (the readings
+            // columns, and the attribute columns its entry declares): one broken table never fails a listing
             List<String> tables = new ArrayList<>();
             try (ResultSet columns = metaData.getColumns("meterstore", "metering", null, "malo_id")) {
                 while (columns.next()) {

@@ -206,8 +206,10 @@ public final class MeterstoreTables
     }
 
     /**
-     * The columns {@code table} stores, for a listing of the catalogue's columns: by the shape its Iceberg table stores,
-     * or, for a configured table nobody has created yet, by the shape its {@code meterstore.tables} entry declares.
+     * The columns {@code table} stores, for a listing of the catalogue's columns: by the shape its Iceberg table stores;
+     * for a configured table nobody has created yet, or one that cannot be read (its queries say why), by the shape its
+     * {@code meterstore.tables} entry declares, the default one for an entry that is its name alone. A listing of the
+     * whole catalogue never fails for one table.
      */
     public TableColumns listedColumns(String table)
     {
@@ -216,10 +218,7 @@ public final class MeterstoreTables
             return TableColumns.of(pinnedShape(table, pinned));
         }
         catch (TrinoException e) {
-            if (e.getErrorCode().equals(METERSTORE_TABLE_NOT_FOUND.toErrorCode())) {
-                return TableColumns.of(config.declaredShape(table).orElse(TableShape.DEFAULT));
-            }
-            throw e;
+            return TableColumns.of(config.declaredShape(table).orElse(TableShape.DEFAULT));
         }
     }
 
