@@ -104,6 +104,7 @@ final class TestMeterstoreAttributeColumns
 
     private TestingWarehouse warehouse;
     private DistributedQueryRunner queryRunner;
+    private TestingClient client;
     private final HotTier hotTier = new HotTier(SCHEMA, new PartitionNaming(TABLE, PartitionNaming.DEFAULT_STEP), Duration.ofSeconds(5));
     // every version written so far, with its attribute values: what the table must show
     private final List<Reading> written = new ArrayList<>();
@@ -125,6 +126,7 @@ final class TestMeterstoreAttributeColumns
         queryRunner = MeterstoreQueryRunner.builder(warehouse)
                 .withCatalogOverrides(ImmutableMap.of("meterstore.tables", TABLES, "meterstore.erasure.hmac-key", HMAC_KEY))
                 .build();
+        client = new TestingClient(queryRunner, warehouse, "attribute_columns");
         // catalogues whose meterstore.tables entry declares the attribute columns: as the table stores them, and in another order
         Map<String, String> agreeing = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
         agreeing.put("meterstore.tables", TABLE + "(attribute_columns=contract_ref source_system)");
@@ -167,7 +169,7 @@ final class TestMeterstoreAttributeColumns
         assertRefused("CREATE TABLE refused (%s, tenant varchar, contract_ref varchar) WITH (identity_columns = ARRAY['tenant'])".formatted(READINGS_COLUMNS), MeterstoreErrorCode.METERSTORE_TABLE_SHAPE_UNSUPPORTED.toErrorCode().getCode(),
                 "Table 'metering.refused' declares identity_columns 'tenant', which this release cannot store yet");
         assertThat(warehouse.catalog().tableExists(TableIdentifier.of(SCHEMA, "refused"))).isFalse();
-        assertThat(postgres("SELECT count(*) FROM pg_class WHERE relname LIKE 'refused%'")).isEqualTo(0L);
+        assertThat(client.postgres("SELECT count(*) FROM pg_class WHERE relname LIKE 'refused%'")).isEqualTo(0L);
     }
 
     @Test
@@ -175,7 +177,7 @@ final class TestMeterstoreAttributeColumns
     void testCreateTableStoresThemInBothTiers()
             throws Exception
     {
-        execute("CREATE TABLE %s (%s, contract_ref varchar, source_system varchar) WITH (attribute_columns = ARRAY['contract_ref', 'source_system'])".formatted(TABLE, READINGS_COLUMNS));
+        client.execute("CREATE TABLE %s (%s, contract_ref varchar, source_system varchar) WITH (attribute_columns = ARRAY['contract_ref', 'source_system'])".formatted(TABLE, READINGS_COLUMNS));
 
         // Iceberg: optional strings with the field ids after the readings columns' 17
         Table table = icebergTable();
@@ -184,11 +186,11 @@ final class TestMeterstoreAttributeColumns
         assertThat(table.schema().findField(19)).isEqualTo(Types.NestedField.optional(19, "source_system", Types.StringType.get()));
         assertThat(table.properties()).containsEntry("meterstore.attribute-columns", "contract_ref,source_system");
         // PostgreSQL: nullable text after the readings columns, in the parent the partitions inherit from
-        assertThat(postgres("""
+        assertThat(client.postgres("""
                 SELECT string_agg(column_name || ' ' || data_type || ' ' || is_nullable || ' ' || ordinal_position, ', ' ORDER BY ordinal_position)
                 FROM information_schema.columns WHERE table_schema = 'metering' AND table_name = 'vertraege' AND ordinal_position > 17"""))
                 .isEqualTo("contract_ref text YES 18, source_system text YES 19, superseded_at timestamp with time zone YES 20");
-        assertThat((String) postgres("SELECT obj_description('metering.vertraege'::regclass, 'pg_class')")).contains("attribute_columns=contract_ref,source_system");
+        assertThat((String) client.postgres("SELECT obj_description('metering.vertraege'::regclass, 'pg_class')")).contains("attribute_columns=contract_ref,source_system");
 
         // what Trino shows
         for (String name : List.of(TABLE, TABLE + "_versions")) {
@@ -196,17 +198,17 @@ final class TestMeterstoreAttributeColumns
             assertThat(column("SELECT data_type FROM information_schema.columns WHERE table_schema = 'metering' AND table_name = '%s' AND ordinal_position > 17 ORDER BY ordinal_position".formatted(name), 1))
                     .containsExactly("varchar", "varchar");
         }
-        try (Connection connection = connect(); ResultSet columns = connection.getMetaData().getColumns("meterstore", "metering", TABLE, null)) {
+        try (Connection connection = client.connect(); ResultSet columns = connection.getMetaData().getColumns("meterstore", "metering", TABLE, null)) {
             List<String> names = new ArrayList<>();
             while (columns.next()) {
                 names.add(columns.getString("COLUMN_NAME"));
             }
             assertThat(names).hasSize(19).endsWith("contract_ref", "source_system");
         }
-        assertThat((String) value("SHOW CREATE TABLE " + TABLE)).contains("contract_ref varchar", "source_system varchar", "attribute_columns = ARRAY['contract_ref','source_system']");
-        assertThat(value("SELECT value FROM \"%s$config\" WHERE setting = 'attribute_columns'".formatted(TABLE))).isEqualTo("contract_ref,source_system");
+        assertThat((String) client.value("SHOW CREATE TABLE " + TABLE)).contains("contract_ref varchar", "source_system varchar", "attribute_columns = ARRAY['contract_ref','source_system']");
+        assertThat(client.value("SELECT value FROM \"%s$config\" WHERE setting = 'attribute_columns'".formatted(TABLE))).isEqualTo("contract_ref,source_system");
         // a catalogue declaring them as stored serves the table; one declaring another order is refused naming both
-        assertThat(value("SELECT count(*) FROM agreeing.metering." + TABLE)).isEqualTo(0L);
+        assertThat(client.value("SELECT count(*) FROM agreeing.metering." + TABLE)).isEqualTo(0L);
         assertRefused("SELECT count(*) FROM disagreeing.metering." + TABLE, MeterstoreErrorCode.METERSTORE_TABLE_SHAPE_MISMATCH.toErrorCode().getCode(),
                 "Table 'metering.vertraege' stores attribute_columns 'contract_ref,source_system', but meterstore.tables's entry 'vertraege' of the catalogue declares attribute_columns 'source_system,contract_ref'");
     }
@@ -243,20 +245,20 @@ final class TestMeterstoreAttributeColumns
         Reading changed = version(correction, correction.version(), correction.value(), T2, "V-other", "MANUAL");
         assertRefused(insertSql(List.of(changed)), MeterstoreErrorCode.METERSTORE_CONFLICTING_REDELIVERY.toErrorCode().getCode(),
                 "was already written with different values (contract_ref V-%s-2026-K, now V-other)".formatted(meter(correction)));
-        execute(insertSql(List.of(correction)));
-        assertThat(value("SELECT count(*) FROM %s_versions".formatted(TABLE))).isEqualTo((long) written.size());
-        assertThat(postgres("SELECT count(*) FROM metering.vertraege WHERE contract_ref LIKE '%-K' AND source_system = 'MANUAL'")).isEqualTo((long) corrections.size());
+        client.execute(insertSql(List.of(correction)));
+        assertThat(client.value("SELECT count(*) FROM %s_versions".formatted(TABLE))).isEqualTo((long) written.size());
+        assertThat(client.postgres("SELECT count(*) FROM metering.vertraege WHERE contract_ref LIKE '%-K' AND source_system = 'MANUAL'")).isEqualTo((long) corrections.size());
 
         // a predicate on an attribute column is applied to the winners, as any other column's
         long meterZeroCorrected = corrections.stream().filter(reading -> meter(reading) == 0).count();
-        assertThat(value("SELECT count(*) FROM %s WHERE contract_ref = 'V-0-2026-K'".formatted(TABLE))).isEqualTo(meterZeroCorrected);
-        assertThat(value("SELECT count(*) FROM %s WHERE source_system IS NULL".formatted(TABLE))).isEqualTo(originals.stream().filter(reading -> meter(reading) == 1).count() - corrections.stream().filter(reading -> meter(reading) == 1).count());
+        assertThat(client.value("SELECT count(*) FROM %s WHERE contract_ref = 'V-0-2026-K'".formatted(TABLE))).isEqualTo(meterZeroCorrected);
+        assertThat(client.value("SELECT count(*) FROM %s WHERE source_system IS NULL".formatted(TABLE))).isEqualTo(originals.stream().filter(reading -> meter(reading) == 1).count() - corrections.stream().filter(reading -> meter(reading) == 1).count());
         // an aggregation of the hot tier, grouped by an attribute column or not reading one, pushed into PostgreSQL
-        assertThat(value("SELECT count(*) FROM %s WHERE contract_ref LIKE '%%-K' GROUP BY contract_ref HAVING contract_ref = 'V-1-2026-K'".formatted(TABLE)))
+        assertThat(client.value("SELECT count(*) FROM %s WHERE contract_ref LIKE '%%-K' GROUP BY contract_ref HAVING contract_ref = 'V-1-2026-K'".formatted(TABLE)))
                 .isEqualTo(corrections.size() - meterZeroCorrected);
-        assertThat((BigDecimal) value("SELECT sum(value) FROM " + TABLE)).isEqualByComparingTo(winners(Instant.MAX).stream().map(Row::value).reduce(BigDecimal.ZERO, BigDecimal::add));
+        assertThat((BigDecimal) client.value("SELECT sum(value) FROM " + TABLE)).isEqualByComparingTo(winners(Instant.MAX).stream().map(Row::value).reduce(BigDecimal.ZERO, BigDecimal::add));
         // the resolution rule "T$resolution" publishes for other engines selects them too: the winner's values
-        String resolution = (String) value("SELECT value FROM \"%s$resolution\" WHERE setting = 'resolution_sql'".formatted(TABLE));
+        String resolution = (String) client.value("SELECT value FROM \"%s$resolution\" WHERE setting = 'resolution_sql'".formatted(TABLE));
         assertThat(resolution).contains("balancing_day, contract_ref, source_system FROM");
         assertThat(rows(WINNERS.formatted("(%s)".formatted(resolution)))).isEqualTo(winners(Instant.MAX));
     }
@@ -273,7 +275,7 @@ final class TestMeterstoreAttributeColumns
             assertThat(outcome.kind()).as(outcome.describe()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);
         }
         assertThat(watermark()).isEqualTo(ARCHIVED_TO);
-        assertThat(value("SELECT count(*) FROM %s_versions WHERE \"$tier\" = 'hot'".formatted(TABLE))).isEqualTo(0L);
+        assertThat(client.value("SELECT count(*) FROM %s_versions WHERE \"$tier\" = 'hot'".formatted(TABLE))).isEqualTo(0L);
 
         assertMatches("cold");
         assertMatchesIcebergConnector();
@@ -293,7 +295,7 @@ final class TestMeterstoreAttributeColumns
             late.add(version(stored, stored.version().add(BigInteger.TEN), stored.value().add(new BigDecimal("1.5")), T3, "V-%s-2026-N".formatted(meter(stored)), null));
         }
         insert(late);
-        assertThat(value("SELECT count(*) FROM %s_versions WHERE \"$tier\" = 'hot'".formatted(TABLE))).isEqualTo(0L);
+        assertThat(client.value("SELECT count(*) FROM %s_versions WHERE \"$tier\" = 'hot'".formatted(TABLE))).isEqualTo(0L);
         assertThat(deleteFiles()).as("the superseded winners are deleted by position from their winners files").isPositive();
 
         assertMatches("cold");
@@ -388,16 +390,16 @@ final class TestMeterstoreAttributeColumns
         Reading hot = version(written.stream().filter(reading -> meter(reading) == 1).findFirst().orElseThrow(), BigInteger.valueOf(42), new BigDecimal("0.5"), T3, "V-1-2026-H", "MSCONS-GW");
         Reading hotRow = shifted(hot, Duration.ofDays(20));
         insert(List.of(hotRow));
-        assertThat(value("SELECT count(*) FROM %s_versions WHERE \"$tier\" = 'hot'".formatted(TABLE))).isEqualTo(1L);
+        assertThat(client.value("SELECT count(*) FROM %s_versions WHERE \"$tier\" = 'hot'".formatted(TABLE))).isEqualTo(1L);
 
         String erased = ReadingsGenerator.maloId(1);
         long rows = written.stream().filter(reading -> reading.maloId().equals(erased)).count();
-        assertThat(update("DELETE FROM %s_versions WHERE malo_id = '%s'".formatted(TABLE, erased))).isEqualTo(rows);
+        assertThat(client.update("DELETE FROM %s_versions WHERE malo_id = '%s'".formatted(TABLE, erased))).isEqualTo(rows);
         written.removeIf(reading -> reading.maloId().equals(erased));
 
-        assertThat(value("SELECT count(*) FROM %s_versions WHERE malo_id = '%s'".formatted(TABLE, erased))).isEqualTo(0L);
-        assertThat(value("SELECT count(*) FROM iceberg.metering.%s WHERE malo_id = '%s'".formatted(TABLE, erased))).isEqualTo(0L);
-        assertThat(postgres("SELECT count(*) FROM metering.vertraege WHERE contract_ref LIKE 'V-1-%'")).isEqualTo(0L);
+        assertThat(client.value("SELECT count(*) FROM %s_versions WHERE malo_id = '%s'".formatted(TABLE, erased))).isEqualTo(0L);
+        assertThat(client.value("SELECT count(*) FROM iceberg.metering.%s WHERE malo_id = '%s'".formatted(TABLE, erased))).isEqualTo(0L);
+        assertThat(client.postgres("SELECT count(*) FROM metering.vertraege WHERE contract_ref LIKE 'V-1-%'")).isEqualTo(0L);
         // the rewritten files keep meter 0's rows whole, its attribute values too
         assertThat(written).isNotEmpty();
         assertMatches("cold");
@@ -479,7 +481,7 @@ final class TestMeterstoreAttributeColumns
     private void insert(List<Reading> readings)
             throws SQLException
     {
-        assertThat(update(insertSql(readings))).isEqualTo(readings.size());
+        assertThat(client.update(insertSql(readings))).isEqualTo(readings.size());
         written.addAll(readings);
     }
 
@@ -522,7 +524,7 @@ final class TestMeterstoreAttributeColumns
             throws SQLException
     {
         List<Row> rows = new ArrayList<>();
-        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
             while (result.next()) {
                 rows.add(new Row(
                         result.getString(1),
@@ -540,7 +542,7 @@ final class TestMeterstoreAttributeColumns
             throws SQLException
     {
         List<String> values = new ArrayList<>();
-        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
             while (result.next()) {
                 values.add(result.getString(column));
             }
@@ -550,48 +552,13 @@ final class TestMeterstoreAttributeColumns
 
     private void assertRefused(String sql, int errorCode, String message)
     {
-        assertThatThrownBy(() -> execute(sql))
+        assertThatThrownBy(() -> client.execute(sql))
                 .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getErrorCode()).as(e.getMessage()).isEqualTo(errorCode))
                 .hasMessageContaining(message);
     }
 
-    private Object value(String sql)
-            throws SQLException
-    {
-        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
-            assertThat(result.next()).isTrue();
-            return result.getObject(1);
-        }
-    }
 
-    private void execute(String sql)
-            throws SQLException
-    {
-        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
-            statement.execute(sql);
-        }
-    }
 
-    private long update(String sql)
-            throws SQLException
-    {
-        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
-            return statement.executeLargeUpdate(sql);
-        }
-    }
 
-    private Object postgres(String sql)
-            throws SQLException
-    {
-        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
-            assertThat(result.next()).isTrue();
-            return result.getObject(1);
-        }
-    }
 
-    private Connection connect()
-            throws SQLException
-    {
-        return DriverManager.getConnection("jdbc:trino://%s/meterstore/metering".formatted(queryRunner.getCoordinator().getAddress()), "attribute_columns", null);
-    }
 }

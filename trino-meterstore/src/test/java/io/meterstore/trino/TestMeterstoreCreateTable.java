@@ -24,7 +24,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.net.URI;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -64,6 +63,7 @@ final class TestMeterstoreCreateTable
 
     private TestingWarehouse warehouse;
     private DistributedQueryRunner queryRunner;
+    private TestingClient client;
 
     @BeforeAll
     void setUp()
@@ -76,6 +76,7 @@ final class TestMeterstoreCreateTable
                 .withoutIceberg()
                 .withCatalogOverrides(ImmutableMap.of("meterstore.tables", TABLES))
                 .build();
+        client = new TestingClient(queryRunner, warehouse, "create_table");
         Map<String, String> droppable = new HashMap<>(MeterstoreQueryRunner.catalogProperties(warehouse));
         droppable.put("meterstore.tables", TABLES);
         droppable.put("meterstore.allow-drop-table", "true");
@@ -97,22 +98,22 @@ final class TestMeterstoreCreateTable
     void testCreateTableThenInsertAndSelect()
             throws Exception
     {
-        execute("CREATE TABLE lastgang " + COLUMNS + " WITH (time_model = 'interval', reading_id = 'malo_id')");
+        client.execute("CREATE TABLE lastgang " + COLUMNS + " WITH (time_model = 'interval', reading_id = 'malo_id')");
         // both tiers, each storing the shape
         assertThat(warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, "lastgang")).properties())
                 .containsEntry("meterstore.time-model", "interval")
                 .containsEntry("meterstore.reading-id", "malo_id")
                 .containsEntry("meterstore.attribute-columns", "");
-        assertThat((String) postgres("SELECT obj_description('metering.lastgang'::regclass, 'pg_class')")).contains("time_model=interval", "reading_id=malo_id");
+        assertThat((String) client.postgres("SELECT obj_description('metering.lastgang'::regclass, 'pg_class')")).contains("time_model=interval", "reading_id=malo_id");
 
         List<Reading> rows = new ArrayList<>();
         ReadingsGenerator.builder().seed(31).meters(2).startDay(LocalDate.now(ZoneOffset.UTC).minusDays(2)).days(1).correctionsFraction(0.1).build().forEach(rows::add);
-        execute(ReadingsInserts.insert(rows).replaceFirst("INSERT INTO readings_versions", "INSERT INTO lastgang_versions"));
+        client.execute(ReadingsInserts.insert(rows).replaceFirst("INSERT INTO readings_versions", "INSERT INTO lastgang_versions"));
         BigDecimal total = rows.stream().map(Reading::value).reduce(BigDecimal.ZERO, BigDecimal::add);
-        assertThat(value("SELECT count(*) FROM lastgang_versions")).isEqualTo((long) rows.size());
-        assertThat((BigDecimal) value("SELECT sum(value) FROM lastgang_versions")).isEqualByComparingTo(total);
-        assertThat(value("SELECT count(*) FROM lastgang")).isEqualTo(ReadingsOracle.of(rows).count(ReadingsOracle.View.RESOLVED, ReadingsOracle.all()));
-        assertThat((long) value("SELECT count(*) FROM lastgang")).isLessThan(rows.size());
+        assertThat(client.value("SELECT count(*) FROM lastgang_versions")).isEqualTo((long) rows.size());
+        assertThat((BigDecimal) client.value("SELECT sum(value) FROM lastgang_versions")).isEqualByComparingTo(total);
+        assertThat(client.value("SELECT count(*) FROM lastgang")).isEqualTo(ReadingsOracle.of(rows).count(ReadingsOracle.View.RESOLVED, ReadingsOracle.all()));
+        assertThat((long) client.value("SELECT count(*) FROM lastgang")).isLessThan(rows.size());
 
         // the stored declaration, where "T$config" showed constants; a table created before shapes reads as the default
         Map<String, Object> config = settings("lastgang");
@@ -123,7 +124,7 @@ final class TestMeterstoreCreateTable
                 .containsEntry("merge_key", "malo_id, obis_code, \"from\"")
                 .containsEntry("shape_stored", "yes");
         assertThat((String) settings("readings").get("shape_stored")).startsWith("no: created before shapes were declared");
-        assertThat((String) value("SHOW CREATE TABLE lastgang")).contains("time_model = 'interval'", "reading_id = 'malo_id'");
+        assertThat((String) client.value("SHOW CREATE TABLE lastgang")).contains("time_model = 'interval'", "reading_id = 'malo_id'");
     }
 
     @Test
@@ -147,7 +148,7 @@ final class TestMeterstoreCreateTable
                 "Table 'metering.elsewhere' is not one of meterstore.tables [readings, lastgang, zaehlerstaende, dropme] of catalog 'meterstore': add 'elsewhere' to meterstore.tables");
         // nothing of any of them in either tier
         assertThat(warehouse.catalog().tableExists(TableIdentifier.of(SCHEMA, "zaehlerstaende"))).isFalse();
-        assertThat(postgres("SELECT count(*) FROM pg_class WHERE relname LIKE 'zaehlerstaende%' OR relname = 'elsewhere'")).isEqualTo(0L);
+        assertThat(client.postgres("SELECT count(*) FROM pg_class WHERE relname LIKE 'zaehlerstaende%' OR relname = 'elsewhere'")).isEqualTo(0L);
         assertRefused("SELECT count(*) FROM zaehlerstaende", TABLE_NOT_FOUND.toErrorCode().getCode(), "does not exist");
     }
 
@@ -155,10 +156,10 @@ final class TestMeterstoreCreateTable
     void testDropTableIsRefusedUnlessTheCatalogueAllowsIt()
             throws Exception
     {
-        execute("CREATE TABLE dropme (LIKE readings)");
+        client.execute("CREATE TABLE dropme (LIKE readings)");
         List<Reading> rows = new ArrayList<>();
         ReadingsGenerator.builder().seed(32).meters(1).startDay(LocalDate.now(ZoneOffset.UTC).minusDays(3)).days(2).build().forEach(rows::add);
-        execute(ReadingsInserts.insert(rows).replaceFirst("INSERT INTO readings_versions", "INSERT INTO dropme_versions"));
+        client.execute(ReadingsInserts.insert(rows).replaceFirst("INSERT INTO readings_versions", "INSERT INTO dropme_versions"));
         // a partition an archival left detached, which the drop removes too
         HotTier hotTier = new HotTier(SCHEMA, new PartitionNaming("dropme", PartitionNaming.DEFAULT_STEP), Duration.ofSeconds(5));
         HotPartition detached;
@@ -169,16 +170,16 @@ final class TestMeterstoreCreateTable
 
         assertRefused("DROP TABLE dropme", MeterstoreErrorCode.METERSTORE_DROP_TABLE_REFUSED.toErrorCode().getCode(),
                 "DROP TABLE 'metering.dropme' is refused: a readings table holds metering data that is kept for years by law, and dropping it removes both tiers and every file for good; set meterstore.allow-drop-table=true in the catalogue's properties (and restart) to allow it");
-        assertThat((long) postgres("SELECT count(*) FROM metering.dropme") + (long) postgres("SELECT count(*) FROM metering." + detached.name())).isEqualTo(rows.size());
+        assertThat((long) client.postgres("SELECT count(*) FROM metering.dropme") + (long) client.postgres("SELECT count(*) FROM metering." + detached.name())).isEqualTo(rows.size());
         assertThat(warehouse.catalog().tableExists(TableIdentifier.of(SCHEMA, "dropme"))).isTrue();
 
         assertRefused("DROP TABLE droppable.metering.dropme_versions", NOT_SUPPORTED.toErrorCode().getCode(), "DROP TABLE 'dropme', which drops both names");
         Path location = Path.of(URI.create(warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, "dropme")).location()));
         assertThat(files(location)).isNotEmpty();
 
-        execute("DROP TABLE droppable.metering.dropme");
+        client.execute("DROP TABLE droppable.metering.dropme");
         // both tiers: the parent with its partitions, the detached partition, the Iceberg table and its files
-        assertThat(postgres("SELECT count(*) FROM pg_class WHERE relname LIKE 'dropme%'")).isEqualTo(0L);
+        assertThat(client.postgres("SELECT count(*) FROM pg_class WHERE relname LIKE 'dropme%'")).isEqualTo(0L);
         assertThat(warehouse.catalog().tableExists(TableIdentifier.of(SCHEMA, "dropme"))).isFalse();
         assertThat(files(location)).isEmpty();
         assertRefused("SELECT count(*) FROM dropme_versions", TABLE_NOT_FOUND.toErrorCode().getCode(), "does not exist");
@@ -204,7 +205,7 @@ final class TestMeterstoreCreateTable
 
     private void assertRefused(String sql, int errorCode, String message)
     {
-        assertThatThrownBy(() -> execute(sql))
+        assertThatThrownBy(() -> client.execute(sql))
                 .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getErrorCode()).as(e.getMessage()).isEqualTo(errorCode))
                 .hasMessageContaining(message);
     }
@@ -213,7 +214,7 @@ final class TestMeterstoreCreateTable
             throws SQLException
     {
         Map<String, Object> settings = new HashMap<>();
-        try (Connection connection = connect(); Statement statement = connection.createStatement();
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement();
                 ResultSet result = statement.executeQuery("SELECT setting, value FROM \"%s$config\"".formatted(table))) {
             while (result.next()) {
                 settings.put(result.getString(1), result.getString(2));
@@ -222,35 +223,7 @@ final class TestMeterstoreCreateTable
         return settings;
     }
 
-    private Object value(String sql)
-            throws SQLException
-    {
-        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
-            assertThat(result.next()).isTrue();
-            return result.getObject(1);
-        }
-    }
 
-    private void execute(String sql)
-            throws SQLException
-    {
-        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
-            statement.execute(sql);
-        }
-    }
 
-    private Object postgres(String sql)
-            throws SQLException
-    {
-        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
-            assertThat(result.next()).isTrue();
-            return result.getObject(1);
-        }
-    }
 
-    private Connection connect()
-            throws SQLException
-    {
-        return DriverManager.getConnection("jdbc:trino://%s/meterstore/metering".formatted(queryRunner.getCoordinator().getAddress()), "create_table", null);
-    }
 }

@@ -32,7 +32,6 @@ import org.junit.jupiter.api.TestInstance;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -68,6 +67,7 @@ final class TestMeterstorePointTable
 
     private TestingWarehouse warehouse;
     private DistributedQueryRunner queryRunner;
+    private TestingClient client;
 
     @BeforeAll
     void setUp()
@@ -79,7 +79,8 @@ final class TestMeterstorePointTable
                 .withoutIceberg()
                 .withCatalogOverrides(ImmutableMap.of("meterstore.tables", "readings," + TABLE, "meterstore.erasure.hmac-key", TestMeterstoreErasure.HMAC_KEY))
                 .build();
-        execute("CREATE TABLE %s (LIKE readings) WITH (time_model = 'point', reading_id = 'malo_id')".formatted(TABLE));
+        client = new TestingClient(queryRunner, warehouse, "point_table");
+        client.execute("CREATE TABLE %s (LIKE readings) WITH (time_model = 'point', reading_id = 'malo_id')".formatted(TABLE));
     }
 
     @AfterAll
@@ -96,8 +97,8 @@ final class TestMeterstorePointTable
     {
         // both tiers store a "to" that may be NULL, and PostgreSQL requires it to be
         assertThat(warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, TABLE)).schema().findField("to").isOptional()).isTrue();
-        assertThat(postgres("SELECT attnotnull FROM pg_attribute WHERE attrelid = 'metering.zaehlerstaende'::regclass AND attname = 'to'")).isEqualTo(false);
-        assertThat(postgres("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'metering.zaehlerstaende'::regclass AND conname = 'point_reading_has_no_to'"))
+        assertThat(client.postgres("SELECT attnotnull FROM pg_attribute WHERE attrelid = 'metering.zaehlerstaende'::regclass AND attname = 'to'")).isEqualTo(false);
+        assertThat(client.postgres("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'metering.zaehlerstaende'::regclass AND conname = 'point_reading_has_no_to'"))
                 .isEqualTo("CHECK ((\"to\" IS NULL))");
 
         List<Reading> delivered = new ArrayList<>();
@@ -124,10 +125,10 @@ final class TestMeterstorePointTable
         BigDecimal beforeCorrectionTotal = delivered.stream().map(Reading::value).reduce(BigDecimal.ZERO, BigDecimal::add)
                 .add(gappy.stream().map(Reading::value).reduce(BigDecimal.ZERO, BigDecimal::add));
 
-        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(17L);
+        assertThat(client.value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(17L);
         assertWinners(versions, "hot");
         // the planner is not told that "to" is never NULL
-        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet stats = statement.executeQuery("SHOW STATS FOR zaehlerstaende_versions")) {
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet stats = statement.executeQuery("SHOW STATS FOR zaehlerstaende_versions")) {
             boolean found = false;
             while (stats.next()) {
                 if ("to".equals(stats.getString(1))) {
@@ -142,15 +143,15 @@ final class TestMeterstorePointTable
 
         // the first three UTC days archived: W at 29 March 00:00 UTC, the readings of 27, 28 and 29 March cold
         archiveWindows(3);
-        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions WHERE \"$tier\" = 'cold' AND \"to\" IS NULL")).isEqualTo(9L);
-        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(17L);
+        assertThat(client.value("SELECT count(*) FROM zaehlerstaende_versions WHERE \"$tier\" = 'cold' AND \"to\" IS NULL")).isEqualTo(9L);
+        assertThat(client.value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(17L);
         assertWinners(versions, "cold");
         assertThat(sum("SELECT sum(value) FROM zaehlerstaende FOR TIMESTAMP AS OF TIMESTAMP '%s UTC'".formatted(timestamp(beforeCorrection))))
                 .isEqualByComparingTo(beforeCorrectionTotal);
 
         // completeness over both tiers: one reading a Berlin day at P1D, meter 3's of 29 March (the 23-hour day) missing
         Map<String, List<Object>> completeness = new HashMap<>();
-        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
                 SELECT malo_id, resolution, expected, actual, missing, CAST(first_gap AS varchar) FROM TABLE(meterstore.system.meter_completeness(
                     table_name => 'zaehlerstaende',
                     range_start => TIMESTAMP '2026-03-27 00:00:00 Europe/Berlin',
@@ -168,17 +169,17 @@ final class TestMeterstorePointTable
         Reading late = register(2, FIRST_DAY.plusDays(1), new BigDecimal("2011.250000"), 3);
         insert(List.of(late, delivered.get(DAYS)));
         versions.add(late);
-        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(18L);
-        assertThat(value("SELECT \"$tier\" FROM zaehlerstaende WHERE malo_id = '%s' AND \"from\" = TIMESTAMP '%s UTC'".formatted(late.maloId(), timestamp(late.from())))).isEqualTo("cold");
+        assertThat(client.value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(18L);
+        assertThat(client.value("SELECT \"$tier\" FROM zaehlerstaende WHERE malo_id = '%s' AND \"from\" = TIMESTAMP '%s UTC'".formatted(late.maloId(), timestamp(late.from())))).isEqualTo("cold");
         assertWinners(versions, "cold");
 
         // consumption per Berlin day and per month as docs/sql.md derives it, across both tiers and the 23-hour 29 March
         assertConsumption(versions);
 
         // erasure of meter 1: every version, in both tiers
-        execute("DELETE FROM zaehlerstaende_versions WHERE malo_id = '%s'".formatted(ReadingsGenerator.maloId(1)));
+        client.execute("DELETE FROM zaehlerstaende_versions WHERE malo_id = '%s'".formatted(ReadingsGenerator.maloId(1)));
         versions.removeIf(reading -> reading.maloId().equals(ReadingsGenerator.maloId(1)));
-        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(11L);
+        assertThat(client.value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(11L);
         assertWinners(versions, "cold");
 
         // the rest of March archived, then the month compacted: the same versions and winners, from files whose "to" is NULL
@@ -188,7 +189,7 @@ final class TestMeterstorePointTable
                 InstantSource.fixed(Instant.parse("2026-06-01T00:00:00Z")));
         MaintenanceOutcome outcome = maintenance.compact();
         assertThat(outcome.compaction().orElseThrow().compacted()).extracting(MonthCompaction.Compacted::month).containsExactly(YearMonth.of(2026, 3));
-        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions WHERE \"to\" IS NULL")).isEqualTo(11L);
+        assertThat(client.value("SELECT count(*) FROM zaehlerstaende_versions WHERE \"to\" IS NULL")).isEqualTo(11L);
         assertWinners(versions, "cold");
 
         assertRegisterAgainstLoadProfile();
@@ -226,10 +227,10 @@ final class TestMeterstorePointTable
             register = register.add(dayTotal);
         }
         insert(registers);
-        execute(ReadingsInserts.insert(profile));
+        client.execute(ReadingsInserts.insert(profile));
 
         Map<LocalDate, List<Object>> actual = new HashMap<>();
-        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
                 WITH register AS (
                     SELECT malo_id, balancing_day, "$tier" AS tier, lead(value) OVER (PARTITION BY malo_id, obis_code ORDER BY "from") - value AS kwh
                     FROM zaehlerstaende WHERE malo_id = '%1$s'),
@@ -261,8 +262,8 @@ final class TestMeterstorePointTable
     void testReadingOfTheOtherModelIsRefused()
             throws Exception
     {
-        long points = (long) value("SELECT count(*) FROM zaehlerstaende_versions");
-        long intervals = (long) value("SELECT count(*) FROM readings_versions");
+        long points = (long) client.value("SELECT count(*) FROM zaehlerstaende_versions");
+        long intervals = (long) client.value("SELECT count(*) FROM readings_versions");
         Reading register = register(3, FIRST_DAY, BigDecimal.TEN, 1);
         Instant from = register.from();
         Reading interval = new Reading(register.maloId(), register.meloId(), ReadingsGenerator.OBIS_CODE, register.sparte(), from, from.plusSeconds(900), BigDecimal.ONE,
@@ -280,8 +281,8 @@ final class TestMeterstorePointTable
                 utcMidnight.version(), "9900000000003:2026-03", utcMidnight.recordedAt(), LocalDate.of(2026, 3, 29));
         assertRefused(ReadingsInserts.insert(List.of(utcMidnight)).replaceFirst("INSERT INTO readings_versions", "INSERT INTO zaehlerstaende_versions"),
                 "is not on its P1D cadence: a daily register reading of sparte STROM is read at the start of the balancing day");
-        assertThat(value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(points);
-        assertThat(value("SELECT count(*) FROM readings_versions")).isEqualTo(intervals);
+        assertThat(client.value("SELECT count(*) FROM zaehlerstaende_versions")).isEqualTo(points);
+        assertThat(client.value("SELECT count(*) FROM readings_versions")).isEqualTo(intervals);
     }
 
     /** The winners read from {@code zaehlerstaende}, per reading, equal the highest version of each key among {@code versions}. */
@@ -298,7 +299,7 @@ final class TestMeterstorePointTable
             }
         }
         Map<String, BigDecimal> actual = new HashMap<>();
-        try (Connection connection = connect(); Statement statement = connection.createStatement();
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement();
                 ResultSet result = statement.executeQuery("SELECT malo_id, CAST(to_unixtime(\"from\") AS bigint), \"to\", value, \"$tier\" FROM zaehlerstaende ORDER BY 2")) {
             boolean first = true;
             while (result.next()) {
@@ -346,7 +347,7 @@ final class TestMeterstorePointTable
         assertThat(daily.keySet()).contains(ReadingsGenerator.maloId(2) + " 2026-03-29");
 
         Map<String, BigDecimal> actualDaily = new HashMap<>();
-        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
                 SELECT malo_id, obis_code, balancing_day,
                        IF(lead(balancing_day) OVER w = balancing_day + INTERVAL '1' DAY, lead(value) OVER w - value) AS kwh
                 FROM zaehlerstaende
@@ -362,7 +363,7 @@ final class TestMeterstorePointTable
         daily.forEach((key, kwh) -> assertThat(actualDaily.get(key)).as(key).isEqualByComparingTo(kwh));
 
         Map<String, BigDecimal> actualMonthly = new HashMap<>();
-        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
                 SELECT malo_id, obis_code, month,
                        lead(first_reading) OVER (PARTITION BY malo_id, obis_code ORDER BY month) - first_reading AS kwh
                 FROM (SELECT malo_id, obis_code, meterstore.system.meter_balancing_month("from", sparte) AS month,
@@ -422,7 +423,7 @@ final class TestMeterstorePointTable
     private void insert(List<Reading> readings)
             throws SQLException
     {
-        execute(ReadingsInserts.insert(readings).replaceFirst("INSERT INTO readings_versions", "INSERT INTO zaehlerstaende_versions"));
+        client.execute(ReadingsInserts.insert(readings).replaceFirst("INSERT INTO readings_versions", "INSERT INTO zaehlerstaende_versions"));
     }
 
     private static String timestamp(Instant instant)
@@ -432,7 +433,7 @@ final class TestMeterstorePointTable
 
     private void assertRefused(String sql, String message)
     {
-        assertThatThrownBy(() -> execute(sql))
+        assertThatThrownBy(() -> client.execute(sql))
                 .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getErrorCode()).as(e.getMessage())
                         .isEqualTo(MeterstoreErrorCode.METERSTORE_INVALID_READING.toErrorCode().getCode()))
                 .hasMessageContaining(message)
@@ -442,38 +443,10 @@ final class TestMeterstorePointTable
     private BigDecimal sum(String sql)
             throws SQLException
     {
-        return (BigDecimal) value(sql);
+        return (BigDecimal) client.value(sql);
     }
 
-    private Object value(String sql)
-            throws SQLException
-    {
-        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
-            assertThat(result.next()).isTrue();
-            return result.getObject(1);
-        }
-    }
 
-    private void execute(String sql)
-            throws SQLException
-    {
-        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
-            statement.execute(sql);
-        }
-    }
 
-    private Object postgres(String sql)
-            throws SQLException
-    {
-        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
-            assertThat(result.next()).isTrue();
-            return result.getObject(1);
-        }
-    }
 
-    private Connection connect()
-            throws SQLException
-    {
-        return DriverManager.getConnection("jdbc:trino://%s/meterstore/metering".formatted(queryRunner.getCoordinator().getAddress()), "point_table", null);
-    }
 }
