@@ -43,11 +43,14 @@ import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.Queue;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -98,8 +101,17 @@ final class DashboardBenchmark
     /** One query of the mix: its kind, its SQL over {@code readings}, and the answer ROW_NUMBER over every version gives. */
     private record DashboardQuery(Kind kind, String sql, List<List<String>> expected) {}
 
-    /** @param connectionWaitMillis the longest a hot split of the query waited for a PostgreSQL connection; empty without a hot split */
-    private record Sample(Kind kind, long nanos, boolean wrong, Optional<String> error, OptionalDouble connectionWaitMillis) {}
+    /**
+     * @param queryId the engine's id of the query, whose statistics are looked up beside the clients
+     * @param connectionWaitMillis the longest a hot split of the query waited for a PostgreSQL connection; empty without a hot split
+     */
+    private record Sample(Kind kind, long nanos, boolean wrong, Optional<String> error, Optional<String> queryId, OptionalDouble connectionWaitMillis)
+    {
+        Sample withConnectionWait(OptionalDouble waitMillis)
+        {
+            return new Sample(kind, nanos, wrong, error, queryId, waitMillis);
+        }
+    }
 
     private record Phase(int clients, double seconds, List<Sample> samples, long corrections, String archival) {}
 
@@ -247,6 +259,10 @@ final class DashboardBenchmark
         log.info("D1: %s clients for %s s", clients, settings.d1Seconds());
         long deadline = System.nanoTime() + Duration.ofSeconds(settings.d1Seconds()).toNanos();
         Queue<Sample> samples = new ConcurrentLinkedQueue<>();
+        // each query's statistics looked up beside the clients, as soon as it finished, so that no client pauses between
+        // its queries for them, and before the engine prunes a finished query's operator statistics (query.max-history)
+        Map<String, CompletableFuture<OptionalDouble>> connectionWaits = new ConcurrentHashMap<>();
+        ExecutorService lookups = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("d1-lookup-", 0).daemon().factory());
         AtomicLong corrections = new AtomicLong();
         ExecutorService executor = Executors.newFixedThreadPool(clients + 2, Thread.ofPlatform().name("d1-", 0).daemon().factory());
         try {
@@ -254,7 +270,7 @@ final class DashboardBenchmark
             for (int client = 0; client < clients; client++) {
                 int seed = client;
                 clientRuns.add(executor.submit(() -> {
-                    runClient(seed, queries, deadline, samples);
+                    runClient(seed, queries, deadline, samples, queryId -> connectionWaits.put(queryId, CompletableFuture.supplyAsync(() -> connectionWaitMillis(queryId), lookups)));
                     return null;
                 }));
             }
@@ -272,14 +288,20 @@ final class DashboardBenchmark
             correcting.get();
             String archival = archiving.get();
             long start = deadline - Duration.ofSeconds(settings.d1Seconds()).toNanos();
-            return new Phase(clients, (System.nanoTime() - start) / 1e9, List.copyOf(samples), corrections.get(), archival);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            List<Sample> measured = new ArrayList<>();
+            for (Sample sample : samples) {
+                measured.add(sample.withConnectionWait(connectionWaits.getOrDefault(sample.queryId().orElse(""), CompletableFuture.completedFuture(OptionalDouble.empty())).get()));
+            }
+            return new Phase(clients, seconds, measured, corrections.get(), archival);
         }
         finally {
             executor.shutdownNow();
+            lookups.shutdownNow();
         }
     }
 
-    private void runClient(int seed, List<DashboardQuery> queries, long deadline, Queue<Sample> samples)
+    private void runClient(int seed, List<DashboardQuery> queries, long deadline, Queue<Sample> samples, Consumer<String> finished)
             throws SQLException
     {
         Random random = new Random(seed);
@@ -292,12 +314,11 @@ final class DashboardBenchmark
                 long start = System.nanoTime();
                 try {
                     TimedQuery.Execution execution = new TimedQuery("meterstore", connection, query.sql()).execute();
-                    // asked after the clock stopped: the lookup is not the query's time
-                    OptionalDouble connectionWait = execution.queryId().map(this::connectionWaitMillis).orElse(OptionalDouble.empty());
-                    samples.add(new Sample(query.kind(), execution.nanos(), !execution.rows().equals(query.expected()), Optional.empty(), connectionWait));
+                    execution.queryId().ifPresent(finished);
+                    samples.add(new Sample(query.kind(), execution.nanos(), !execution.rows().equals(query.expected()), Optional.empty(), execution.queryId(), OptionalDouble.empty()));
                 }
                 catch (SQLException | RuntimeException e) {
-                    samples.add(new Sample(query.kind(), System.nanoTime() - start, false, Optional.of(Optional.ofNullable(e.getMessage()).orElse(e.toString())), OptionalDouble.empty()));
+                    samples.add(new Sample(query.kind(), System.nanoTime() - start, false, Optional.of(Optional.ofNullable(e.getMessage()).orElse(e.toString())), Optional.empty(), OptionalDouble.empty()));
                 }
             }
         }
