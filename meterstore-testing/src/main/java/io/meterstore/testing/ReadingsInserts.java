@@ -7,6 +7,9 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.stream.IntStream;
 
 import static java.util.stream.Collectors.joining;
 
@@ -27,6 +30,47 @@ public final class ReadingsInserts
     public static String insertAsRecorded(List<Reading> readings)
     {
         return "INSERT INTO readings_versions VALUES " + readings.stream().map(reading -> values(reading, true)).collect(joining(", "));
+    }
+
+    /**
+     * One INSERT of {@code readings} with every column given, as {@link #insertAsRecorded}, written as a bulk loader
+     * writes it: {@code SELECT * FROM UNNEST} of one array per column, each an array of string literals cast to the
+     * column's type. Trino plans such a statement in a fraction of the time of the same rows as VALUES, which it
+     * analyses row by row (docs/sql.md, "Writing many rows": 1,920 rows, 1.6 s against 8.6 s an INSERT; the rows stored are the same).
+     */
+    public static String insertAsRecordedUnnested(List<Reading> readings)
+    {
+        List<String> arrays = List.of(
+                array(readings, "varchar", reading -> Optional.of(reading.maloId())),
+                array(readings, "varchar", Reading::meloId),
+                array(readings, "varchar", reading -> Optional.of(reading.obisCode())),
+                array(readings, "varchar", reading -> Optional.of(reading.sparte().name())),
+                array(readings, "timestamp(6) with time zone", reading -> Optional.of(TIMESTAMP.format(reading.from()) + " UTC")),
+                array(readings, "timestamp(6) with time zone", reading -> reading.to().map(to -> TIMESTAMP.format(to) + " UTC")),
+                array(readings, "decimal(18,6)", reading -> Optional.of(reading.value().toPlainString())),
+                array(readings, "varchar", reading -> Optional.of(reading.unit().name())),
+                array(readings, "varchar", reading -> Optional.of(reading.quality().name())),
+                array(readings, "varchar", reading -> Optional.of(reading.resolution())),
+                array(readings, "varchar", reading -> Optional.of(reading.sourceKind())),
+                array(readings, "varchar", Reading::sourceDetail),
+                array(readings, "varchar", Reading::provenance),
+                array(readings, "decimal(20,0)", reading -> Optional.of(reading.version().toString())),
+                array(readings, "varchar", reading -> Optional.of(reading.versionScope())),
+                array(readings, "timestamp(6) with time zone", reading -> Optional.of(TIMESTAMP.format(reading.recordedAt()) + " UTC")),
+                array(readings, "date", reading -> Optional.of(reading.balancingDay().toString())));
+        int attributeColumns = readings.isEmpty() ? 0 : readings.getFirst().attributes().size();
+        List<String> attributes = IntStream.range(0, attributeColumns)
+                .mapToObj(index -> array(readings, "varchar", reading -> reading.attributes().get(index)))
+                .toList();
+        return "INSERT INTO readings_versions SELECT * FROM UNNEST(" + String.join(", ", arrays)
+                + attributes.stream().map(array -> ", " + array).collect(joining()) + ")";
+    }
+
+    private static String array(List<Reading> readings, String type, Function<Reading, Optional<String>> value)
+    {
+        return readings.stream()
+                .map(reading -> value.apply(reading).map(ReadingsInserts::literal).orElse("NULL"))
+                .collect(joining(", ", "CAST(ARRAY[", "] AS array(%s))".formatted(type)));
     }
 
     /** A row of VALUES with recorded_at and balancing_day NULL. */
