@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.core.Sql.qualified;
@@ -107,8 +109,8 @@ public final class HotTier
                         CREATE TABLE IF NOT EXISTS %s (
                             %s,
                             %s,
-                            PRIMARY KEY (malo_id, obis_code, "from", version)
-                        ) PARTITION BY RANGE ("from")""".formatted(qualifiedParent(), columns.postgresColumnDefinitions(), HotTierSupersession.columnDefinition()));
+                            PRIMARY KEY (%s)
+                        ) PARTITION BY RANGE ("from")""".formatted(qualifiedParent(), columns.postgresColumnDefinitions(), HotTierSupersession.columnDefinition(), primaryKey(columns)));
                 // a table created before the marks: the parent passes the column on to its attached partitions; a
                 // detached one gets it too, so that it can be attached again
                 statement.execute(HotTierSupersession.addColumn(qualifiedParent()));
@@ -120,14 +122,15 @@ public final class HotTier
                         partitions.stream().filter(partition -> !partition.attached()).map(partition -> qualifiedPartition(partition.name())).toList(), checks)) {
                     statement.execute(sql);
                 }
-                statement.execute(HotTierSupersession.createFunction(schema));
+                String supersession = HotTierSupersession.function(naming.table(), columns.keyNames());
+                statement.execute(HotTierSupersession.createFunction(schema, naming.table(), columns.keyNames()));
                 for (String sql : HotTierRules.addMissingChecks(connection, schema, naming.table(), qualifiedParent(), checks)) {
                     statement.execute(sql);
                 }
                 for (String sql : HotTierRules.createTriggers(schema, qualifiedParent(), qualifiedParent())) {
                     statement.execute(sql);
                 }
-                for (String sql : HotTierSupersession.createTriggers(schema, qualifiedParent(), qualifiedParent())) {
+                for (String sql : HotTierSupersession.createTriggers(schema, supersession, qualifiedParent(), qualifiedParent())) {
                     statement.execute(sql);
                 }
                 for (HotPartition partition : partitions(connection)) {
@@ -137,7 +140,7 @@ public final class HotTier
                     for (String sql : HotTierRules.createTriggers(schema, qualifiedPartition(partition.name()), qualifiedParent())) {
                         statement.execute(sql);
                     }
-                    for (String sql : HotTierSupersession.createTriggers(schema, qualifiedPartition(partition.name()), qualifiedParent())) {
+                    for (String sql : HotTierSupersession.createTriggers(schema, supersession, qualifiedPartition(partition.name()), qualifiedParent())) {
                         statement.execute(sql);
                     }
                 }
@@ -155,6 +158,19 @@ public final class HotTier
         // after the triggers mark what is written from now on: the rows stored before, in bounded batches
         markPartitions(connection);
         return List.copyOf(broken);
+    }
+
+    /**
+     * The primary key of a parent of {@code columns}, quoted: (malo_id, obis_code, "from", the key's other columns, version),
+     * the order the cold tier's files sort in, so that an ordered read of a partition walks its index.
+     */
+    public static String primaryKey(TableColumns columns)
+    {
+        return Stream.of(Stream.of(ReadingsColumn.MALO_ID.columnName(), ReadingsColumn.OBIS_CODE.columnName(), ReadingsColumn.FROM.columnName()),
+                        columns.keyNames().stream(), Stream.of(ReadingsColumn.VERSION.columnName()))
+                .flatMap(names -> names)
+                .map(Sql::quoteIdentifier)
+                .collect(Collectors.joining(", "));
     }
 
     /**
@@ -304,7 +320,13 @@ public final class HotTier
         }
         String partition = qualifiedPartition(name);
         boolean rules = hasTriggerFunction(connection, HotTierRules.FUNCTION);
-        boolean supersession = hasTriggerFunction(connection, HotTierSupersession.FUNCTION);
+        // the parent's function: the schema's for the default key, the table's own for a key with more columns
+        Optional<String> supersession = Optional.empty();
+        for (String function : List.of(HotTierSupersession.FUNCTION, HotTierSupersession.tableFunction(naming.table()))) {
+            if (supersession.isEmpty() && hasTriggerFunction(connection, function)) {
+                supersession = Optional.of(function);
+            }
+        }
         try (Statement statement = connection.createStatement()) {
             statement.execute("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)".formatted(partition, qualifiedParent()));
             // a partition is written by name too (a tool, an interrupted archival's detached partition): its own triggers;
@@ -315,8 +337,8 @@ public final class HotTier
                 }
             }
             // marked from its first row: read without resolution from the start
-            if (supersession) {
-                for (String sql : HotTierSupersession.createTriggers(schema, partition, qualifiedParent())) {
+            if (supersession.isPresent()) {
+                for (String sql : HotTierSupersession.createTriggers(schema, supersession.get(), partition, qualifiedParent())) {
                     statement.execute(sql);
                 }
                 statement.execute(HotTierSupersession.markedComment(partition));

@@ -70,18 +70,25 @@ public final class HotTierSupersession
     /**
      * The function the triggers run, in {@code schema}; its argument is the qualified parent, which names the channel
      * locks. It reads and marks the table the trigger fired on: a key's versions share its "from", so its partition (or
-     * the parent) holds them all, attached or detached.
+     * the parent) holds them all, attached or detached. The function of the default key is {@link #FUNCTION}, shared by
+     * the tables of the schema; a table whose key has more columns ({@code keyColumns}, {@link TableColumns#keyColumns()})
+     * has one of its own, {@link #function}.
      */
-    static String createFunction(String schema)
+    static String createFunction(String schema, String table, List<String> keyColumns)
     {
+        // the key's columns after malo_id, obis_code and "from", each preceded by a comma; empty for the default key
+        String key = keyColumns.stream().map(column -> ", " + quoteIdentifier(column)).collect(Collectors.joining());
+        String probeKey = keyColumns.stream().map(column -> " AND p.%1$s = k.%1$s".formatted(quoteIdentifier(column))).collect(Collectors.joining());
         // the versions of the keys the statement touched: in one pass over their "from" range when the statement fills
         // it (a day's ingest), else by an index probe per key (OFFSET 0 keeps the probe from being turned into a join)
         String dense = """
                 SELECT p.* FROM %1$s p
-                WHERE p."from" >= $1 AND p."from" <= $2 AND (p.malo_id, p.obis_code, p."from") IN (SELECT malo_id, obis_code, "from" FROM %2$s k)""";
+                WHERE p."from" >= $1 AND p."from" <= $2 AND (p.malo_id, p.obis_code, p."from"%3$s) IN (SELECT malo_id, obis_code, "from"%4$s FROM %2$s k)"""
+                .formatted("%1$s", "%2$s", keyColumns.stream().map(column -> ", p." + quoteIdentifier(column)).collect(Collectors.joining()), key);
         String sparse = """
-                SELECT p.* FROM (SELECT DISTINCT malo_id, obis_code, "from" FROM %2$s k) k CROSS JOIN LATERAL (
-                    SELECT * FROM %1$s p WHERE p.malo_id = k.malo_id AND p.obis_code = k.obis_code AND p."from" = k."from" AND p."from" >= $1 AND p."from" <= $2 OFFSET 0) p""";
+                SELECT p.* FROM (SELECT DISTINCT malo_id, obis_code, "from"%3$s FROM %2$s k) k CROSS JOIN LATERAL (
+                    SELECT * FROM %1$s p WHERE p.malo_id = k.malo_id AND p.obis_code = k.obis_code AND p."from" = k."from"%4$s AND p."from" >= $1 AND p."from" <= $2 OFFSET 0) p"""
+                .formatted("%1$s", "%2$s", key, probeKey);
         return """
                 CREATE OR REPLACE FUNCTION %1$s.%2$s() RETURNS trigger LANGUAGE plpgsql AS $function$
                 DECLARE
@@ -98,7 +105,7 @@ public final class HotTierSupersession
                     keys := CASE TG_OP
                         WHEN 'INSERT' THEN 'new_rows'
                         WHEN 'DELETE' THEN 'old_rows'
-                        ELSE '(SELECT malo_id, obis_code, "from", %4$s FROM new_rows UNION ALL SELECT malo_id, obis_code, "from", %4$s FROM old_rows)' END;
+                        ELSE '(SELECT malo_id, obis_code, "from"%7$s, %4$s FROM new_rows UNION ALL SELECT malo_id, obis_code, "from"%7$s, %4$s FROM old_rows)' END;
                     EXECUTE format('SELECT min("from"), max("from"), count(*), count(%4$s) FROM %%s k', keys) INTO lower_from, upper_from, written_rows, marked_rows;
                     IF written_rows = 0 THEN
                         RETURN NULL;
@@ -114,7 +121,7 @@ public final class HotTierSupersession
                         IF TG_OP = 'INSERT' AND marked_rows = 0 THEN
                             EXECUTE format('SELECT count(*) FROM %%s WHERE "from" >= $1 AND "from" <= $2', target) INTO stored_rows USING lower_from, upper_from;
                             IF stored_rows = written_rows THEN
-                                EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM new_rows GROUP BY malo_id, obis_code, "from" HAVING count(*) > 1 LIMIT 1) r' INTO repeated_keys;
+                                EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM new_rows GROUP BY malo_id, obis_code, "from"%7$s HAVING count(*) > 1 LIMIT 1) r' INTO repeated_keys;
                                 IF repeated_keys = 0 THEN
                                     RETURN NULL;
                                 END IF;
@@ -130,7 +137,20 @@ public final class HotTierSupersession
                     END IF;
                     RETURN NULL;
                 END
-                $function$""".formatted(quoteIdentifier(schema), FUNCTION, CHANNEL_LOCKS, quoteIdentifier(COLUMN), mark(dense, "%1$s", TRIGGER_RANGE), mark(sparse, "%1$s", TRIGGER_RANGE));
+                $function$""".formatted(quoteIdentifier(schema), quoteIdentifier(function(table, keyColumns)), CHANNEL_LOCKS, quoteIdentifier(COLUMN),
+                mark(dense, "%1$s", TRIGGER_RANGE, keyColumns), mark(sparse, "%1$s", TRIGGER_RANGE, keyColumns), key.replace("'", "''"));
+    }
+
+    /** The function of the triggers of {@code table}: {@link #FUNCTION} for the default key, one of the table's own for a key with {@code keyColumns}. */
+    static String function(String table, List<String> keyColumns)
+    {
+        return keyColumns.isEmpty() ? FUNCTION : tableFunction(table);
+    }
+
+    /** The function of the triggers of {@code table} when its key has more columns than the default key. */
+    static String tableFunction(String table)
+    {
+        return FUNCTION + "__" + table;
     }
 
     /**
@@ -138,29 +158,31 @@ public final class HotTierSupersession
      * {@link ResolutionRule} says: a row is beaten by the versions before it in the rule's order, at the earliest of their
      * recorded_at, never before its own. Writes only the marks that differ.
      */
-    private static String mark(String versions, String target, String range)
+    private static String mark(String versions, String target, String range, List<String> keyColumns)
     {
-        String partitionBy = ResolutionRule.PARTITION.stream().map(column -> "p." + quoteIdentifier(column.columnName())).collect(Collectors.joining(", "));
+        String partitionBy = ResolutionRule.partition(keyColumns).stream().map(column -> "p." + quoteIdentifier(column)).collect(Collectors.joining(", "));
+        String key = keyColumns.stream().map(column -> ", p." + quoteIdentifier(column)).collect(Collectors.joining());
+        String sameKey = keyColumns.stream().map(column -> " AND p.%1$s = m.%1$s".formatted(quoteIdentifier(column))).collect(Collectors.joining());
         String order = ResolutionRule.ORDER.stream().map(column -> "p.%s DESC".formatted(quoteIdentifier(column.columnName()))).collect(Collectors.joining(", "));
         // a re-grid's covering spans would join the versions here, once the rules let a higher version change the grid
         return """
                 WITH versions AS (%1$s),
                 marks AS (
-                    SELECT p.malo_id, p.obis_code, p."from", p.version, p.%2$s,
+                    SELECT p.malo_id, p.obis_code, p."from"%7$s, p.version, p.%2$s,
                         CASE WHEN beaten_at IS NULL THEN NULL ELSE greatest(p.recorded_at, beaten_at) END AS marked
                     FROM (SELECT p.*, min(p.recorded_at) OVER (PARTITION BY %3$s ORDER BY %4$s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS beaten_at
                         FROM versions p) p)
                 UPDATE %5$s p SET %2$s = m.marked FROM marks m
-                WHERE p.malo_id = m.malo_id AND p.obis_code = m.obis_code AND p."from" = m."from" AND p.version = m.version
+                WHERE p.malo_id = m.malo_id AND p.obis_code = m.obis_code AND p."from" = m."from"%8$s AND p.version = m.version
                     AND %6$s AND m.%2$s IS DISTINCT FROM m.marked"""
-                .formatted(versions, quoteIdentifier(COLUMN), partitionBy, order, target, range);
+                .formatted(versions, quoteIdentifier(COLUMN), partitionBy, order, target, range, key, sameKey);
     }
 
     /** The triggers of one table, the parent or a partition; {@code qualifiedParent} names the channel locks. */
-    static List<String> createTriggers(String schema, String qualifiedTable, String qualifiedParent)
+    static List<String> createTriggers(String schema, String function, String qualifiedTable, String qualifiedParent)
     {
         String argument = "'" + qualifiedParent.replace("'", "''") + "'";
-        String function = quoteIdentifier(schema) + "." + FUNCTION;
+        function = quoteIdentifier(schema) + "." + quoteIdentifier(function);
         return List.of(
                 "CREATE OR REPLACE TRIGGER %s AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION %s(%s)"
                         .formatted(INSERT_TRIGGER, qualifiedTable, function, argument),
@@ -276,6 +298,8 @@ public final class HotTierSupersession
     {
         String range = lower && upper ? "p.malo_id > ? AND p.malo_id <= ?" : lower ? "p.malo_id > ?" : upper ? "p.malo_id <= ?" : "true";
         // the range bounds the UPDATE's own scan too, which then probes the batch's keys alone
-        return mark("SELECT p.* FROM %s p WHERE %s".formatted(qualifiedPartition, range), qualifiedPartition, range);
+        // the default key's: a table whose key has more columns was created with its triggers, so each of its partitions
+        // carries the marks from its first row and is never marked here
+        return mark("SELECT p.* FROM %s p WHERE %s".formatted(qualifiedPartition, range), qualifiedPartition, range, List.of());
     }
 }

@@ -16,6 +16,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.types.Types.NestedField;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -43,8 +44,21 @@ public final class IcebergTableSpec
 
     public static SortOrder sortOrder(Schema schema)
     {
+        return sortOrder(schema, List.of());
+    }
+
+    /**
+     * The sort order of a table whose merge key has {@code keyColumns} besides malo_id, obis_code and "from"
+     * ({@link TableColumns#keyNames()}): (malo_id, obis_code, "from", those, version), which is the default key's order
+     * when there are none, so that every file written before keeps it.
+     */
+    public static SortOrder sortOrder(Schema schema, List<String> keyColumns)
+    {
         SortOrder.Builder builder = SortOrder.builderFor(schema);
         for (ReadingsColumn column : ReadingsColumn.SORT_KEY) {
+            if (column == ReadingsColumn.VERSION) {
+                keyColumns.forEach(builder::asc);
+            }
             builder.asc(column.columnName());
         }
         return builder.build();
@@ -140,7 +154,7 @@ public final class IcebergTableSpec
             try {
                 table = catalog.buildTable(identifier, schema)
                         .withPartitionSpec(partitionSpec(schema))
-                        .withSortOrder(sortOrder(schema))
+                        .withSortOrder(sortOrder(schema, columns.keyNames()))
                         .withProperties(properties())
                         .withProperties(extraProperties)
                         .create();
@@ -168,7 +182,7 @@ public final class IcebergTableSpec
         if (!field.type().equals(column.icebergType())) {
             return Optional.of("column '%s' (field id %s) is of type %s, a readings table's is %s".formatted(column.name(), column.fieldId(), field.type(), column.icebergType()));
         }
-        if (column.attributeColumn() && field.isRequired()) {
+        if (column.attributeColumn() && column.nullable() && field.isRequired()) {
             return Optional.of("attribute column '%s' (field id %s) is required, a readings table's are optional".formatted(column.name(), column.fieldId()));
         }
         return Optional.empty();

@@ -126,11 +126,29 @@ public record Reading(
             return this;
         }
         throw switch (timeModel) {
-            case INTERVAL -> new InvalidReadingException("Reading of MaLo-ID '%s' at %s has \"to\" NULL, a register reading, but table '%s' has time_model 'interval': write the interval's end into \"to\", or write register readings into a table created WITH (time_model = 'point', reading_id = 'malo_id')"
+            case INTERVAL -> new InvalidReadingException("Reading of MaLo-ID '%s' at %s has \"to\" NULL, a register reading, but table '%s' has time_model 'interval': write the interval's end into \"to\", or write register readings into a table created WITH (time_model = 'point')"
                     .formatted(maloId, from, table));
             case POINT -> new InvalidReadingException("Reading [%s, %s) of MaLo-ID '%s' has a \"to\", but table '%s' has time_model 'point', whose value is the register at \"from\": write \"to\" NULL, or write intervals into a table of time_model 'interval'"
                     .formatted(from, to.orElseThrow(), maloId, table));
         };
+    }
+
+    /**
+     * Refuses a reading without a value in a column of its table's merge key besides malo_id, obis_code and "from"
+     * ({@link TableColumns#keyColumns()}: melo_id in a table keyed by it, the identity columns): it would be no reading
+     * of the table, and a NULL never identifies one.
+     */
+    public Reading requireKeyValues(TableColumns columns, String table)
+    {
+        List<Optional<String>> values = columns.keyValues(this);
+        for (int index = 0; index < values.size(); index++) {
+            if (values.get(index).isEmpty()) {
+                String column = columns.keyColumns().get(index).name();
+                throw new InvalidReadingException("Reading of MaLo-ID '%s' at %s has no %s, but table '%s' keys its readings by malo_id, %s, obis_code and \"from\": write the reading's %s"
+                        .formatted(maloId, from, column, table, String.join(", ", columns.keyNames()), column));
+            }
+        }
+        return this;
     }
 
     /**

@@ -25,6 +25,17 @@ public final class ResolutionRule
 {
     /** A winner is chosen among the versions that agree on these: the merge key and the version scope. */
     public static final List<ReadingsColumn> PARTITION = List.of(MALO_ID, OBIS_CODE, FROM, VERSION_SCOPE);
+    /**
+     * The columns of {@link #PARTITION} for a table whose merge key has {@code keyColumns} besides malo_id, obis_code and
+     * "from" ({@link TableColumns#keyNames()}): a winner per key and version scope.
+     */
+    public static List<String> partition(List<String> keyColumns)
+    {
+        return Stream.of(Stream.of(MALO_ID.columnName(), OBIS_CODE.columnName(), FROM.columnName()), keyColumns.stream(), Stream.of(VERSION_SCOPE.columnName()))
+                .flatMap(columns -> columns)
+                .toList();
+    }
+
     /** The winner is the first in this order, each descending. */
     public static final List<ReadingsColumn> ORDER = List.of(VERSION, RECORDED_AT);
 
@@ -92,7 +103,8 @@ public final class ResolutionRule
                   FROM %s
                 ) AS meterstore_resolved WHERE meterstore_rank = 1""".formatted(
                 columns,
-                String.join(", ", PARTITION.stream().map(ResolutionRule::quoted).toList()),
+                String.join(", ", Stream.of(Stream.of(MALO_ID, OBIS_CODE, FROM).map(ResolutionRule::quoted), table.keyNames().stream(), Stream.of(quoted(VERSION_SCOPE)))
+                        .flatMap(names -> names).toList()),
                 String.join(", ", ORDER.stream().map(column -> quoted(column) + " DESC").toList()),
                 relation);
     }

@@ -48,6 +48,19 @@ public record TableColumn(String name, ColumnKind kind, int fieldId, boolean nul
         return new TableColumn(name, ColumnKind.STRING, fieldId, true);
     }
 
+    /** An identity column: a string every row holds, part of the merge key, TEXT NOT NULL in PostgreSQL and a required string in Iceberg. */
+    public static TableColumn identity(String name, int fieldId)
+    {
+        checkArgument(fieldId > ReadingsColumn.values().length, "An identity column's field id %s must follow the readings columns'", fieldId);
+        return new TableColumn(name, ColumnKind.STRING, fieldId, false);
+    }
+
+    /** {@code column} as a column of the merge key, which every row holds: melo_id in a table keyed by it. */
+    public static TableColumn keyed(TableColumn column)
+    {
+        return new TableColumn(column.name(), column.kind(), column.fieldId(), false);
+    }
+
     /** The readings column this is; empty for an attribute column. */
     public Optional<ReadingsColumn> readingsColumn()
     {

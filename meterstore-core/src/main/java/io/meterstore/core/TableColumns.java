@@ -5,6 +5,7 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.types.Types.NestedField;
 
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -24,7 +25,7 @@ import static java.util.Objects.requireNonNull;
 public final class TableColumns
 {
     /** The columns of a table without attribute columns: the readings columns alone, as every table before shapes. */
-    public static final TableColumns READINGS = new TableColumns(TableShape.TimeModel.INTERVAL, List.of());
+    public static final TableColumns READINGS = new TableColumns(TableShape.TimeModel.INTERVAL, List.of(), List.of());
 
     // names PostgreSQL keeps for itself in every table, and the column of the hot tier's supersession marks
     private static final Set<String> RESERVED = Set.of("tableoid", "xmin", "cmin", "xmax", "cmax", "ctid", HotTierSupersession.COLUMN);
@@ -32,24 +33,41 @@ public final class TableColumns
     private final TableShape.TimeModel timeModel;
     private final List<TableColumn> columns;
     private final List<TableColumn> attributes;
+    private final List<TableColumn> keyColumns;
+    private final int[] keyChannels;
 
-    private TableColumns(TableShape.TimeModel timeModel, List<String> attributeColumns)
+    private TableColumns(TableShape.TimeModel timeModel, List<String> keyColumns, List<String> attributeColumns)
     {
         this.timeModel = timeModel;
+        boolean meloKeyed = keyColumns.contains(ReadingsColumn.MELO_ID.columnName());
+        List<String> identityColumns = keyColumns.stream().filter(column -> !column.equals(ReadingsColumn.MELO_ID.columnName())).toList();
+        // identity columns first, then attribute columns: the declared columns' channels and field ids, in that order
         int first = ReadingsColumn.values().length + 1;
-        this.attributes = IntStream.range(0, attributeColumns.size())
-                .mapToObj(index -> TableColumn.attribute(attributeColumns.get(index), first + index))
-                .collect(ImmutableList.toImmutableList());
+        this.attributes = ImmutableList.<TableColumn>builder()
+                .addAll(IntStream.range(0, identityColumns.size())
+                        .mapToObj(index -> TableColumn.identity(identityColumns.get(index), first + index))
+                        .toList())
+                .addAll(IntStream.range(0, attributeColumns.size())
+                        .mapToObj(index -> TableColumn.attribute(attributeColumns.get(index), first + identityColumns.size() + index))
+                        .toList())
+                .build();
         this.columns = ImmutableList.<TableColumn>builder()
-                .addAll(ReadingsSchema.COLUMNS.stream().map(column -> TableColumn.of(column, timeModel)).toList())
+                .addAll(ReadingsSchema.COLUMNS.stream()
+                        // melo_id in the key holds a value in every row, as every column of the key
+                        .map(column -> column == ReadingsColumn.MELO_ID && meloKeyed ? TableColumn.keyed(TableColumn.of(column, timeModel)) : TableColumn.of(column, timeModel))
+                        .toList())
                 .addAll(attributes)
                 .build();
+        this.keyColumns = keyColumns.stream()
+                .map(name -> this.columns.stream().filter(column -> column.name().equals(name)).findFirst().orElseThrow())
+                .collect(ImmutableList.toImmutableList());
+        this.keyChannels = this.keyColumns.stream().mapToInt(this.columns::indexOf).toArray();
     }
 
     /** The columns of a table of {@code shape}. */
     public static TableColumns of(TableShape shape)
     {
-        return of(shape.timeModel(), shape.attributeColumns());
+        return of(shape.timeModel(), shape.keyColumns(), shape.attributeColumns());
     }
 
     /** The columns of an interval table whose shape declares {@code attributeColumns}, in that order. */
@@ -63,7 +81,20 @@ public final class TableColumns
     {
         requireNonNull(timeModel, "timeModel is null");
         requireNonNull(attributeColumns, "attributeColumns is null");
-        return timeModel == TableShape.TimeModel.INTERVAL && attributeColumns.isEmpty() ? READINGS : new TableColumns(timeModel, attributeColumns);
+        return of(timeModel, List.of(), attributeColumns);
+    }
+
+    /**
+     * The columns of a table of {@code timeModel} whose merge key has {@code keyColumns} besides malo_id, obis_code and
+     * "from" ({@link TableShape#keyColumns()}: melo_id, then the identity columns) and whose shape declares
+     * {@code attributeColumns}: the identity columns are stored after the readings columns, then the attribute columns.
+     */
+    public static TableColumns of(TableShape.TimeModel timeModel, List<String> keyColumns, List<String> attributeColumns)
+    {
+        requireNonNull(timeModel, "timeModel is null");
+        requireNonNull(keyColumns, "keyColumns is null");
+        requireNonNull(attributeColumns, "attributeColumns is null");
+        return timeModel == TableShape.TimeModel.INTERVAL && keyColumns.isEmpty() && attributeColumns.isEmpty() ? READINGS : new TableColumns(timeModel, keyColumns, attributeColumns);
     }
 
     /** The columns of the Iceberg table {@code table}, by the shape its properties store (the readings columns for a table created before shapes). */
@@ -90,7 +121,71 @@ public final class TableColumns
         return columns;
     }
 
-    /** The attribute columns, in declaration order: the channels after the readings columns'. */
+    /**
+     * The columns of the merge key besides malo_id, obis_code and "from", in the order the key sorts them after those:
+     * melo_id in a table keyed by it, then the identity columns. Empty for the default key, whose paths stay as they were.
+     */
+    public List<TableColumn> keyColumns()
+    {
+        return keyColumns;
+    }
+
+    /** The names of {@link #keyColumns()}. */
+    public List<String> keyNames()
+    {
+        return keyColumns.stream().map(TableColumn::name).toList();
+    }
+
+    /** The channels of {@link #keyColumns()} in a page of every column. */
+    public int[] keyChannels()
+    {
+        return keyChannels.clone();
+    }
+
+    public boolean hasKeyColumns()
+    {
+        return !keyColumns.isEmpty();
+    }
+
+    /** The order of the cold tier's files for readings of this table: (malo_id, obis_code, "from", {@link #keyColumns()}, version). */
+    public Comparator<Reading> sortOrder()
+    {
+        Comparator<Reading> order = Comparator.comparing(Reading::maloId).thenComparing(Reading::obisCode).thenComparing(Reading::from);
+        for (int index = 0; index < keyColumns.size(); index++) {
+            int column = index;
+            // every row holds a value in a column of the key
+            order = order.thenComparing(reading -> keyValues(reading).get(column).orElse(""));
+        }
+        return order.thenComparing(Reading::version);
+    }
+
+    /** Whether two readings of this table have the same merge key: malo_id, obis_code, "from" and {@link #keyColumns()}. */
+    public boolean sameMergeKey(Reading reading, Reading other)
+    {
+        return reading.maloId().equals(other.maloId()) && reading.obisCode().equals(other.obisCode()) && reading.from().equals(other.from())
+                && keyValues(reading).equals(keyValues(other));
+    }
+
+    /**
+     * The values of {@link #keyColumns()} in {@code reading}, a reading of this table: its melo_id, its identity columns'
+     * values (the first of its {@link Reading#attributes()}). Empty for the default key.
+     */
+    public List<Optional<String>> keyValues(Reading reading)
+    {
+        if (keyColumns.isEmpty()) {
+            return List.of();
+        }
+        ImmutableList.Builder<Optional<String>> values = ImmutableList.builder();
+        for (TableColumn column : keyColumns) {
+            values.add(column.is(ReadingsColumn.MELO_ID) ? reading.meloId() : reading.attributes().get(attributes.indexOf(column)));
+        }
+        return values.build();
+    }
+
+    /**
+     * The columns after the readings columns, in storage order: the identity columns, then the attribute columns. Both are
+     * strings carried with a reading the same way; only the identity columns join the key ({@link #keyColumns()}).
+     */
     public List<TableColumn> attributes()
     {
         return attributes;

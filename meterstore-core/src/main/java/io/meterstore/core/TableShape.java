@@ -175,13 +175,29 @@ public record TableShape(
         return ImmutableMap.copyOf(settings);
     }
 
-    /** The merge key this shape declares: the reading's identifier, its identity columns, the OBIS code and "from". */
+    /**
+     * The merge key this shape declares, as the Rust MeterStore's: malo_id, melo_id when the table is keyed by it, the
+     * identity columns in declaration order, the OBIS code and "from". malo_id stays in the key of a MeLo-keyed table.
+     */
     public List<String> mergeKey()
     {
         return ImmutableList.<String>builder()
-                .add(readingId.sqlName())
-                .addAll(identityColumns)
+                .add(ReadingsColumn.MALO_ID.columnName())
+                .addAll(keyColumns())
                 .add(ReadingsColumn.OBIS_CODE.columnName(), ReadingsColumn.FROM.columnName())
+                .build();
+    }
+
+    /**
+     * The columns of the merge key besides malo_id, obis_code and "from": melo_id when the table is keyed by it, then
+     * the identity columns. Empty for the default shape. Both tiers sort a key's versions by (malo_id, obis_code, "from",
+     * these, version), so the default shape's order, and every file written in it, stays as it was.
+     */
+    public List<String> keyColumns()
+    {
+        return ImmutableList.<String>builder()
+                .addAll(readingId == ReadingIdentifier.MELO_ID ? List.of(ReadingsColumn.MELO_ID.columnName()) : List.of())
+                .addAll(identityColumns)
                 .build();
     }
 
@@ -298,25 +314,15 @@ public record TableShape(
      */
     public void requireSupported(String table)
     {
-        if (timeModel == TimeModel.POINT && readingId == ReadingIdentifier.MELO_ID) {
-            throw new MeterstoreException(SHAPE_UNSUPPORTED, "Table '%s' declares %s 'point' keyed by %s '%s' (a point table's default, as in the Rust MeterStore), which this release cannot store yet: it keys a point table's readings by malo_id, obis_code and \"from\", as an interval table's; declare %s malo_id (WITH (%s = 'malo_id'), or %s=malo_id in a meterstore.tables entry)"
-                    .formatted(table, TIME_MODEL, READING_ID, readingId.sqlName(), READING_ID, READING_ID, READING_ID));
-        }
         List<String> unsupported = new ArrayList<>();
-        if (readingId != DEFAULT.readingId()) {
-            unsupported.add("%s '%s'".formatted(READING_ID, readingId.sqlName()));
-        }
-        if (!identityColumns.isEmpty()) {
-            unsupported.add("%s '%s'".formatted(IDENTITY_COLUMNS, String.join(",", identityColumns)));
-        }
         if (!checkedColumns.equals(DEFAULT.checkedColumns())) {
             unsupported.add("%s '%s'".formatted(CHECKED_COLUMNS, settings().get(CHECKED_COLUMNS)));
         }
         if (unsupported.isEmpty()) {
             return;
         }
-        throw new MeterstoreException(SHAPE_UNSUPPORTED, "Table '%s' declares %s, which this release cannot store yet: it stores interval and point tables keyed by %s, with attribute columns but without identity columns, checked columns '%s'; declare that shape (or leave the settings out)"
-                .formatted(table, String.join(", ", unsupported), DEFAULT.readingId().sqlName(), DEFAULT.settings().get(CHECKED_COLUMNS)));
+        throw new MeterstoreException(SHAPE_UNSUPPORTED, "Table '%s' declares %s, which this release cannot store yet: it stores interval and point tables with checked columns '%s'; declare that shape (or leave the settings out)"
+                .formatted(table, String.join(", ", unsupported), DEFAULT.settings().get(CHECKED_COLUMNS)));
     }
 
     private static <E extends Enum<E>> E parse(Class<E> type, String setting, String value, java.util.function.Function<E, String> name)

@@ -69,10 +69,24 @@ final class TestTableColumns
     @Test
     void testAttributeColumnsAreStoredAndOthersStillRefused()
     {
-        // attribute columns are a shape this release stores; identity columns are not yet
+        // attribute columns and identity columns are shapes this release stores: the identity columns first, NOT NULL, in the key
         CONTRACTS.requireSupported("metering.vertraege");
-        assertThatThrownBy(() -> TableShape.declared(Map.of("identity_columns", "tenant", "attribute_columns", "contract_ref")).requireSupported("metering.tenants"))
-                .hasMessageStartingWith("Table 'metering.tenants' declares identity_columns 'tenant', which this release cannot store yet");
+        TableShape tenants = TableShape.declared(Map.of("identity_columns", "tenant", "attribute_columns", "contract_ref"));
+        tenants.requireSupported("metering.tenants");
+        TableColumns columns = TableColumns.of(tenants);
+        assertThat(columns.attributeNames()).containsExactly("tenant", "contract_ref");
+        assertThat(columns.keyNames()).containsExactly("tenant");
+        assertThat(columns.keyChannels()).containsExactly(17);
+        assertThat(columns.icebergSchema().findField(18)).isEqualTo(NestedField.required(18, "tenant", Types.StringType.get()));
+        assertThat(columns.icebergSchema().findField(19)).isEqualTo(NestedField.optional(19, "contract_ref", Types.StringType.get()));
+        assertThat(tenants.mergeKey()).containsExactly("malo_id", "tenant", "obis_code", "from");
+        // keyed by melo_id: melo_id NOT NULL, in the key after "from"
+        TableColumns melo = TableColumns.of(TableShape.declared(Map.of("time_model", "point")));
+        assertThat(melo.keyNames()).containsExactly("melo_id");
+        assertThat(melo.keyChannels()).containsExactly(ReadingsColumn.MELO_ID.ordinal());
+        assertThat(melo.postgresColumnDefinitions()).contains("\"melo_id\" text COLLATE \"C\" NOT NULL");
+        assertThat(TableColumns.of(TableShape.DEFAULT)).isSameAs(TableColumns.READINGS);
+        assertThat(TableColumns.READINGS.keyChannels()).isEmpty();
         for (String reserved : List.of("superseded_at", "xmin", "ctid", "tableoid")) {
             assertThatThrownBy(() -> TableShape.declared(Map.of("attribute_columns", reserved)))
                     .hasMessage("Column '%s' of identity_columns or attribute_columns is a name PostgreSQL or MeterStore's hot tier keeps for itself: name it otherwise", reserved);

@@ -144,6 +144,7 @@ public final class LiveRowsMerge
         private final IcebergParquetDataSource source;
         private final ParquetReader reader;
         private final int channels;
+        private final int[] keyChannels;
         private Page page;
         private int position = -1;
         private int nextDeleted;
@@ -153,6 +154,7 @@ public final class LiveRowsMerge
         {
             this.file = file;
             this.channels = columns.size();
+            this.keyChannels = columns.keyChannels();
             this.source = new IcebergParquetDataSource(io.newInputFile(file.location(), file.length()));
             try {
                 this.reader = reader(columns, source);
@@ -178,8 +180,8 @@ public final class LiveRowsMerge
                 page = next.get();
                 position = 0;
             }
-            if (previous != null && previousPosition >= 0 && VersionColumns.compareSortKey(previous, previousPosition, page, position) > 0) {
-                throw new IllegalStateException("Data file '%s' is not sorted by (malo_id, obis_code, \"from\", version): its rows cannot be merged into a compacted month"
+            if (previous != null && previousPosition >= 0 && VersionColumns.compareSortKey(keyChannels, previous, previousPosition, page, position) > 0) {
+                throw new IllegalStateException("Data file '%s' is not sorted by (malo_id, obis_code, \"from\", the key's other columns, version): its rows cannot be merged into a compacted month"
                         .formatted(file.location()));
             }
             return true;
@@ -197,7 +199,7 @@ public final class LiveRowsMerge
 
         int compareTo(FileCursor other)
         {
-            return VersionColumns.compareSortKey(page, position, other.page, other.position);
+            return VersionColumns.compareSortKey(keyChannels, page, position, other.page, other.position);
         }
 
         /** The next page with a live row, the deleted positions dropped. */

@@ -75,7 +75,7 @@ final class ReadingsFileWriter
     private final CountingOutputStream output;
     private final SortingColumnsFooter footer;
     private final ParquetWriter writer;
-    private final SortOrderCheck sortOrder = new SortOrderCheck();
+    private final SortOrderCheck sortOrder;
     private long rows;
     private boolean closed;
 
@@ -86,11 +86,12 @@ final class ReadingsFileWriter
     {
         this.table = requireNonNull(table, "table is null");
         this.columns = TableColumns.of(table);
+        this.sortOrder = new SortOrderCheck(columns.keyChannels());
         this.partition = requireNonNull(partition, "partition is null");
         this.location = table.locationProvider().newDataLocation(table.spec(), partition, fileName);
         this.output = new CountingOutputStream(table.io().newOutputFile(location).create());
         // the sort order goes into the footer too, when the rows arrived in it
-        this.footer = new SortingColumnsFooter(output, this::sortedByReadingsKey, keyValueMetadata);
+        this.footer = new SortingColumnsFooter(output, columns.keyChannels(), this::sortedByReadingsKey, keyValueMetadata);
         try {
             this.writer = new ParquetWriter(
                     footer,
@@ -169,7 +170,7 @@ final class ReadingsFileWriter
 
     private boolean sortedByReadingsKey()
     {
-        return table.sortOrder().sameOrder(IcebergTableSpec.sortOrder(table.schema())) && sortOrder.sorted();
+        return table.sortOrder().sameOrder(IcebergTableSpec.sortOrder(table.schema(), columns.keyNames())) && sortOrder.sorted();
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.meterstore.parquet;
 import com.google.common.collect.ImmutableList;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.ResolutionRule;
+import io.meterstore.core.TableColumns;
 import io.trino.spi.Page;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.PartitionData;
@@ -33,12 +34,15 @@ public final class ResolvedMonthWriter
     private final MonthFileWriter superseded;
     // the rows of the last key seen, which may go on in the next page: regions of earlier pages, in order
     private final List<Page> openKey = new ArrayList<>();
+    // the channels of the key's columns after malo_id, obis_code and "from": none for the default key
+    private final int[] keyChannels;
 
     public ResolvedMonthWriter(Table table, PartitionData partition, String namePrefix, long targetFileSize)
     {
         requireNonNull(table, "table is null");
         requireNonNull(partition, "partition is null");
         requireNonNull(namePrefix, "namePrefix is null");
+        this.keyChannels = TableColumns.of(table).keyChannels();
         this.winners = new MonthFileWriter(table, partition, namePrefix, Optional.of(ColdFileRole.WINNERS), targetFileSize);
         this.superseded = new MonthFileWriter(table, partition, namePrefix, Optional.of(ColdFileRole.SUPERSEDED), targetFileSize);
     }
@@ -58,7 +62,7 @@ public final class ResolvedMonthWriter
         }
     }
 
-    /** Rows of every readings column, every version of their keys, sorted by (malo_id, obis_code, "from", version). */
+    /** Rows of every column, every version of their keys, sorted by (malo_id, obis_code, "from", the key's other columns, version). */
     public void write(Page page)
             throws IOException
     {
@@ -71,7 +75,7 @@ public final class ResolvedMonthWriter
         if (!openKey.isEmpty()) {
             Page last = openKey.getLast();
             int continued = 0;
-            while (continued < positions && VersionColumns.sameMergeKey(last, last.getPositionCount() - 1, page, continued)) {
+            while (continued < positions && VersionColumns.sameMergeKey(keyChannels, last, last.getPositionCount() - 1, page, continued)) {
                 continued++;
             }
             if (continued == positions) {
@@ -86,7 +90,7 @@ public final class ResolvedMonthWriter
         }
         int lastKeyStart = keyStart;
         for (int position = keyStart + 1; position < positions; position++) {
-            if (!VersionColumns.sameMergeKey(page, position - 1, page, position)) {
+            if (!VersionColumns.sameMergeKey(keyChannels, page, position - 1, page, position)) {
                 lastKeyStart = position;
             }
         }
@@ -159,7 +163,7 @@ public final class ResolvedMonthWriter
         for (int index = 0; index < pages.size(); index++) {
             Page page = pages.get(index);
             for (int position = 0; position < page.getPositionCount(); position++) {
-                if (key.size > 0 && !VersionColumns.sameMergeKey(pages.get(key.pages[0]), key.positions[0], page, position)) {
+                if (key.size > 0 && !VersionColumns.sameMergeKey(keyChannels, pages.get(key.pages[0]), key.positions[0], page, position)) {
                     key.markWinners(pages, wins);
                     key.size = 0;
                 }

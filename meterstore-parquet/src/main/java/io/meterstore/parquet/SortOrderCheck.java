@@ -13,7 +13,8 @@ import static io.trino.spi.type.VarcharType.VARCHAR;
 
 /**
  * Whether the rows of one file arrive in the readings sort order as Parquet and Iceberg compare it: malo_id and
- * obis_code byte-wise (code point order), then "from", then version. PostgreSQL returns the primary key's order,
+ * obis_code byte-wise (code point order), then "from", then the key's other columns byte-wise (melo_id in a table keyed
+ * by it, the identity columns), then version. PostgreSQL returns the primary key's order,
  * which is that order when the key columns collate as "C"; a file is only declared sorted when it was.
  */
 final class SortOrderCheck
@@ -23,6 +24,9 @@ final class SortOrderCheck
     private static final int FROM = ReadingsColumn.FROM.ordinal();
     private static final int VERSION_CHANNEL = ReadingsColumn.VERSION.ordinal();
 
+    // the channels of the key's columns after malo_id, obis_code and "from", compared before version: none for the default key
+    private final int[] keyChannels;
+    private Slice[] lastKey;
     private boolean sorted = true;
     private boolean hasLast;
     private Slice lastMaloId;
@@ -30,6 +34,12 @@ final class SortOrderCheck
     private long lastFromMillis;
     private int lastFromPicos;
     private Int128 lastVersion;
+
+    SortOrderCheck(int[] keyChannels)
+    {
+        this.keyChannels = keyChannels.clone();
+        this.lastKey = new Slice[keyChannels.length];
+    }
 
     boolean sorted()
     {
@@ -50,7 +60,11 @@ final class SortOrderCheck
             Slice obisCode = VARCHAR.getSlice(obisCodes, position);
             LongTimestampWithTimeZone from = (LongTimestampWithTimeZone) TIMESTAMP_TZ_MICROS.getObject(froms, position);
             Int128 version = (Int128) VERSION.getObject(versions, position);
-            if (hasLast && compareToLast(maloId, obisCode, from, version) < 0) {
+            Slice[] key = new Slice[keyChannels.length];
+            for (int index = 0; index < keyChannels.length; index++) {
+                key[index] = VARCHAR.getSlice(page.getBlock(keyChannels[index]), position);
+            }
+            if (hasLast && compareToLast(maloId, obisCode, from, key, version) < 0) {
                 sorted = false;
                 return;
             }
@@ -60,13 +74,17 @@ final class SortOrderCheck
             lastFromMillis = from.getEpochMillis();
             lastFromPicos = from.getPicosOfMilli();
             lastVersion = version;
+            lastKey = key;
         }
         // the last row outlives its page: keep a copy, not a view of the page's memory
         lastMaloId = lastMaloId.copy();
         lastObisCode = lastObisCode.copy();
+        for (int index = 0; index < lastKey.length; index++) {
+            lastKey[index] = lastKey[index].copy();
+        }
     }
 
-    private int compareToLast(Slice maloId, Slice obisCode, LongTimestampWithTimeZone from, Int128 version)
+    private int compareToLast(Slice maloId, Slice obisCode, LongTimestampWithTimeZone from, Slice[] key, Int128 version)
     {
         int comparison = maloId.compareTo(lastMaloId);
         if (comparison != 0) {
@@ -83,6 +101,12 @@ final class SortOrderCheck
         comparison = Integer.compare(from.getPicosOfMilli(), lastFromPicos);
         if (comparison != 0) {
             return comparison;
+        }
+        for (int index = 0; index < key.length; index++) {
+            comparison = key[index].compareTo(lastKey[index]);
+            if (comparison != 0) {
+                return comparison;
+            }
         }
         return version.compareTo(lastVersion);
     }

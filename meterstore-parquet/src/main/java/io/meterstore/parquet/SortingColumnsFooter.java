@@ -19,13 +19,15 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
 /**
  * Declares the sort order of a Parquet file in its footer: every row group's {@code sorting_columns} names
- * (malo_id, obis_code, "from", version), ascending. Trino's ParquetWriter has no option for it and writes the footer
+ * (malo_id, obis_code, "from", the key's other columns, version), ascending. Trino's ParquetWriter has no option for it and writes the footer
  * inside {@code close()}, so this stream sits between the writer and the file: from {@link #holdTail()} on (just
  * before the writer closes) it keeps what the writer writes, and on close it passes the data through, rewrites the
  * footer with the sorting columns, and ends the file with the new footer's length and the magic bytes. Only the last
@@ -37,18 +39,24 @@ final class SortingColumnsFooter
         extends FilterOutputStream
 {
     private static final byte[] MAGIC = {'P', 'A', 'R', '1'};
-    private static final List<SortingColumn> SORTING_COLUMNS = ReadingsColumn.SORT_KEY.stream()
-            .map(column -> new SortingColumn(ReadingsParquetSchema.COLUMNS.indexOf(column), false, true))
-            .toList();
-
+    private final List<SortingColumn> sortingColumns;
     private final BooleanSupplier sorted;
     private final Map<String, String> keyValueMetadata;
     private ByteArrayOutputStream tail;
     private boolean closed;
 
-    SortingColumnsFooter(OutputStream out, BooleanSupplier sorted, Map<String, String> keyValueMetadata)
+    /**
+     * @param keyChannels the columns of the key after malo_id, obis_code and "from" (melo_id in a table keyed by it, the
+     * identity columns), which sort before version: none for the default key
+     */
+    SortingColumnsFooter(OutputStream out, int[] keyChannels, BooleanSupplier sorted, Map<String, String> keyValueMetadata)
     {
         super(requireNonNull(out, "out is null"));
+        this.sortingColumns = IntStream.concat(
+                        IntStream.concat(Stream.of(ReadingsColumn.MALO_ID, ReadingsColumn.OBIS_CODE, ReadingsColumn.FROM).mapToInt(ReadingsParquetSchema.COLUMNS::indexOf), Arrays.stream(keyChannels)),
+                        IntStream.of(ReadingsParquetSchema.COLUMNS.indexOf(ReadingsColumn.VERSION)))
+                .mapToObj(channel -> new SortingColumn(channel, false, true))
+                .toList();
         this.sorted = requireNonNull(sorted, "sorted is null");
         this.keyValueMetadata = Map.copyOf(requireNonNull(keyValueMetadata, "keyValueMetadata is null"));
     }
@@ -121,7 +129,7 @@ final class SortingColumnsFooter
         FileMetaData metadata = Util.readFileMetaData(new ByteArrayInputStream(footer));
         if (declareSorted) {
             for (RowGroup rowGroup : metadata.getRow_groups()) {
-                rowGroup.setSorting_columns(SORTING_COLUMNS);
+                rowGroup.setSorting_columns(sortingColumns);
             }
         }
         if (!keyValueMetadata.isEmpty()) {

@@ -25,19 +25,31 @@ final class VersionColumns
 
     private VersionColumns() {}
 
-    /** Whether two rows have the same merge key (malo_id, obis_code, "from"). */
-    static boolean sameMergeKey(Page left, int leftPosition, Page right, int rightPosition)
+    /**
+     * Whether two rows have the same merge key (malo_id, obis_code, "from", and the key's other columns at
+     * {@code keyChannels}: melo_id in a table keyed by it, the identity columns; none for the default key).
+     */
+    static boolean sameMergeKey(int[] keyChannels, Page left, int leftPosition, Page right, int rightPosition)
     {
-        return epochMicros(left.getBlock(FROM), leftPosition) == epochMicros(right.getBlock(FROM), rightPosition)
+        if (!(epochMicros(left.getBlock(FROM), leftPosition) == epochMicros(right.getBlock(FROM), rightPosition)
                 && sameBytes(left.getBlock(MALO_ID), leftPosition, right.getBlock(MALO_ID), rightPosition)
-                && sameBytes(left.getBlock(OBIS_CODE), leftPosition, right.getBlock(OBIS_CODE), rightPosition);
+                && sameBytes(left.getBlock(OBIS_CODE), leftPosition, right.getBlock(OBIS_CODE), rightPosition))) {
+            return false;
+        }
+        for (int channel : keyChannels) {
+            if (!sameBytes(left.getBlock(channel), leftPosition, right.getBlock(channel), rightPosition)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
-     * The order of the cold tier's files, (malo_id, obis_code, "from", version): negative when the left row sorts
-     * first. Strings compare as their UTF-8 bytes, unsigned, as Parquet's statistics and the archiver's streams order them.
+     * The order of the cold tier's files, (malo_id, obis_code, "from", the key's other columns at {@code keyChannels},
+     * version): negative when the left row sorts first. Strings compare as their UTF-8 bytes, unsigned, as Parquet's
+     * statistics and the archiver's streams order them.
      */
-    static int compareSortKey(Page left, int leftPosition, Page right, int rightPosition)
+    static int compareSortKey(int[] keyChannels, Page left, int leftPosition, Page right, int rightPosition)
     {
         int order = compareBytes(left.getBlock(MALO_ID), leftPosition, right.getBlock(MALO_ID), rightPosition);
         if (order != 0) {
@@ -50,6 +62,12 @@ final class VersionColumns
         order = Long.compare(epochMicros(left.getBlock(FROM), leftPosition), epochMicros(right.getBlock(FROM), rightPosition));
         if (order != 0) {
             return order;
+        }
+        for (int channel : keyChannels) {
+            order = compareBytes(left.getBlock(channel), leftPosition, right.getBlock(channel), rightPosition);
+            if (order != 0) {
+                return order;
+            }
         }
         Block leftVersions = left.getBlock(VERSION);
         Block rightVersions = right.getBlock(VERSION);

@@ -122,6 +122,7 @@ import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_TABLE_SHAP
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_ERASURE_KEY_MISSING;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_SNAPSHOT_NOT_FOUND;
+import static io.trino.spi.StandardErrorCode.INVALID_TABLE_PROPERTY;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
 import static io.trino.spi.type.VarcharType.VARCHAR;
@@ -212,7 +213,7 @@ public class MeterstoreMetadata
             throw e;
         }
         // the columns the table stores after the readings columns, as its shape declares them: every handle carries them
-        List<String> attributeColumns = tables.pinnedShape(storageTable, icebergTable).attributeColumns();
+        TableShape shape = tables.pinnedShape(storageTable, icebergTable);
         try {
             if (endVersion.isPresent() && endVersion.get().getPointerType() == PointerType.TARGET_ID) {
                 long snapshotId = snapshotId(tableName, endVersion.get());
@@ -232,7 +233,7 @@ public class MeterstoreMetadata
                 // the cold tier exactly as that snapshot had it, split at the watermark it carried
                 PinnedWatermark pinned = new PinnedWatermark(Optional.of(snapshotId), WatermarkReader.ofSnapshot(icebergTable, snapshotId));
                 return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), true, resolved, Optional.empty())
-                        .withAttributeColumns(attributeColumns)
+                        .withColumns(shape.keyColumns(), shape.attributeColumns())
                         .withErased(erasedScopes(tableName, storageTable, Instant.ofEpochMilli(icebergTable.snapshot(snapshotId).timestampMillis())));
             }
             // FOR TIMESTAMP AS OF t is "as known at t": the current snapshot and W, both tiers, versions recorded up to t
@@ -240,7 +241,7 @@ public class MeterstoreMetadata
             // the query pins this snapshot and the watermark it carries; both tiers are split at exactly this W
             PinnedWatermark pinned = WatermarkReader.current(icebergTable);
             MeterstoreTableHandle handle = new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), false, resolved, knownAt)
-                    .withAttributeColumns(attributeColumns);
+                    .withColumns(shape.keyColumns(), shape.attributeColumns());
             if (knownAt.isEmpty()) {
                 return handle;
             }
@@ -405,9 +406,15 @@ public class MeterstoreMetadata
         tableMetadata.getComment().ifPresent(_ -> {
             throw new TrinoException(NOT_SUPPORTED, "CREATE TABLE '%s' has a COMMENT, which MeterStore does not store: its PostgreSQL table's comment holds the table's shape; remove the COMMENT".formatted(name));
         });
-        // the varchar columns after the readings columns are the table's attribute columns, which attribute_columns may restate
-        List<String> attributeColumns = requireReadingsColumns(name, tableMetadata.getColumns());
-        TableShape shape = MeterstoreTableProperties.shape(name, tableMetadata.getProperties(), attributeColumns);
+        // the varchar columns after the readings columns are the table's identity columns (first, as identity_columns names
+        // them) and its attribute columns, which attribute_columns may restate
+        List<String> extraColumns = requireReadingsColumns(name, tableMetadata.getColumns());
+        TableShape shape = MeterstoreTableProperties.shape(name, tableMetadata.getProperties(), extraColumns);
+        List<String> identityFirst = ImmutableList.<String>builder().addAll(shape.identityColumns()).addAll(shape.attributeColumns()).build();
+        if (!extraColumns.equals(identityFirst)) {
+            throw new TrinoException(INVALID_TABLE_PROPERTY, "CREATE TABLE '%s' declares identity_columns %s, but its column list has %s after the readings columns: declare each identity column as '<name> varchar' right after the readings columns, in the order identity_columns names them, then the attribute columns"
+                    .formatted(name, shape.identityColumns(), extraColumns.isEmpty() ? "no columns" : extraColumns));
+        }
         requireNoEndOfPoints(name, tableMetadata.getColumns(), shape.timeModel());
         Optional<TableShape> configured = tables.declaredShape(name.getTableName());
         List<TableShape.Difference> differences = configured.map(entry -> entry.differences(shape)).orElse(List.of());

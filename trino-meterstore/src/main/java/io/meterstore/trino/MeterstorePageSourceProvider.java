@@ -8,6 +8,7 @@ import io.meterstore.trino.base.HiddenColumnsPageSource;
 import io.meterstore.trino.base.MeterstoreTables;
 import io.meterstore.trino.base.LimitingPageSource;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
+import io.meterstore.trino.base.MeterstoreTypes;
 import io.meterstore.trino.base.PostgresConnectionPool;
 import io.meterstore.trino.cold.ColdFileGroupSplit;
 import io.meterstore.trino.cold.ColdPageSourceProvider;
@@ -145,11 +146,13 @@ public class MeterstorePageSourceProvider
 
         // the tier reads the columns resolution needs too; the resolving page source returns the query's columns. A hot
         // partition returns a key's versions in primary-key order, so it is read without version and recorded_at
+        // a table whose key has more columns (melo_id, identity columns) resolves by them too
+        List<MeterstoreColumnHandle> keyColumns = handle.columns().keyColumns().stream().map(MeterstoreTypes::columnHandle).toList();
         VersionResolution.Layout layout = split instanceof HotSplit
-                ? resolution.layoutInVersionOrder(meterstoreColumns)
-                : resolution.layout(meterstoreColumns);
+                ? resolution.layoutInVersionOrder(meterstoreColumns, keyColumns)
+                : resolution.layout(meterstoreColumns, keyColumns);
         ConnectorPageSource source = switch (split) {
-            case HotSplit hotSplit -> withConnection(session, connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution));
+            case HotSplit hotSplit -> withConnection(session, connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution, handle.columns().keyNames()));
             case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, layout.columns(), predicate);
             case ColdFileGroupSplit group -> resolutionGroup(session, group, layout, predicate);
             default -> throw new IllegalArgumentException("Unknown split " + split);

@@ -28,13 +28,11 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Collectors;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.parquet.ReadingsParquetSchema.QUANTITY;
 import static io.meterstore.parquet.ReadingsParquetSchema.TIMESTAMP_TZ_MICROS;
 import static io.meterstore.parquet.ReadingsParquetSchema.VERSION;
-import static io.meterstore.core.Sql.quoteIdentifier;
 import static io.trino.spi.type.DateType.DATE;
 import static io.trino.spi.type.TimeZoneKey.UTC_KEY;
 import static io.trino.spi.type.VarcharType.VARCHAR;
@@ -250,9 +248,8 @@ final class HotPartitionReader
      */
     String query(String partition)
     {
-        String order = ReadingsColumn.SORT_KEY.stream()
-                .map(column -> quoteIdentifier(column.columnName()))
-                .collect(Collectors.joining(", "));
+        // (malo_id, obis_code, "from", the key's other columns, version): the default key's order when it has none
+        String order = HotTier.primaryKey(columns);
         return "SELECT %s FROM %s WHERE %s ORDER BY %s".formatted(
                 columns.postgresColumnList(), hotTier.qualifiedPartition(partition), Tier.sqlBetween(PgBinaryCopy.parameter(1, "timestamptz"), PgBinaryCopy.parameter(2, "timestamptz")), order);
     }

@@ -582,15 +582,15 @@ final class TestArchiverCli
                 assertThat(run.err()).isEqualTo("Cannot start the archiver: %s%n".formatted(difference));
                 assertThat(catalog.loadTable(identifier).properties()).containsEntry("meterstore.reading-id", "malo_id");
 
-                // a point table keyed by MeLo-ID, its default, which this release cannot store yet: refused naming what to declare, nothing created
-                Path point = write("point.properties", properties(database, warehouse) + "meterstore.tables=zaehlerstaende(time_model=point)\n");
+                // a point table keyed by MeLo-ID, its default as in the Rust MeterStore: melo_id in the hot tier's primary key, NOT NULL
+                Path point = write("point.properties", properties(database, warehouse) + "meterstore.tables=zaehlerstaende_melo(time_model=point)\n");
                 run = run(new String[] {"create", "--config", point.toString()});
-                assertThat(run.exitCode()).isEqualTo(ArchiverCli.EXIT_FAILED);
-                assertThat(run.err()).isEqualTo(("metering.zaehlerstaende: failed: Table 'metering.zaehlerstaende' declares time_model 'point' keyed by reading_id 'melo_id' (a point table's default, as in the Rust MeterStore), which this release cannot store yet: "
-                        + "it keys a point table's readings by malo_id, obis_code and \"from\", as an interval table's; declare reading_id malo_id (WITH (reading_id = 'malo_id'), or reading_id=malo_id in a meterstore.tables entry)%n").formatted());
-                assertThat(catalog.tableExists(TableIdentifier.of(Namespace.of("metering"), "zaehlerstaende"))).isFalse();
-                try (Connection connection = database.connect()) {
-                    assertThat(new HotTier("metering", new PartitionNaming("zaehlerstaende", Duration.ofDays(1)), Duration.ofSeconds(5)).parentExists(connection)).isFalse();
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_OK);
+                assertThat(catalog.loadTable(TableIdentifier.of(Namespace.of("metering"), "zaehlerstaende_melo")).properties()).containsEntry("meterstore.reading-id", "melo_id");
+                try (Connection connection = database.connect(); Statement statement = connection.createStatement();
+                        ResultSet result = statement.executeQuery("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'metering.zaehlerstaende_melo'::regclass AND contype = 'p'")) {
+                    assertThat(result.next()).isTrue();
+                    assertThat(result.getString(1)).isEqualTo("PRIMARY KEY (malo_id, obis_code, \"from\", melo_id, version)");
                 }
 
                 // keyed by malo_id it is created: "to" optional in Iceberg, nullable and required NULL in PostgreSQL

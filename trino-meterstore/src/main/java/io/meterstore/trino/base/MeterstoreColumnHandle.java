@@ -52,8 +52,10 @@ public record MeterstoreColumnHandle(TableColumn column, Type type)
                 .setName(column.name())
                 .setType(type)
                 // stored for every row, but NULL on INSERT asks MeterStore to fill them in: the statement's start, the calendar's day;
-                // "to" is NULL in a point table and required in an interval one, which the write path refuses naming the table's model
-                .setNullable(column.nullable() || is(ReadingsColumn.RECORDED_AT) || is(ReadingsColumn.BALANCING_DAY) || is(ReadingsColumn.TO))
+                // "to" is NULL in a point table and required in an interval one, which the write path refuses naming the table's model;
+                // melo_id and the identity columns are required where the table's key holds them, which the write path refuses naming the key
+                .setNullable(column.nullable() || is(ReadingsColumn.RECORDED_AT) || is(ReadingsColumn.BALANCING_DAY) || is(ReadingsColumn.TO)
+                        || is(ReadingsColumn.MELO_ID) || column.attributeColumn())
                 .build();
     }
 }

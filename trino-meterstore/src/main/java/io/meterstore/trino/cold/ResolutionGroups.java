@@ -3,6 +3,7 @@ package io.meterstore.trino.cold;
 import com.google.common.collect.ImmutableList;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.IcebergTableSpec;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.MeterstoreException;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.trino.cold.RowGroupKeys.RowGroup;
@@ -116,9 +117,9 @@ final class ResolutionGroups
         // resolution reads each file once, in order: a file that is not sorted by the merge key would let two versions of a key both win
         for (Bounded file : group) {
             SortOrder sortOrder = table.sortOrders().get(file.task().file().sortOrderId());
-            if (sortOrder == null || !sortOrder.sameOrder(IcebergTableSpec.sortOrder(table.schema()))) {
+            if (sortOrder == null || !sortOrder.sameOrder(IcebergTableSpec.sortOrder(table.schema(), TableColumns.of(table).keyNames()))) {
                 throw new MeterstoreException(TABLE_LAYOUT_UNSUPPORTED,
-                        "Data file '%s' of Iceberg table '%s' is not declared sorted by (malo_id, obis_code, \"from\", version), so the versions of its keys cannot be resolved in one pass; read %s_versions, or rewrite the file sorted (rewrite_data_files with the table's sort order)"
+                        "Data file '%s' of Iceberg table '%s' is not declared sorted by (malo_id, obis_code, \"from\", the key's other columns, version), so the versions of its keys cannot be resolved in one pass; read %s_versions, or rewrite the file sorted (rewrite_data_files with the table's sort order)"
                                 .formatted(file.task().file().location(), table.name(), table.name()));
             }
         }

@@ -2,6 +2,7 @@ package io.meterstore.trino.handle;
 
 import com.google.common.collect.ImmutableList;
 import io.meterstore.core.TableColumns;
+import io.meterstore.core.TableShape;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.hot.HotAggregation;
 import io.meterstore.trino.versions.ErasedScope;
@@ -32,7 +33,9 @@ import static java.util.Objects.requireNonNull;
  * @param erased the erasures a time-travel read must hide: an older snapshot still holds their rows until the archiver
  *        expires it; empty for every other read
  * @param attributeColumns the attribute columns the table's shape declares, in their order: its stored columns after
- *        the readings columns ({@link #columns()})
+ *        the readings columns and its identity columns ({@link #columns()})
+ * @param keyColumns the columns of the table's merge key besides malo_id, obis_code and "from": melo_id in a table keyed
+ *        by it, then the identity columns ({@link io.meterstore.core.TableShape#keyColumns()}); none for the default key
  */
 public record MeterstoreTableHandle(
         SchemaTableName schemaTableName,
@@ -46,7 +49,8 @@ public record MeterstoreTableHandle(
         OptionalLong limit,
         Optional<HotAggregation> aggregation,
         List<ErasedScope> erased,
-        List<String> attributeColumns)
+        List<String> attributeColumns,
+        List<String> keyColumns)
         implements ConnectorTableHandle
 {
     public MeterstoreTableHandle(
@@ -59,7 +63,7 @@ public record MeterstoreTableHandle(
             boolean resolved,
             Optional<Long> knownAtEpochMicros)
     {
-        this(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.empty(), Optional.empty(), List.of(), List.of());
+        this(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.empty(), Optional.empty(), List.of(), List.of(), List.of());
     }
 
     public MeterstoreTableHandle
@@ -73,17 +77,18 @@ public record MeterstoreTableHandle(
         requireNonNull(aggregation, "aggregation is null");
         erased = ImmutableList.copyOf(erased);
         attributeColumns = ImmutableList.copyOf(attributeColumns);
+        keyColumns = ImmutableList.copyOf(keyColumns);
     }
 
-    /** The columns the table stores: the readings columns, then its attribute columns. */
+    /** The columns the table stores: the readings columns, then its identity columns and its attribute columns. */
     public TableColumns columns()
     {
-        return TableColumns.ofAttributes(attributeColumns);
+        return TableColumns.of(TableShape.TimeModel.INTERVAL, keyColumns, attributeColumns);
     }
 
-    public MeterstoreTableHandle withAttributeColumns(List<String> attributeColumns)
+    public MeterstoreTableHandle withColumns(List<String> keyColumns, List<String> attributeColumns)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns, keyColumns);
     }
 
     /** How this read resolves versions: none for {@code <table>_versions} read as it is now. */
@@ -94,21 +99,21 @@ public record MeterstoreTableHandle(
 
     public MeterstoreTableHandle withConstraint(TupleDomain<MeterstoreColumnHandle> constraint)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns, keyColumns);
     }
 
     public MeterstoreTableHandle withErased(List<ErasedScope> erased)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns, keyColumns);
     }
 
     public MeterstoreTableHandle withLimit(long limit)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.of(limit), aggregation, erased, attributeColumns);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.of(limit), aggregation, erased, attributeColumns, keyColumns);
     }
 
     public MeterstoreTableHandle withAggregation(HotAggregation aggregation)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, Optional.of(aggregation), erased, attributeColumns);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, Optional.of(aggregation), erased, attributeColumns, keyColumns);
     }
 }

@@ -66,6 +66,8 @@ public final class HotPageSource
     private final List<MeterstoreColumnHandle> columns;
     private final TupleDomain<MeterstoreColumnHandle> predicate;
     private final VersionResolution resolution;
+    // the merge key's columns after malo_id, obis_code and "from" (melo_id in a table keyed by it, the identity columns)
+    private final List<String> keyColumns;
     private final PostgresConnectionPool pool;
     private final Connection connection;
     private final PgBinaryCopy copy;
@@ -82,6 +84,14 @@ public final class HotPageSource
      */
     public HotPageSource(PostgresConnectionPool pool, Connection connection, HotSplit split, List<MeterstoreColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> predicate, VersionResolution resolution)
     {
+        this(pool, connection, split, columns, predicate, resolution, List.of());
+    }
+
+    /** As the constructor above, for a table whose merge key has {@code keyColumns} besides malo_id, obis_code and "from". */
+    public HotPageSource(PostgresConnectionPool pool, Connection connection, HotSplit split, List<MeterstoreColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> predicate, VersionResolution resolution,
+            List<String> keyColumns)
+    {
+        this.keyColumns = ImmutableList.copyOf(requireNonNull(keyColumns, "keyColumns is null"));
         this.resolution = requireNonNull(resolution, "resolution is null");
         this.pool = requireNonNull(pool, "pool is null");
         this.connection = requireNonNull(connection, "connection is null");
@@ -158,7 +168,9 @@ public final class HotPageSource
         }
         if (resolvesInKeyOrder()) {
             // the primary key's order: the versions of a key arrive together, so the page source resolves in one pass
-            sql.append(" ORDER BY malo_id, obis_code, \"from\", version");
+            sql.append(" ORDER BY malo_id, obis_code, \"from\"");
+            keyColumns.forEach(column -> sql.append(", ").append(Sql.quoteIdentifier(column)));
+            sql.append(", version");
         }
         else if (split.limit().isPresent()) {
             // a pushed LIMIT: any rows will do, so PostgreSQL stops early; Trino still applies its own limit

@@ -81,7 +81,7 @@ final class ConfigTable
         }
         TableShape shape = stored.orElse(TableShape.DEFAULT);
         rows.addRow(inspector.table(), "merge_key", shape.mergeKey().stream().map(column -> column.equals(ReadingsColumn.FROM.columnName()) ? "\"from\"" : column).collect(Collectors.joining(", ")));
-        rows.addRow(inspector.table(), "resolution_partition", ResolutionRule.PARTITION.stream().map(column -> column.columnName()).collect(Collectors.joining(", ")));
+        rows.addRow(inspector.table(), "resolution_partition", String.join(", ", ResolutionRule.partition(shape.keyColumns())));
         shape.settings().forEach((setting, value) -> rows.addRow(inspector.table(), setting, value));
         rows.addRow(inspector.table(), "shape_stored", stored.isPresent() ? "yes" : "no: created before shapes were declared, read as the default shape; the archiver's create records it");
     }

@@ -22,7 +22,7 @@ import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Merges the rows of several data files, each sorted by (malo_id, obis_code, "from", version), into one stream in
+ * Merges the rows of several data files, each sorted by (malo_id, obis_code, "from", the key's other columns, version), into one stream in
  * that order, so the versions of a key that a late correction appended in another file meet the key's other versions.
  * Only the cold splits that resolve several files take this path; it copies rows, the single-file path does not.
  */
@@ -87,6 +87,13 @@ public final class SortedMergePageSource
         result = Long.compare(epochMicros(left, layout.from()), epochMicros(right, layout.from()));
         if (result != 0) {
             return result;
+        }
+        // the key's other columns sort between "from" and version (none for the default key)
+        for (int channel : layout.keyChannels()) {
+            result = slice(left, channel).compareTo(slice(right, channel));
+            if (result != 0) {
+                return result;
+            }
         }
         return version(left).compareTo(version(right));
     }

@@ -26,7 +26,8 @@ import static io.meterstore.core.ReadingsColumn.VERSION_SCOPE;
 import static java.util.Objects.requireNonNull;
 
 /**
- * How a read resolves versions: the winner of a merge key (malo_id, obis_code, "from") is max(version) within its
+ * How a read resolves versions: the winner of a merge key (malo_id, obis_code, "from", and the columns a table's shape adds
+ * to it) is max(version) within its
  * version_scope, ties broken by the latest recorded_at; FOR TIMESTAMP AS OF first drops every version recorded after
  * the instant. A read of {@code <table>_versions} without AS OF needs neither and reads its columns as they are.
  *
@@ -81,7 +82,16 @@ public record VersionResolution(boolean resolve, Optional<Long> knownAtEpochMicr
     /** The columns a tier reads: the query's, then those resolution needs and the query does not read. */
     public Layout layout(List<MeterstoreColumnHandle> columns)
     {
-        return layout(columns, RESOLUTION_COLUMNS, false);
+        return layout(columns, List.of());
+    }
+
+    /**
+     * As {@link #layout(List)}, of a table whose merge key has {@code keyColumns} besides malo_id, obis_code and "from"
+     * (melo_id in a table keyed by it, the identity columns), which resolution reads too.
+     */
+    public Layout layout(List<MeterstoreColumnHandle> columns, List<MeterstoreColumnHandle> keyColumns)
+    {
+        return layout(columns, keyColumns, RESOLUTION_COLUMNS, false);
     }
 
     /**
@@ -92,10 +102,16 @@ public record VersionResolution(boolean resolve, Optional<Long> knownAtEpochMicr
      */
     public Layout layoutInVersionOrder(List<MeterstoreColumnHandle> columns)
     {
-        return layout(columns, ORDERED_RESOLUTION_COLUMNS, true);
+        return layoutInVersionOrder(columns, List.of());
     }
 
-    private static Layout layout(List<MeterstoreColumnHandle> columns, List<ReadingsColumn> resolutionColumns, boolean inVersionOrder)
+    /** As {@link #layoutInVersionOrder(List)}, of a table whose merge key has {@code keyColumns} besides malo_id, obis_code and "from". */
+    public Layout layoutInVersionOrder(List<MeterstoreColumnHandle> columns, List<MeterstoreColumnHandle> keyColumns)
+    {
+        return layout(columns, keyColumns, ORDERED_RESOLUTION_COLUMNS, true);
+    }
+
+    private static Layout layout(List<MeterstoreColumnHandle> columns, List<MeterstoreColumnHandle> keyColumns, List<ReadingsColumn> resolutionColumns, boolean inVersionOrder)
     {
         List<MeterstoreColumnHandle> read = new ArrayList<>(columns);
         int[] resolutionChannels = new int[RESOLUTION_COLUMNS.size()];
@@ -108,7 +124,16 @@ public record VersionResolution(boolean resolve, Optional<Long> knownAtEpochMicr
             }
             resolutionChannels[index] = channel;
         }
-        return new Layout(ImmutableList.copyOf(read), columns.size(), resolutionChannels, inVersionOrder);
+        int[] keyChannels = new int[keyColumns.size()];
+        for (int index = 0; index < keyColumns.size(); index++) {
+            int channel = read.indexOf(keyColumns.get(index));
+            if (channel < 0) {
+                channel = read.size();
+                read.add(keyColumns.get(index));
+            }
+            keyChannels[index] = channel;
+        }
+        return new Layout(ImmutableList.copyOf(read), columns.size(), resolutionChannels, keyChannels, inVersionOrder);
     }
 
     /**
@@ -118,15 +143,18 @@ public record VersionResolution(boolean resolve, Optional<Long> knownAtEpochMicr
      * @param outputChannels how many leading channels the query asked for
      * @param resolutionChannels the channels of malo_id, obis_code, "from", version, version_scope, recorded_at; -1 for
      * version and recorded_at when they are not read
+     * @param keyChannels the channels of the merge key's columns after malo_id, obis_code and "from" (melo_id in a table
+     * keyed by it, the identity columns); none for the default key
      * @param inVersionOrder the tier returns each key's versions in ascending version order and none recorded after the
      * AS OF instant, so a later row of a key's scope beats an earlier one
      */
-    public record Layout(List<MeterstoreColumnHandle> columns, int outputChannels, int[] resolutionChannels, boolean inVersionOrder)
+    public record Layout(List<MeterstoreColumnHandle> columns, int outputChannels, int[] resolutionChannels, int[] keyChannels, boolean inVersionOrder)
     {
         public Layout
         {
             columns = ImmutableList.copyOf(requireNonNull(columns, "columns is null"));
             requireNonNull(resolutionChannels, "resolutionChannels is null");
+            requireNonNull(keyChannels, "keyChannels is null");
         }
 
         int maloId()

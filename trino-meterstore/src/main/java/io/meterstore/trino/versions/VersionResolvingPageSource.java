@@ -24,7 +24,8 @@ import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Resolves versions in one pass over a split whose rows arrive sorted by (malo_id, obis_code, "from", version): all
+ * Resolves versions in one pass over a split whose rows arrive sorted by (malo_id, obis_code, "from", the key's other
+ * columns, version): all
  * versions of a merge key are adjacent, so the winner of a key is known when the next key starts, and nothing but the
  * key being resolved is held. Versions recorded after the AS OF instant are dropped before they can win.
  * <p>
@@ -47,6 +48,9 @@ public final class VersionResolvingPageSource
     // the key's identifiers, once it has come over from an earlier page
     private Slice runMaloId;
     private Slice runObisCode;
+    // the key's other columns (melo_id, identity columns) of a key come over from an earlier page; none for the default key
+    private final int[] keyChannels;
+    private final Slice[] runKey;
     private final List<Candidate> runCandidates = new ArrayList<>();
 
     private boolean delegateFinished;
@@ -59,6 +63,8 @@ public final class VersionResolvingPageSource
         this.resolve = resolution.resolve();
         this.knownAtEpochMicros = resolution.knownAtEpochMicros().orElse(Long.MAX_VALUE);
         this.outputChannels = IntStream.range(0, layout.outputChannels()).toArray();
+        this.keyChannels = layout.keyChannels();
+        this.runKey = new Slice[keyChannels.length];
     }
 
     @Override
@@ -126,7 +132,8 @@ public final class VersionResolvingPageSource
             long from = epochMicros(froms, position);
             boolean sameKey = runOpen && from == runFrom && (runStart >= 0
                     ? sameValue(maloIds, position, runStart) && sameValue(obisCodes, position, runStart)
-                    : equalsValue(maloIds, position, runMaloId) && equalsValue(obisCodes, position, runObisCode));
+                    : equalsValue(maloIds, position, runMaloId) && equalsValue(obisCodes, position, runObisCode))
+                    && (keyChannels.length == 0 || sameKeyColumns(page, position, runStart));
             if (!sameKey) {
                 count = finishRun(selected, count);
                 runOpen = true;
@@ -140,6 +147,9 @@ public final class VersionResolvingPageSource
             if (runStart >= 0) {
                 runMaloId = VARCHAR.getSlice(maloIds, runStart).copy();
                 runObisCode = VARCHAR.getSlice(obisCodes, runStart).copy();
+                for (int index = 0; index < keyChannels.length; index++) {
+                    runKey[index] = VARCHAR.getSlice(page.getBlock(keyChannels[index]), runStart).copy();
+                }
             }
             for (int index = 0; index < runCandidates.size(); index++) {
                 Candidate candidate = runCandidates.get(index);
@@ -205,6 +215,18 @@ public final class VersionResolvingPageSource
         else if (count > 0) {
             ready.add(output.getPositions(selected, 0, count));
         }
+    }
+
+    /** Whether the key's other columns at {@code position} are those of the key being read, which started at {@code runStart} (-1: came over). */
+    private boolean sameKeyColumns(SourcePage page, int position, int runStart)
+    {
+        for (int index = 0; index < keyChannels.length; index++) {
+            Block block = page.getBlock(keyChannels[index]);
+            if (!(runStart >= 0 ? sameValue(block, position, runStart) : equalsValue(block, position, runKey[index]))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether two positions of a varchar block hold the same bytes, without copying either. */

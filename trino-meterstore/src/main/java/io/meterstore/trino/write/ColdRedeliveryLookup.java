@@ -72,11 +72,12 @@ public final class ColdRedeliveryLookup
         this.coldPageSources = requireNonNull(coldPageSources, "coldPageSources is null");
     }
 
-    private record Key(String maloId, String obisCode, Instant from, BigInteger version)
+    // keyValues: the key's other columns (melo_id, identity columns), none for the default key
+    private record Key(String maloId, String obisCode, Instant from, List<Optional<String>> keyValues, BigInteger version)
     {
-        static Key of(Reading reading)
+        static Key of(Reading reading, TableColumns columns)
         {
-            return new Key(reading.maloId(), reading.obisCode(), reading.from(), reading.version());
+            return new Key(reading.maloId(), reading.obisCode(), reading.from(), columns.keyValues(reading), reading.version());
         }
     }
 
@@ -89,8 +90,9 @@ public final class ColdRedeliveryLookup
         if (chunk.isEmpty()) {
             return ImmutableList.of();
         }
+        TableColumns columns = handle.tableColumns();
         Map<Key, Reading> wanted = new LinkedHashMap<>();
-        chunk.forEach(reading -> wanted.put(Key.of(reading), reading));
+        chunk.forEach(reading -> wanted.put(Key.of(reading, columns), reading));
         List<StoredRow> near = new ArrayList<>();
         // a stored span that meets a written one starts at most a day before the chunk, or where the balancing month of
         // its first row starts (a P1M span): those instants, not the month before the chunk
@@ -101,7 +103,7 @@ public final class ColdRedeliveryLookup
         froms.add(fromRange(first.minus(ReadingRules.LONGEST_DAILY_SPAN), upper));
         ReadingRules.monthStartsReaching(first).forEach(start -> froms.add(Range.equal(TIMESTAMP_TZ_MICROS, MeterstoreTypes.toTimestamp(MeterstoreTypes.toEpochMicros(start)))));
         scan(session, table, pinned, chunk, ValueSet.ofRanges(froms), ReadOptions.PLAIN, (stored, path, position) -> {
-            Reading reading = wanted.remove(Key.of(stored));
+            Reading reading = wanted.remove(Key.of(stored, columns));
             if (reading != null) {
                 Redeliveries.requireSamePayload(stored, reading, "Iceberg data file '%s' holds it".formatted(path), handle.tableColumns());
             }
@@ -143,20 +145,24 @@ public final class ColdRedeliveryLookup
         }
     }
 
-    /** A merge key within its version scope: the versions that compete for one winner. */
-    record ScopedKey(String maloId, String obisCode, Instant from, String versionScope)
+    /**
+     * A merge key within its version scope: the versions that compete for one winner. {@code keyValues} are the key's
+     * other columns (melo_id in a table keyed by it, the identity columns), none for the default key.
+     */
+    record ScopedKey(String maloId, String obisCode, Instant from, List<Optional<String>> keyValues, String versionScope)
     {
         ScopedKey
         {
             requireNonNull(maloId, "maloId is null");
             requireNonNull(obisCode, "obisCode is null");
             requireNonNull(from, "from is null");
+            keyValues = List.copyOf(requireNonNull(keyValues, "keyValues is null"));
             requireNonNull(versionScope, "versionScope is null");
         }
 
-        static ScopedKey of(Reading reading)
+        static ScopedKey of(Reading reading, TableColumns columns)
         {
-            return new ScopedKey(reading.maloId(), reading.obisCode(), reading.from(), reading.versionScope());
+            return new ScopedKey(reading.maloId(), reading.obisCode(), reading.from(), columns.keyValues(reading), reading.versionScope());
         }
     }
 
@@ -181,7 +187,8 @@ public final class ColdRedeliveryLookup
         if (rows.isEmpty()) {
             return ImmutableMap.of();
         }
-        Set<ScopedKey> wanted = rows.stream().map(ScopedKey::of).collect(toImmutableSet());
+        TableColumns columns = TableColumns.of(table);
+        Set<ScopedKey> wanted = rows.stream().map(reading -> ScopedKey.of(reading, columns)).collect(toImmutableSet());
         Map<ScopedKey, StoredWinner> stored = new HashMap<>();
         Instant minFrom = rows.stream().map(Reading::from).min(Instant::compareTo).orElseThrow();
         Instant maxFrom = rows.stream().map(Reading::from).max(Instant::compareTo).orElseThrow();
@@ -189,7 +196,7 @@ public final class ColdRedeliveryLookup
             if (!ColdFileRole.of(path).equals(Optional.of(ColdFileRole.WINNERS))) {
                 return;
             }
-            ScopedKey key = ScopedKey.of(reading);
+            ScopedKey key = ScopedKey.of(reading, columns);
             if (!wanted.contains(key)) {
                 return;
             }

@@ -19,6 +19,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 import static io.meterstore.core.Sql.quoteIdentifier;
 import static java.util.Objects.requireNonNull;
@@ -59,7 +60,8 @@ final class HotRowWriter
         this.hotTier = requireNonNull(hotTier, "hotTier is null");
         this.columns = requireNonNull(columns, "columns is null");
         this.payload = columns.all().stream()
-                .filter(column -> !column.is(ReadingsColumn.RECORDED_AT) && column.readingsColumn().filter(ReadingsColumn.SORT_KEY::contains).isEmpty())
+                .filter(column -> !column.is(ReadingsColumn.RECORDED_AT) && column.readingsColumn().filter(ReadingsColumn.SORT_KEY::contains).isEmpty()
+                        && !columns.keyColumns().contains(column))
                 .toList();
         this.staging = requireNonNull(staging, "staging is null");
         this.watermark = requireNonNull(watermark, "watermark is null");
@@ -161,8 +163,8 @@ final class HotRowWriter
             throws SQLException
     {
         String columns = this.columns.postgresColumnList();
-        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO %s (%s) SELECT %s FROM %s WHERE %s AND %s ON CONFLICT (malo_id, obis_code, \"from\", version) DO NOTHING"
-                .formatted(target, columns, columns, staging.qualifiedName(), Tier.HOT.sql("?"), condition))) {
+        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO %s (%s) SELECT %s FROM %s WHERE %s AND %s ON CONFLICT (%s) DO NOTHING"
+                .formatted(target, columns, columns, staging.qualifiedName(), Tier.HOT.sql("?"), condition, HotTier.primaryKey(this.columns)))) {
             insert.setObject(1, timestamp(watermark.instant()));
             for (int index = 0; index < parameters.size(); index++) {
                 insert.setObject(index + 2, timestamp(parameters.get(index)));
@@ -183,8 +185,10 @@ final class HotRowWriter
                 .toList());
         String sql = """
                 SELECT %s, %s, p.xmin = pg_current_xact_id()::xid AS same_statement, p.tableoid::regclass::text AS stored_in
-                FROM %s s JOIN %s p ON p.malo_id = s.malo_id AND p.obis_code = s.obis_code AND p."from" = s."from" AND p.version = s.version
-                WHERE s.%s AND (%s)""".formatted(HotRows.selectList(columns, "s", "s_"), HotRows.selectList(columns, "p", "p_"), staging.qualifiedName(), target, Tier.HOT.sql("?"), differs);
+                FROM %s s JOIN %s p ON p.malo_id = s.malo_id AND p.obis_code = s.obis_code AND p."from" = s."from"%s AND p.version = s.version
+                WHERE s.%s AND (%s)""".formatted(HotRows.selectList(columns, "s", "s_"), HotRows.selectList(columns, "p", "p_"), staging.qualifiedName(), target,
+                columns.keyNames().stream().map(column -> " AND p.%1$s = s.%1$s".formatted(quoteIdentifier(column))).collect(Collectors.joining()),
+                Tier.HOT.sql("?"), differs);
         try (PreparedStatement select = connection.prepareStatement(sql)) {
             select.setObject(1, timestamp(watermark.instant()));
             select.setFetchSize(1_000);

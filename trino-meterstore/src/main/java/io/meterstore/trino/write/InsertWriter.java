@@ -111,7 +111,8 @@ public final class InsertWriter
                 MeterstoreTypes.toEpochMicros(session.getStart().plus(maxClockSkew)),
                 columns,
                 staging,
-                shape.attributeColumns());
+                shape.attributeColumns(),
+                shape.keyColumns());
     }
 
     /** Moves the staged rows of a finished statement into the tiers; {@code fragments} are its page sinks'. */
@@ -199,7 +200,7 @@ public final class InsertWriter
     }
 
     /**
-     * Streams the staged rows below W in (month, malo_id, obis_code, "from", version) order, PostgreSQL sorting them,
+     * Streams the staged rows below W in (month, malo_id, obis_code, "from", the key's other columns, version) order, PostgreSQL sorting them,
      * and hands the versions Iceberg does not hold yet to {@code cold}, a chunk at a time. Returns the rows streamed.
      * The fence took the cold-write lock if there are any, before W was pinned: the lookup's answer holds until this
      * transaction ends, and the commit happens before that.
@@ -208,8 +209,8 @@ public final class InsertWriter
             throws SQLException
     {
         TableColumns columns = handle.tableColumns();
-        String sql = "SELECT %s FROM %s WHERE %s ORDER BY date_trunc('month', \"from\", 'UTC'), malo_id, obis_code, \"from\", version"
-                .formatted(columns.postgresColumnList(), handle.staging().qualifiedName(), Tier.COLD.sql("?"));
+        String sql = "SELECT %s FROM %s WHERE %s ORDER BY date_trunc('month', \"from\", 'UTC'), %s"
+                .formatted(columns.postgresColumnList(), handle.staging().qualifiedName(), Tier.COLD.sql("?"), HotTier.primaryKey(columns));
         long streamed = 0;
         Optional<Reading> previous = Optional.empty();
         List<Reading> chunk = new ArrayList<>(COLD_CHUNK_ROWS);
@@ -222,7 +223,7 @@ public final class InsertWriter
                     Reading reading = HotRows.reading(result, "", columns);
                     streamed++;
                     // the versions of a key arrive together: a second one in the statement is a repetition or a contradiction
-                    if (previous.isPresent() && sameVersion(previous.get(), reading)) {
+                    if (previous.isPresent() && sameVersion(previous.get(), reading) && columns.sameMergeKey(previous.get(), reading)) {
                         Redeliveries.requireSamePayload(previous.get(), reading, "the statement itself carries it twice", columns);
                         continue;
                     }

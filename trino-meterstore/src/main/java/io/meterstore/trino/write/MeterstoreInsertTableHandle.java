@@ -25,6 +25,7 @@ import static java.util.Objects.requireNonNull;
  * @param columns the columns of the pages the page sinks receive, in channel order
  * @param staging where the page sinks stage the validated rows for finishInsert
  * @param attributeColumns the attribute columns the table's shape declares, in their order ({@link #tableColumns()})
+ * @param keyColumns the columns of the table's merge key besides malo_id, obis_code and "from" ({@link TableShape#keyColumns()})
  */
 public record MeterstoreInsertTableHandle(
         SchemaTableName schemaTableName,
@@ -36,7 +37,8 @@ public record MeterstoreInsertTableHandle(
         long latestRecordedAtEpochMicros,
         List<MeterstoreColumnHandle> columns,
         InsertStaging staging,
-        List<String> attributeColumns)
+        List<String> attributeColumns,
+        List<String> keyColumns)
         implements ConnectorInsertTableHandle
 {
     public MeterstoreInsertTableHandle
@@ -49,11 +51,12 @@ public record MeterstoreInsertTableHandle(
         columns = ImmutableList.copyOf(requireNonNull(columns, "columns is null"));
         requireNonNull(staging, "staging is null");
         attributeColumns = ImmutableList.copyOf(requireNonNull(attributeColumns, "attributeColumns is null"));
+        keyColumns = ImmutableList.copyOf(requireNonNull(keyColumns, "keyColumns is null"));
     }
 
-    /** Every column the table stores: the readings columns, then its attribute columns. */
+    /** Every column the table stores: the readings columns, then its identity columns and its attribute columns. */
     public TableColumns tableColumns()
     {
-        return TableColumns.of(timeModel, attributeColumns);
+        return TableColumns.of(timeModel, keyColumns, attributeColumns);
     }
 }

@@ -100,7 +100,10 @@ public final class MeterstorePageSink
     {
         Reading reading;
         try {
-            reading = ReadingsPages.read(blocks, position, statementStart).requireTimeModel(handle.timeModel(), handle.schemaTableName().toString()).validate();
+            reading = ReadingsPages.read(blocks, position, statementStart)
+                    .requireTimeModel(handle.timeModel(), handle.schemaTableName().toString())
+                    .requireKeyValues(tableColumns, handle.schemaTableName().toString())
+                    .validate();
         }
         catch (InvalidReadingException e) {
             throw new TrinoException(METERSTORE_INVALID_READING, "Row %s of the INSERT into '%s' is invalid: %s; nothing was written"

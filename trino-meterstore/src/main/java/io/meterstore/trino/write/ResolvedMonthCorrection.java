@@ -26,7 +26,6 @@ import java.io.UncheckedIOException;
 import java.time.YearMonth;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -54,11 +53,6 @@ final class ResolvedMonthCorrection
     // rows decided at once: one bounded batch and its lookup; a batch ends only where a key ends
     private static final int BATCH_ROWS = 8192;
     private static final int PAGE_ROWS = 4096;
-    private static final Comparator<Reading> SORT_ORDER = Comparator.comparing(Reading::maloId)
-            .thenComparing(Reading::obisCode)
-            .thenComparing(Reading::from)
-            .thenComparing(Reading::version);
-
     private final ColdRedeliveryLookup lookup;
     private final ConnectorSession session;
     private final Table table;
@@ -107,7 +101,7 @@ final class ResolvedMonthCorrection
         }
     }
 
-    /** Adds a row that follows every row added before in (malo_id, obis_code, "from", version) order; none of them is stored yet. */
+    /** Adds a row that follows every row added before in (malo_id, obis_code, "from", the key's other columns, version) order; none of them is stored yet. */
     void add(Reading reading)
             throws IOException
     {
@@ -181,7 +175,7 @@ final class ResolvedMonthCorrection
                     superseded.add(reading);
                     continue;
                 }
-                Optional<StoredWinner> winner = Optional.ofNullable(stored.get(ScopedKey.of(reading)));
+                Optional<StoredWinner> winner = Optional.ofNullable(stored.get(ScopedKey.of(reading, columns)));
                 if (winner.isPresent() && !ResolutionRule.beats(reading, winner.get().reading())) {
                     // an older version delivered late: it never showed in readings, and does not now
                     superseded.add(reading);
@@ -199,14 +193,14 @@ final class ResolvedMonthCorrection
         batch.clear();
         // a batch's keys all follow the previous batch's, so each stream stays sorted across batches
         write(columns, winners, writer::writeWinners);
-        superseded.sort(SORT_ORDER);
+        superseded.sort(columns.sortOrder());
         write(columns, superseded, writer::writeSuperseded);
     }
 
     // every version scope of a merge key: the rows that arrive together
-    private static boolean sameMergeKey(Reading reading, Reading other)
+    private boolean sameMergeKey(Reading reading, Reading other)
     {
-        return reading.maloId().equals(other.maloId()) && reading.obisCode().equals(other.obisCode()) && reading.from().equals(other.from());
+        return columns.sameMergeKey(reading, other);
     }
 
     private interface PageWriter

@@ -1,0 +1,434 @@
+package io.meterstore.trino;
+
+import com.google.common.collect.ImmutableMap;
+import io.meterstore.archiver.cycle.ArchivalCycle;
+import io.meterstore.archiver.cycle.ArchivalSettings;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.archiver.maintenance.CompactionSettings;
+import io.meterstore.archiver.maintenance.MaintenanceOutcome;
+import io.meterstore.archiver.maintenance.MaintenanceSettings;
+import io.meterstore.archiver.maintenance.MonthCompaction.Compacted;
+import io.meterstore.archiver.maintenance.TableMaintenance;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.MeteringCalendar;
+import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.Quality;
+import io.meterstore.core.Reading;
+import io.meterstore.core.SnapshotRetention;
+import io.meterstore.core.Sparte;
+import io.meterstore.core.Sparte.MeasurementUnit;
+import io.meterstore.core.WatermarkReader;
+import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsInserts;
+import io.meterstore.testing.TestingPostgresServer;
+import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.trino.base.MeterstoreErrorCode;
+import io.trino.testing.DistributedQueryRunner;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.time.LocalDate;
+import java.time.YearMonth;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
+
+/**
+ * The merge key following the table's shape, through the Trino JDBC driver: a table with a {@code tenant} identity
+ * column keeps two tenants' readings of one (malo_id, obis_code, "from") apart, both counted, a correction within one
+ * tenant superseding only that tenant's, through INSERT, archival, a late correction below W, compaction and a DELETE
+ * erasure, in {@code T}, {@code T_versions} and AS OF; a MeLo-keyed interval table, and a point table (keyed by melo_id
+ * by default), keep two metering locations under one market location apart. A row without its tenant, or without its
+ * melo_id in a MeLo-keyed table, is refused with nothing written. Each answer is compared with the versions written,
+ * resolved per key as the shape declares it.
+ */
+@TestInstance(PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+final class TestMeterstoreMergeKeys
+{
+    private static final String TENANTS = "mandanten";
+    private static final String METERING_POINTS = "messlokationen";
+    private static final String REGISTERS = "staende";
+    private static final String HMAC_KEY = "merge-keys-test-key-0123456789abcdef";
+    private static final String READINGS_COLUMNS = """
+            malo_id varchar NOT NULL, melo_id varchar, obis_code varchar NOT NULL, sparte varchar NOT NULL,
+             "from" timestamp(6) with time zone NOT NULL, "to" timestamp(6) with time zone, value decimal(18,6) NOT NULL,
+             unit varchar NOT NULL, quality varchar NOT NULL, resolution varchar NOT NULL, source_kind varchar NOT NULL,
+             source_detail varchar, provenance varchar, version decimal(20,0) NOT NULL, version_scope varchar NOT NULL,
+             recorded_at timestamp(6) with time zone, balancing_day date""";
+    private static final String MELO_A = "DE0001234500000000000000000000001";
+    private static final String MELO_B = "DE0001234500000000000000000000002";
+    private static final Instant T1 = Instant.parse("2026-04-03T06:00:00Z");
+    private static final Instant T2 = Instant.parse("2026-04-04T06:00:00Z");
+    private static final Instant T3 = Instant.parse("2026-04-20T06:00:00Z");
+    private static final Instant ARCHIVED_TO = Instant.parse("2026-04-02T00:00:00Z");
+    private static final Instant COMPACTION_TIME = Instant.parse("2026-05-01T00:00:00Z");
+
+    private TestingWarehouse warehouse;
+    private DistributedQueryRunner queryRunner;
+    private TestingClient client;
+    // every version written to each table so far: what it must show
+    private final Map<String, List<Reading>> written = new LinkedHashMap<>();
+
+    /** A row as the queries select it: the key (tenant NULL in a table without it), the version and the value. */
+    private record Row(String maloId, Optional<String> meloId, Optional<String> tenant, Instant from, BigInteger version, BigDecimal value)
+    {
+        static Row of(Reading reading)
+        {
+            return new Row(reading.maloId(), reading.meloId(), reading.attributes().isEmpty() ? Optional.empty() : reading.attributes().getFirst(), reading.from(), reading.version(), reading.value().setScale(6));
+        }
+
+        String key()
+        {
+            return "%s|%s|%s|%s".formatted(maloId, meloId.orElse(""), tenant.orElse(""), from);
+        }
+    }
+
+    @BeforeAll
+    void setUp()
+            throws Exception
+    {
+        warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("merge_keys"));
+        queryRunner = MeterstoreQueryRunner.builder(warehouse)
+                .withCatalogOverrides(ImmutableMap.of("meterstore.tables", String.join(",", TENANTS, METERING_POINTS, REGISTERS), "meterstore.erasure.hmac-key", HMAC_KEY))
+                .build();
+        client = new TestingClient(queryRunner, warehouse, "merge_keys");
+        for (String table : List.of(TENANTS, METERING_POINTS, REGISTERS)) {
+            written.put(table, new ArrayList<>());
+        }
+    }
+
+    @AfterAll
+    void tearDown()
+    {
+        if (queryRunner != null) {
+            queryRunner.close();
+        }
+    }
+
+    @Test
+    @Order(1)
+    void testCreateTableStoresTheKey()
+            throws Exception
+    {
+        client.execute("CREATE TABLE %s (%s, tenant varchar) WITH (identity_columns = ARRAY['tenant'])".formatted(TENANTS, READINGS_COLUMNS));
+        client.execute("CREATE TABLE %s (%s) WITH (reading_id = 'melo_id')".formatted(METERING_POINTS, READINGS_COLUMNS));
+        client.execute("CREATE TABLE %s (%s) WITH (time_model = 'point')".formatted(REGISTERS, READINGS_COLUMNS));
+
+        assertThat(client.value("SELECT value FROM \"%s$config\" WHERE setting = 'merge_key'".formatted(TENANTS))).isEqualTo("malo_id, tenant, obis_code, \"from\"");
+        assertThat(client.value("SELECT value FROM \"%s$config\" WHERE setting = 'merge_key'".formatted(METERING_POINTS))).isEqualTo("malo_id, melo_id, obis_code, \"from\"");
+        // a point table is keyed by melo_id unless it declares otherwise, as in the Rust MeterStore
+        assertThat(client.value("SELECT value FROM \"%s$config\" WHERE setting = 'reading_id'".formatted(REGISTERS))).isEqualTo("melo_id");
+        assertThat(client.value("SELECT value FROM \"%s$config\" WHERE setting = 'merge_key'".formatted(REGISTERS))).isEqualTo("malo_id, melo_id, obis_code, \"from\"");
+
+        // the hot tier's primary key and NOT NULL columns, the Iceberg table's required fields and sort order
+        assertThat(primaryKey(TENANTS)).isEqualTo("PRIMARY KEY (malo_id, obis_code, \"from\", tenant, version)");
+        assertThat(primaryKey(METERING_POINTS)).isEqualTo("PRIMARY KEY (malo_id, obis_code, \"from\", melo_id, version)");
+        assertThat(primaryKey(REGISTERS)).isEqualTo("PRIMARY KEY (malo_id, obis_code, \"from\", melo_id, version)");
+        assertThat(client.postgres("SELECT is_nullable FROM information_schema.columns WHERE table_schema = 'metering' AND table_name = 'mandanten' AND column_name = 'tenant'")).isEqualTo("NO");
+        assertThat(client.postgres("SELECT is_nullable FROM information_schema.columns WHERE table_schema = 'metering' AND table_name = 'messlokationen' AND column_name = 'melo_id'")).isEqualTo("NO");
+        assertThat(icebergTable(TENANTS).schema().findField("tenant").isRequired()).isTrue();
+        assertThat(icebergTable(METERING_POINTS).schema().findField("melo_id").isRequired()).isTrue();
+        assertThat(icebergTable(TENANTS).sortOrder().fields()).extracting(field -> icebergTable(TENANTS).schema().findColumnName(field.sourceId()))
+                .containsExactly("malo_id", "obis_code", "from", "tenant", "version");
+    }
+
+    @Test
+    @Order(2)
+    void testRowsWithoutTheirKeyAreRefused()
+            throws Exception
+    {
+        Reading reading = originals().getFirst();
+        assertRefused(insertSql(TENANTS, List.of(reading.withAttributes(List.of(Optional.empty())))),
+                "has no tenant, but table 'metering.mandanten_versions' keys its readings by malo_id, tenant, obis_code and \"from\": write the reading's tenant");
+        assertRefused(insertSql(METERING_POINTS, List.of(withMelo(reading, Optional.empty()))),
+                "has no melo_id, but table 'metering.messlokationen_versions' keys its readings by malo_id, melo_id, obis_code and \"from\": write the reading's melo_id");
+        for (String table : List.of(TENANTS, METERING_POINTS)) {
+            assertThat(client.value("SELECT count(*) FROM %s_versions".formatted(table))).as(table).isEqualTo(0L);
+        }
+    }
+
+    @Test
+    @Order(3)
+    void testTwoTenantsReadingsAreBothKeptAndCounted()
+            throws Exception
+    {
+        // every reading delivered for two tenants, with other values
+        List<Reading> originals = new ArrayList<>();
+        for (Reading reading : originals()) {
+            originals.add(tenant(reading, "a", reading.version(), reading.value(), T1));
+            originals.add(tenant(reading, "b", reading.version(), reading.value().add(new BigDecimal("100")), T1));
+        }
+        insert(TENANTS, originals);
+        // a correction of every fourth reading of tenant a: tenant b's of the same key stays as it is
+        List<Reading> corrections = new ArrayList<>();
+        for (int index = 0; index < originals.size(); index += 8) {
+            Reading original = originals.get(index);
+            corrections.add(tenant(original, "a", original.version().add(BigInteger.ONE), original.value().add(new BigDecimal("0.125")), T2));
+        }
+        insert(TENANTS, corrections);
+
+        assertMatches(TENANTS);
+        assertThat((BigDecimal) client.value("SELECT sum(value) FROM " + TENANTS)).isEqualByComparingTo(sum(winners(TENANTS, Instant.MAX)));
+        assertThat(client.value("SELECT count(*) FROM %s WHERE tenant = 'b'".formatted(TENANTS))).isEqualTo((long) originals.size() / 2);
+        assertThat(client.postgres("SELECT count(*) FROM metering.mandanten WHERE superseded_at IS NOT NULL")).isEqualTo((long) corrections.size());
+        // a redelivery of a tenant's version is skipped, the same version with another value refused
+        Reading correction = corrections.getFirst();
+        client.execute(insertSql(TENANTS, List.of(correction)));
+        assertThatThrownBy(() -> client.execute(insertSql(TENANTS, List.of(tenant(correction, "a", correction.version(), correction.value().add(BigDecimal.ONE), T2)))))
+                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getErrorCode()).isEqualTo(MeterstoreErrorCode.METERSTORE_CONFLICTING_REDELIVERY.toErrorCode().getCode()));
+        assertThat(client.value("SELECT count(*) FROM %s_versions".formatted(TENANTS))).isEqualTo((long) written.get(TENANTS).size());
+    }
+
+    @Test
+    @Order(4)
+    void testTenantsThroughArchivalLateCorrectionCompactionAndErasure()
+            throws Exception
+    {
+        archive(TENANTS, ARCHIVED_TO);
+        assertThat(client.value("SELECT count(*) FROM %s_versions WHERE \"from\" < %s AND \"$tier\" = 'hot'".formatted(TENANTS, ReadingsInserts.timestamp(ARCHIVED_TO)))).isEqualTo(0L);
+        assertMatches(TENANTS);
+
+        // a late correction below W of every third winner of tenant b: tenant a's of the same key stays the winner
+        List<Reading> late = new ArrayList<>();
+        List<Reading> tenantB = written.get(TENANTS).stream().filter(reading -> reading.attributes().getFirst().equals(Optional.of("b")) && reading.from().isBefore(ARCHIVED_TO)).toList();
+        for (int index = 0; index < tenantB.size(); index += 3) {
+            Reading stored = tenantB.get(index);
+            late.add(tenant(stored, "b", stored.version().add(BigInteger.TEN), stored.value().add(new BigDecimal("1.5")), T3));
+        }
+        insert(TENANTS, late);
+        assertMatches(TENANTS);
+
+        MaintenanceOutcome outcome = new TableMaintenance(warehouse.catalog(), TableIdentifier.of(SCHEMA, TENANTS), hotTier(TENANTS), () -> warehouse.database().connect(),
+                new MaintenanceSettings(SnapshotRetention.DEFAULT, Duration.ofDays(3), Duration.ofHours(1), CompactionSettings.DEFAULTS), InstantSource.fixed(COMPACTION_TIME))
+                .compact();
+        assertThat(outcome.compaction().orElseThrow().compacted()).extracting(Compacted::month).containsExactly(YearMonth.of(2026, 3));
+        assertMatches(TENANTS);
+
+        String erased = ReadingsGenerator.maloId(1);
+        long rows = written.get(TENANTS).stream().filter(reading -> reading.maloId().equals(erased)).count();
+        assertThat(client.update("DELETE FROM %s_versions WHERE malo_id = '%s'".formatted(TENANTS, erased))).isEqualTo(rows);
+        written.get(TENANTS).removeIf(reading -> reading.maloId().equals(erased));
+        assertThat(written.get(TENANTS)).isNotEmpty();
+        assertMatches(TENANTS);
+    }
+
+    @Test
+    @Order(5)
+    void testTwoMeteringLocationsUnderOneMarketLocation()
+            throws Exception
+    {
+        List<Reading> originals = new ArrayList<>();
+        for (Reading reading : originals()) {
+            if (reading.maloId().equals(ReadingsGenerator.maloId(0))) {
+                originals.add(version(withMelo(reading, Optional.of(MELO_A)), reading.version(), reading.value(), T1));
+                originals.add(version(withMelo(reading, Optional.of(MELO_B)), reading.version(), reading.value().add(new BigDecimal("7")), T1));
+            }
+        }
+        insert(METERING_POINTS, originals);
+        assertMatches(METERING_POINTS);
+        assertThat((BigDecimal) client.value("SELECT sum(value) FROM " + METERING_POINTS)).isEqualByComparingTo(sum(winners(METERING_POINTS, Instant.MAX)));
+
+        archive(METERING_POINTS, ARCHIVED_TO);
+        // a correction of MeLo A below W: MeLo B's reading of the same interval stays
+        List<Reading> corrections = originals.stream()
+                .filter(reading -> reading.meloId().equals(Optional.of(MELO_A)) && reading.from().isBefore(ARCHIVED_TO))
+                .limit(4)
+                .map(reading -> version(reading, reading.version().add(BigInteger.ONE), reading.value().add(BigDecimal.ONE), T2))
+                .toList();
+        insert(METERING_POINTS, corrections);
+        assertMatches(METERING_POINTS);
+    }
+
+    @Test
+    @Order(6)
+    void testPointTableKeysRegistersByMeteringLocation()
+            throws Exception
+    {
+        // a Berlin day's register of two metering locations under one market location
+        List<Reading> registers = new ArrayList<>();
+        for (int day = 0; day < 3; day++) {
+            Instant from = Instant.parse("2026-04-09T22:00:00Z").plus(Duration.ofDays(day));
+            registers.add(register(MELO_A, from, new BigDecimal(1000 + day * 10)));
+            registers.add(register(MELO_B, from, new BigDecimal(5000 + day * 20)));
+        }
+        insert(REGISTERS, registers);
+        assertMatches(REGISTERS);
+        assertThat(client.value("SELECT count(DISTINCT melo_id) FROM " + REGISTERS)).isEqualTo(2L);
+    }
+
+    // ---- expectations
+
+    /** Asserts both tables, and each AS OF every instant a version was learned at, against what was written. */
+    private void assertMatches(String table)
+            throws SQLException
+    {
+        String select = "SELECT malo_id, melo_id, %s, to_unixtime(\"from\"), version, value FROM %%s".formatted(table.equals(TENANTS) ? "tenant" : "CAST(NULL AS varchar)");
+        assertThat(rows(select.formatted(table + "_versions"))).as(table + "_versions").isEqualTo(sorted(written.get(table).stream().map(Row::of).toList()));
+        assertThat(rows(select.formatted(table))).as(table).isEqualTo(winners(table, Instant.MAX));
+        for (Instant knownAt : List.of(T1.plusSeconds(60), T2.plusSeconds(60))) {
+            String asOf = "%s FOR TIMESTAMP AS OF %s".formatted(table, ReadingsInserts.timestamp(knownAt));
+            assertThat(rows(select.formatted(asOf))).as("%s AS OF %s", table, knownAt).isEqualTo(winners(table, knownAt));
+        }
+    }
+
+    /** The winner of every key (as the table's shape declares it) among the versions learned by {@code knownAt}. */
+    private List<Row> winners(String table, Instant knownAt)
+    {
+        Map<String, Reading> winners = new LinkedHashMap<>();
+        for (Reading reading : written.get(table)) {
+            if (!reading.recordedAt().isAfter(knownAt)) {
+                winners.merge(Row.of(reading).key(), reading, (left, right) -> left.version().compareTo(right.version()) >= 0 ? left : right);
+            }
+        }
+        return sorted(winners.values().stream().map(Row::of).toList());
+    }
+
+    private static BigDecimal sum(List<Row> rows)
+    {
+        return rows.stream().map(Row::value).reduce(BigDecimal.ZERO, BigDecimal::add);
+    }
+
+    private static List<Row> sorted(List<Row> rows)
+    {
+        return rows.stream().sorted(Comparator.comparing(Row::key).thenComparing(Row::version)).toList();
+    }
+
+    // ---- readings
+
+    /** The first two hours of two meters on two March days and an April day, whose partition takes W past March's end. */
+    private static List<Reading> originals()
+    {
+        List<Reading> originals = new ArrayList<>();
+        Map<String, Integer> perMeterDay = new LinkedHashMap<>();
+        for (ReadingsGenerator generator : List.of(generator(LocalDate.of(2026, 3, 25), 2), generator(LocalDate.of(2026, 4, 2), 1))) {
+            generator.forEach(reading -> {
+                if (perMeterDay.merge(reading.maloId() + "@" + reading.balancingDay(), 1, Integer::sum) <= 8) {
+                    originals.add(reading);
+                }
+            });
+        }
+        return originals;
+    }
+
+    private static ReadingsGenerator generator(LocalDate start, int days)
+    {
+        return ReadingsGenerator.builder().seed(3132).meters(2).startDay(start).days(days).correctionsFraction(0).build();
+    }
+
+    private static Reading tenant(Reading base, String tenant, BigInteger version, BigDecimal value, Instant recordedAt)
+    {
+        return version(base, version, value, recordedAt).withAttributes(List.of(Optional.of(tenant)));
+    }
+
+    private static Reading version(Reading base, BigInteger version, BigDecimal value, Instant recordedAt)
+    {
+        return new Reading(base.maloId(), base.meloId(), base.obisCode(), base.sparte(), base.from(), base.to(), value, base.unit(),
+                version.equals(base.version()) ? base.quality() : Quality.CORRECTED, base.resolution(), base.sourceKind(), base.sourceDetail(), base.provenance(),
+                version, base.versionScope(), recordedAt, base.balancingDay(), base.attributes());
+    }
+
+    private static Reading withMelo(Reading base, Optional<String> meloId)
+    {
+        return new Reading(base.maloId(), meloId, base.obisCode(), base.sparte(), base.from(), base.to(), base.value(), base.unit(), base.quality(), base.resolution(),
+                base.sourceKind(), base.sourceDetail(), base.provenance(), base.version(), base.versionScope(), base.recordedAt(), base.balancingDay(), base.attributes());
+    }
+
+    private static Reading register(String meloId, Instant from, BigDecimal value)
+    {
+        return new Reading(ReadingsGenerator.maloId(0), Optional.of(meloId), "1-0:1.8.0", Sparte.STROM, from, Optional.empty(), value, MeasurementUnit.KWH, Quality.MEASURED, "P1D",
+                "MSCONS", Optional.empty(), Optional.empty(), BigInteger.ONE, Reading.versionScope(ReadingsGenerator.DEFAULT_OPERATOR_ID, Sparte.STROM, from), T1,
+                MeteringCalendar.balancingDay(Sparte.STROM, from), List.of());
+    }
+
+    private void insert(String table, List<Reading> readings)
+            throws SQLException
+    {
+        assertThat(client.update(insertSql(table, readings))).isEqualTo(readings.size());
+        written.get(table).addAll(readings);
+    }
+
+    private static String insertSql(String table, List<Reading> readings)
+    {
+        return ReadingsInserts.insertAsRecorded(readings).replaceFirst("INSERT INTO readings_versions", "INSERT INTO %s_versions".formatted(table));
+    }
+
+    // ---- the tiers
+
+    private HotTier hotTier(String table)
+    {
+        return new HotTier(SCHEMA, new PartitionNaming(table, PartitionNaming.DEFAULT_STEP), Duration.ofSeconds(5));
+    }
+
+    private void archive(String table, Instant to)
+            throws Exception
+    {
+        ArchivalCycle cycle = new ArchivalCycle(warehouse.catalog(), TableIdentifier.of(SCHEMA, table), hotTier(table), () -> warehouse.database().connect(), ArchivalSettings.DEFAULTS,
+                InstantSource.fixed(TestingArchival.LATER));
+        while (WatermarkReader.current(icebergTable(table)).watermark().instant().isBefore(to)) {
+            ArchiveOutcome outcome = cycle.archiveOnce();
+            assertThat(outcome.kind()).as(outcome.describe()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);
+        }
+    }
+
+    private org.apache.iceberg.Table icebergTable(String table)
+    {
+        return warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, table));
+    }
+
+    private Object primaryKey(String table)
+            throws SQLException
+    {
+        return client.postgres("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'metering.%s'::regclass AND contype = 'p'".formatted(table));
+    }
+
+    // ---- SQL through the Trino JDBC driver
+
+    private List<Row> rows(String sql)
+            throws SQLException
+    {
+        List<Row> rows = new ArrayList<>();
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+            while (result.next()) {
+                rows.add(new Row(
+                        result.getString(1),
+                        Optional.ofNullable(result.getString(2)),
+                        Optional.ofNullable(result.getString(3)),
+                        Instant.ofEpochSecond((long) result.getDouble(4)),
+                        result.getBigDecimal(5).toBigIntegerExact(),
+                        result.getBigDecimal(6).setScale(6)));
+            }
+        }
+        return sorted(rows);
+    }
+
+    private void assertRefused(String sql, String message)
+    {
+        assertThatThrownBy(() -> client.execute(sql))
+                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getErrorCode()).as(e.getMessage()).isEqualTo(MeterstoreErrorCode.METERSTORE_INVALID_READING.toErrorCode().getCode()))
+                .hasMessageContaining(message);
+    }
+}
