@@ -25,6 +25,8 @@ final class SortOrderCheck
     private static final int VERSION_CHANNEL = ReadingsColumn.VERSION.ordinal();
 
     // the channels of the key's columns after malo_id, obis_code and "from", compared before version: none for the default key
+    private static final Slice[] NO_KEY = new Slice[0];
+
     private final int[] keyChannels;
     private Slice[] lastKey;
     private boolean sorted = true;
@@ -60,7 +62,8 @@ final class SortOrderCheck
             Slice obisCode = VARCHAR.getSlice(obisCodes, position);
             LongTimestampWithTimeZone from = (LongTimestampWithTimeZone) TIMESTAMP_TZ_MICROS.getObject(froms, position);
             Int128 version = (Int128) VERSION.getObject(versions, position);
-            Slice[] key = new Slice[keyChannels.length];
+            // the default key has no other columns: no array per row
+            Slice[] key = keyChannels.length == 0 ? NO_KEY : new Slice[keyChannels.length];
             for (int index = 0; index < keyChannels.length; index++) {
                 key[index] = VARCHAR.getSlice(page.getBlock(keyChannels[index]), position);
             }
