@@ -5,6 +5,7 @@ import com.google.inject.Inject;
 import com.google.inject.Provider;
 import io.airlift.bootstrap.LifeCycleManager;
 import io.meterstore.trino.completeness.MeterCompletenessFunction;
+import io.meterstore.trino.consumption.RegisterConsumptionFunction;
 import io.meterstore.trino.system.LiftErasureProcedure;
 import io.meterstore.trino.system.MeterstoreFunctions;
 import io.meterstore.trino.write.MeterstorePageSinkProvider;
@@ -53,6 +54,7 @@ public class MeterstoreConnector
             MeterstoreTableProperties tableProperties,
             MeterstoreFunctions functions,
             MeterCompletenessFunction completenessFunction,
+            RegisterConsumptionFunction consumptionFunction,
             LiftErasureProcedure liftErasure)
     {
         this.procedures = ImmutableSet.of(requireNonNull(liftErasure, "liftErasure is null").get());
@@ -64,7 +66,9 @@ public class MeterstoreConnector
         this.sessionProperties = requireNonNull(sessionProperties, "sessionProperties is null");
         this.tableProperties = requireNonNull(tableProperties, "tableProperties is null");
         this.functions = requireNonNull(functions, "functions is null");
-        this.tableFunctions = ImmutableSet.of(requireNonNull(completenessFunction, "completenessFunction is null"));
+        this.tableFunctions = ImmutableSet.of(
+                requireNonNull(completenessFunction, "completenessFunction is null"),
+                requireNonNull(consumptionFunction, "consumptionFunction is null"));
     }
 
     @Override

@@ -15,6 +15,7 @@ import io.meterstore.trino.cold.ColdPageSourceProvider;
 import io.meterstore.trino.cold.ColdSplitPlanner;
 import io.meterstore.trino.completeness.ForCompleteness;
 import io.meterstore.trino.completeness.MeterCompletenessFunction;
+import io.meterstore.trino.consumption.RegisterConsumptionFunction;
 import io.meterstore.trino.hot.QuerySnapshots;
 import io.meterstore.trino.system.MeterstoreFunctions;
 import io.meterstore.trino.system.LiftErasureProcedure;
@@ -29,6 +30,7 @@ import io.trino.parquet.ParquetReaderOptions;
 import io.trino.spi.catalog.CatalogName;
 import io.trino.spi.function.FunctionBundleFactory;
 
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 
@@ -62,6 +64,7 @@ public class MeterstoreModule
         binder.bind(MeterstoreSessionProperties.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreTableProperties.class).in(Scopes.SINGLETON);
         binder.bind(MeterCompletenessFunction.class).in(Scopes.SINGLETON);
+        binder.bind(RegisterConsumptionFunction.class).in(Scopes.SINGLETON);
         binder.bind(MeterstoreSystemTables.class).in(Scopes.SINGLETON);
         binder.bind(LiftErasureProcedure.class).in(Scopes.SINGLETON);
         closingBinder(binder).registerExecutor(Key.get(ExecutorService.class, ForCompleteness.class));
@@ -78,9 +81,9 @@ public class MeterstoreModule
 
     @Provides
     @Singleton
-    public static MeterstoreFunctions functions(FunctionBundleFactory bundleFactory)
+    public static MeterstoreFunctions functions(FunctionBundleFactory bundleFactory, MeterCompletenessFunction completenessFunction, RegisterConsumptionFunction consumptionFunction)
     {
-        return new MeterstoreFunctions(bundleFactory);
+        return new MeterstoreFunctions(bundleFactory, List.of(completenessFunction, consumptionFunction));
     }
 
     @Provides

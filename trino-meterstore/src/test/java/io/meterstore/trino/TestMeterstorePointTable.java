@@ -60,6 +60,10 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
 final class TestMeterstorePointTable
 {
     private static final String TABLE = "zaehlerstaende";
+    // register_consumption's registers, in a point table of their own so that the other tests' counts stay theirs
+    private static final String CONSUMPTION_TABLE = "zaehlerstaende_verbrauch";
+    private static final String GAS_REGISTER = "7-0:3.0.0";
+    private static final java.time.ZoneId BERLIN = java.time.ZoneId.of("Europe/Berlin");
     private static final String REGISTER = "1-1:1.8.0";
     // the Berlin days 27 March to 1 April 2026, across the spring DST change (29 March, 23 hours)
     private static final LocalDate FIRST_DAY = LocalDate.of(2026, 3, 27);
@@ -77,10 +81,11 @@ final class TestMeterstorePointTable
         TestingMeterstoreTables.createDeclaredTables(warehouse);
         queryRunner = MeterstoreQueryRunner.builder(warehouse)
                 .withoutIceberg()
-                .withCatalogOverrides(ImmutableMap.of("meterstore.tables", "readings," + TABLE, "meterstore.erasure.hmac-key", TestMeterstoreErasure.HMAC_KEY))
+                .withCatalogOverrides(ImmutableMap.of("meterstore.tables", "readings," + TABLE + "," + CONSUMPTION_TABLE, "meterstore.erasure.hmac-key", TestMeterstoreErasure.HMAC_KEY))
                 .build();
         client = new TestingClient(queryRunner, warehouse, "point_table");
         client.execute("CREATE TABLE %s (LIKE readings) WITH (time_model = 'point', reading_id = 'malo_id')".formatted(TABLE));
+        client.execute("CREATE TABLE %s (LIKE readings) WITH (time_model = 'point', reading_id = 'malo_id')".formatted(CONSUMPTION_TABLE));
     }
 
     @AfterAll
@@ -255,7 +260,187 @@ final class TestMeterstorePointTable
 
     private static HotTier hotTier()
     {
-        return new HotTier(SCHEMA, new PartitionNaming(TABLE, PartitionNaming.DEFAULT_STEP), java.time.Duration.ofSeconds(5));
+        return hotTier(TABLE);
+    }
+
+    private static HotTier hotTier(String table)
+    {
+        return new HotTier(SCHEMA, new PartitionNaming(table, PartitionNaming.DEFAULT_STEP), java.time.Duration.ofSeconds(5));
+    }
+
+    /**
+     * register_consumption against differences computed here from the written readings, per balancing day and month:
+     * meter 5 read daily at Berlin midnight (the 23-hour 29 March and 25-hour 25 October, a missing 31 March, a month
+     * whose first reading is missing), meter 6 read every quarter-hour across 29 March, meter 7 a gas register read
+     * daily at 06:00 across the gas day of 28 March (23 hours). The readings of March up to 30 March 00:00 UTC are
+     * archived first, so periods straddle the watermark. Each register consumes a constant rate per hour, so a day's
+     * consumption is also its length in hours times the rate.
+     */
+    @Test
+    void testRegisterConsumption()
+            throws Exception
+    {
+        List<Reading> readings = new ArrayList<>();
+        List<LocalDate> meter5Days = new ArrayList<>(List.of(LocalDate.of(2026, 3, 1), LocalDate.of(2026, 10, 1), LocalDate.of(2026, 11, 1)));
+        for (LocalDate day = LocalDate.of(2026, 3, 27); day.isBefore(LocalDate.of(2026, 4, 3)); day = day.plusDays(1)) {
+            if (!day.equals(LocalDate.of(2026, 3, 31))) {
+                meter5Days.add(day);
+            }
+        }
+        for (LocalDate day = LocalDate.of(2026, 10, 24); day.isBefore(LocalDate.of(2026, 10, 28)); day = day.plusDays(1)) {
+            meter5Days.add(day);
+        }
+        for (LocalDate day : meter5Days) {
+            readings.add(consumed(5, REGISTER, Sparte.STROM, day.atStartOfDay(BERLIN).toInstant(), "P1D", new BigDecimal("0.5")));
+        }
+        Instant quarterHoursEnd = LocalDate.of(2026, 3, 30).atStartOfDay(BERLIN).toInstant();
+        for (Instant from = LocalDate.of(2026, 3, 28).atStartOfDay(BERLIN).toInstant(); !from.isAfter(quarterHoursEnd); from = from.plusSeconds(900)) {
+            readings.add(consumed(6, REGISTER, Sparte.STROM, from, "PT15M", new BigDecimal("0.25")));
+        }
+        for (LocalDate day : List.of(LocalDate.of(2026, 3, 1), LocalDate.of(2026, 3, 27), LocalDate.of(2026, 3, 28), LocalDate.of(2026, 3, 29), LocalDate.of(2026, 3, 30), LocalDate.of(2026, 3, 31), LocalDate.of(2026, 4, 1))) {
+            readings.add(consumed(7, GAS_REGISTER, Sparte.GAS, day.atTime(6, 0).atZone(BERLIN).toInstant(), "P1D", new BigDecimal("1.2")));
+        }
+        client.execute(ReadingsInserts.insert(readings).replaceFirst("INSERT INTO readings_versions", "INSERT INTO " + CONSUMPTION_TABLE + "_versions"));
+
+        // archived up to 30 March 00:00 UTC at least: some readings cold, the rest hot
+        ArchivalCycle cycle = new ArchivalCycle(warehouse.catalog(), TableIdentifier.of(SCHEMA, CONSUMPTION_TABLE), hotTier(CONSUMPTION_TABLE), () -> warehouse.database().connect(),
+                ArchivalSettings.DEFAULTS, InstantSource.fixed(TestingArchival.LATER));
+        Instant watermark = Instant.EPOCH;
+        for (int window = 0; window < 10 && watermark.isBefore(Instant.parse("2026-03-30T00:00:00Z")); window++) {
+            ArchiveOutcome outcome = cycle.archiveOnce();
+            assertThat(outcome.kind()).as(outcome.describe()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);
+            watermark = Instant.ofEpochSecond((long) client.value("SELECT CAST(to_unixtime(\"$watermark\") AS bigint) FROM %s LIMIT 1".formatted(CONSUMPTION_TABLE)));
+        }
+        assertThat(watermark).isBetween(Instant.parse("2026-03-30T00:00:00Z"), Instant.parse("2026-03-30T04:00:00Z"));
+        assertThat(client.value("SELECT count(*) FROM %s WHERE \"$tier\" = 'cold'".formatted(CONSUMPTION_TABLE))).isNotEqualTo(0L);
+        assertThat(client.value("SELECT count(*) FROM %s WHERE \"$tier\" = 'hot'".formatted(CONSUMPTION_TABLE))).isNotEqualTo(0L);
+
+        Map<String, BigDecimal> daily = expectedConsumption(readings, false);
+        Map<String, BigDecimal> monthly = expectedConsumption(readings, true);
+        String meter5 = ReadingsGenerator.maloId(5) + " " + REGISTER + " ";
+        String meter6 = ReadingsGenerator.maloId(6) + " " + REGISTER + " ";
+        String meter7 = ReadingsGenerator.maloId(7) + " " + GAS_REGISTER + " ";
+        // the oracle's own sense: 23 and 25 hours at 0.5 kWh, the gas day of 28 March 23 hours at 1.2 m³, March 743 hours
+        assertThat(daily.get(meter5 + "2026-03-29")).isEqualByComparingTo("11.5");
+        assertThat(daily.get(meter5 + "2026-10-25")).isEqualByComparingTo("12.5");
+        assertThat(daily.get(meter6 + "2026-03-29")).isEqualByComparingTo("5.75");
+        assertThat(daily.get(meter7 + "2026-03-28")).isEqualByComparingTo("27.6");
+        assertThat(daily.get(meter7 + "2026-03-29")).isEqualByComparingTo("28.8");
+        assertThat(monthly.get(meter5 + "2026-03-01")).isEqualByComparingTo("371.5");
+        assertThat(monthly.get(meter5 + "2026-10-01")).isEqualByComparingTo("372.5");
+        // a missing reading gives no row to either side of it, nor a month without its first reading
+        assertThat(daily).doesNotContainKeys(meter5 + "2026-03-30", meter5 + "2026-03-31", meter5 + "2026-03-01", meter7 + "2026-03-01");
+        assertThat(monthly).doesNotContainKeys(meter5 + "2026-04-01", meter6 + "2026-03-01");
+        // the gas day of 29 March starts below W (04:00 UTC on the 29th) and ends above it (04:00 UTC on the 30th)
+        assertThat(daily).containsKey(meter7 + "2026-03-29");
+
+        String call = """
+                SELECT malo_id, obis_code, CAST(period_start AS varchar), consumption FROM TABLE(meterstore.system.register_consumption(
+                    input => TABLE(SELECT malo_id, obis_code, sparte, "from", value FROM %s) PARTITION BY (malo_id, obis_code) ORDER BY "from",
+                    period => '%s'))""";
+        assertThat(consumption(call.formatted(CONSUMPTION_TABLE, "day"))).isEqualTo(daily);
+        assertThat(consumption(call.formatted(CONSUMPTION_TABLE, "month"))).isEqualTo(monthly);
+        // the whole table as the input, sparte among the partition columns: the same answer
+        assertThat(consumption("""
+                SELECT malo_id, obis_code, CAST(period_start AS varchar), consumption FROM TABLE(meterstore.system.register_consumption(
+                    input => TABLE(%s) PARTITION BY (malo_id, sparte, obis_code) ORDER BY "from", period => 'MONTH'))""".formatted(CONSUMPTION_TABLE))).isEqualTo(monthly);
+
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("SHOW FUNCTIONS FROM meterstore.system LIKE 'register_consumption'")) {
+            assertThat(result.next()).isTrue();
+            assertThat(result.getString("Function Type")).isEqualTo("table");
+        }
+
+        String input = "TABLE(SELECT malo_id, obis_code, sparte, \"from\", value FROM %s) PARTITION BY (malo_id, obis_code) ORDER BY \"from\"".formatted(CONSUMPTION_TABLE);
+        assertConsumptionRefused(MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT, input, "'week'",
+                "Period 'week' is not one register_consumption derives: write period => 'day' (the balancing day: the Berlin day, the gas day from 06:00 for GAS) or period => 'month'");
+        assertConsumptionRefused(MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT, "TABLE(SELECT malo_id, obis_code, \"from\", value FROM %s) PARTITION BY (malo_id, obis_code) ORDER BY \"from\"".formatted(CONSUMPTION_TABLE), "'day'",
+                "The input has no column sparte: pass the register's readings with the columns that identify the register, \"from\", value and sparte");
+        assertConsumptionRefused(MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT, "TABLE(SELECT malo_id, obis_code, sparte, \"from\", CAST(value AS varchar) AS value FROM %s) PARTITION BY (malo_id, obis_code) ORDER BY \"from\"".formatted(CONSUMPTION_TABLE), "'day'",
+                "Column value of the input is varchar: it must be a decimal");
+        assertConsumptionRefused(MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT, "TABLE(SELECT malo_id, obis_code, sparte, CAST(\"from\" AS timestamp(6)) AS \"from\", value FROM %s) PARTITION BY (malo_id, obis_code) ORDER BY \"from\"".formatted(CONSUMPTION_TABLE), "'day'",
+                "Column \"from\" of the input is timestamp(6): it must be a timestamp with time zone");
+        assertConsumptionRefused(MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT, "TABLE(%s) ORDER BY \"from\"".formatted(CONSUMPTION_TABLE), "'day'",
+                "Partition the input by the columns that identify one register, e.g. input => TABLE(SELECT malo_id, obis_code, sparte, \"from\", value FROM zaehlerstaende) PARTITION BY (malo_id, obis_code) ORDER BY \"from\"");
+        assertConsumptionRefused(MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT, "TABLE(%s) PARTITION BY (malo_id, obis_code)".formatted(CONSUMPTION_TABLE), "'day'",
+                "Order the input by \"from\" alone");
+        // a register that runs backwards, and a register given twice
+        assertConsumptionRefused(MeterstoreErrorCode.METERSTORE_INVALID_READING,
+                "TABLE(SELECT malo_id, obis_code, sparte, \"from\", IF(\"from\" = TIMESTAMP '2026-03-30 00:00:00 Europe/Berlin', value - 100, value) AS value FROM %s WHERE malo_id = '%s') PARTITION BY (malo_id, obis_code) ORDER BY \"from\""
+                        .formatted(CONSUMPTION_TABLE, ReadingsGenerator.maloId(5)), "'day'",
+                "Register malo_id '%s', obis_code '1-1:1.8.0' runs backwards: ".formatted(ReadingsGenerator.maloId(5)), "at 2026-03-29T22:00:00Z after ", "A meter exchange or register reset starts a new register");
+        assertConsumptionRefused(MeterstoreErrorCode.METERSTORE_INVALID_READING,
+                "TABLE(SELECT malo_id, sparte, \"from\", value FROM %1$s UNION ALL SELECT malo_id, sparte, \"from\", value FROM %1$s WHERE malo_id = '%2$s') PARTITION BY malo_id ORDER BY \"from\""
+                        .formatted(CONSUMPTION_TABLE, ReadingsGenerator.maloId(7)), "'month'",
+                "Register malo_id '%s' has two readings at 2026-03-01T05:00:00Z: read the winners".formatted(ReadingsGenerator.maloId(7)));
+    }
+
+    /** The register of {@code meter} at {@code from}: 1000 plus {@code ratePerHour} for each hour since 2026-01-01 UTC. */
+    private static Reading consumed(int meter, String obisCode, Sparte sparte, Instant from, String resolution, BigDecimal ratePerHour)
+    {
+        BigDecimal hours = BigDecimal.valueOf(java.time.Duration.between(Instant.parse("2026-01-01T00:00:00Z"), from).toSeconds()).divide(BigDecimal.valueOf(3600));
+        return new Reading(ReadingsGenerator.maloId(meter), Optional.empty(), obisCode, sparte, from, Optional.empty(),
+                new BigDecimal(1000).add(ratePerHour.multiply(hours)).setScale(6), sparte == Sparte.GAS ? MeasurementUnit.M3 : MeasurementUnit.KWH,
+                Quality.MEASURED, resolution, "MSCONS", Optional.empty(), Optional.empty(), BigInteger.ONE,
+                Reading.versionScope(ReadingsGenerator.DEFAULT_OPERATOR_ID, sparte, from), Instant.EPOCH, MeteringCalendar.balancingDay(sparte, from));
+    }
+
+    /**
+     * The oracle: per register and balancing day (or month), keyed "malo_id obis_code first-day", the reading at the next
+     * period's start minus the reading at this one's, where both were written; the periods' starts computed here with
+     * java.time (Berlin midnight, 06:00 for gas), not with MeteringCalendar.
+     */
+    private static Map<String, BigDecimal> expectedConsumption(List<Reading> readings, boolean monthly)
+    {
+        Map<String, BigDecimal> written = new HashMap<>();
+        readings.forEach(reading -> written.put(reading.maloId() + " " + reading.obisCode() + " " + reading.from(), reading.value()));
+        Map<String, BigDecimal> expected = new HashMap<>();
+        for (Reading reading : readings) {
+            java.time.LocalTime start = reading.sparte() == Sparte.GAS ? java.time.LocalTime.of(6, 0) : java.time.LocalTime.MIDNIGHT;
+            java.time.LocalDateTime local = reading.from().atZone(BERLIN).toLocalDateTime();
+            if (!local.toLocalTime().equals(start) || (monthly && local.getDayOfMonth() != 1)) {
+                continue;
+            }
+            LocalDate next = monthly ? local.toLocalDate().plusMonths(1) : local.toLocalDate().plusDays(1);
+            BigDecimal end = written.get(reading.maloId() + " " + reading.obisCode() + " " + next.atTime(start).atZone(BERLIN).toInstant());
+            if (end != null) {
+                expected.put(reading.maloId() + " " + reading.obisCode() + " " + local.toLocalDate(), end.subtract(reading.value()));
+            }
+        }
+        return expected;
+    }
+
+    /** {@code sql}'s rows, keyed as {@link #expectedConsumption} keys them. */
+    private Map<String, BigDecimal> consumption(String sql)
+            throws SQLException
+    {
+        Map<String, BigDecimal> actual = new HashMap<>();
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+            while (result.next()) {
+                assertThat(actual.put(result.getString(1) + " " + result.getString(2) + " " + result.getString(3), result.getBigDecimal(4))).as("one row a period").isNull();
+            }
+        }
+        return actual;
+    }
+
+    private void assertConsumptionRefused(MeterstoreErrorCode code, String input, String period, String... messages)
+    {
+        String sql = "SELECT * FROM TABLE(meterstore.system.register_consumption(input => %s, period => %s))".formatted(input, period);
+        // a refusal of the readings comes while the rows stream: read them all
+        assertThatThrownBy(() -> {
+            try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+                while (result.next()) {
+                    assertThat(result.getObject(1)).isNotNull();
+                }
+            }
+        })
+                .as(sql)
+                .isInstanceOfSatisfying(SQLException.class, e -> {
+                    assertThat(e.getErrorCode()).as(e.getMessage()).isEqualTo(code.toErrorCode().getCode());
+                    for (String message : messages) {
+                        assertThat(e.getMessage()).contains(message);
+                    }
+                });
     }
 
     @Test
