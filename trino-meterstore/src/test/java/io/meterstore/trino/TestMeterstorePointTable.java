@@ -271,8 +271,8 @@ final class TestMeterstorePointTable
     /**
      * register_consumption against differences computed here from the written readings, per balancing day and month:
      * meter 5 read daily at Berlin midnight (the 23-hour 29 March and 25-hour 25 October, a missing 31 March, a month
-     * whose first reading is missing), meter 6 read every quarter-hour across 29 March, meter 7 a gas register read
-     * daily at 06:00 across the gas day of 28 March (23 hours). The readings of March up to 30 March 00:00 UTC are
+     * without the next month's first reading), meter 6 read every quarter-hour across 29 March, meter 7 a gas register read
+     * daily at 06:00 across the gas day of 28 March (23 hours). The readings of March up to 28 March 00:00 UTC are
      * archived first, so periods straddle the watermark. Each register consumes a constant rate per hour, so a day's
      * consumption is also its length in hours times the rate.
      */
@@ -282,19 +282,17 @@ final class TestMeterstorePointTable
     {
         List<Reading> readings = new ArrayList<>();
         List<LocalDate> meter5Days = new ArrayList<>(List.of(LocalDate.of(2026, 3, 1), LocalDate.of(2026, 10, 1), LocalDate.of(2026, 11, 1)));
-        for (LocalDate day = LocalDate.of(2026, 3, 27); day.isBefore(LocalDate.of(2026, 4, 3)); day = day.plusDays(1)) {
+        for (LocalDate day = LocalDate.of(2026, 3, 27); day.isBefore(LocalDate.of(2026, 4, 2)); day = day.plusDays(1)) {
             if (!day.equals(LocalDate.of(2026, 3, 31))) {
                 meter5Days.add(day);
             }
         }
-        for (LocalDate day = LocalDate.of(2026, 10, 24); day.isBefore(LocalDate.of(2026, 10, 28)); day = day.plusDays(1)) {
-            meter5Days.add(day);
-        }
+        meter5Days.addAll(List.of(LocalDate.of(2026, 10, 25), LocalDate.of(2026, 10, 26)));
         for (LocalDate day : meter5Days) {
             readings.add(consumed(5, REGISTER, Sparte.STROM, day.atStartOfDay(BERLIN).toInstant(), "P1D", new BigDecimal("0.5")));
         }
         Instant quarterHoursEnd = LocalDate.of(2026, 3, 30).atStartOfDay(BERLIN).toInstant();
-        for (Instant from = LocalDate.of(2026, 3, 28).atStartOfDay(BERLIN).toInstant(); !from.isAfter(quarterHoursEnd); from = from.plusSeconds(900)) {
+        for (Instant from = LocalDate.of(2026, 3, 29).atStartOfDay(BERLIN).toInstant(); !from.isAfter(quarterHoursEnd); from = from.plusSeconds(900)) {
             readings.add(consumed(6, REGISTER, Sparte.STROM, from, "PT15M", new BigDecimal("0.25")));
         }
         for (LocalDate day : List.of(LocalDate.of(2026, 3, 1), LocalDate.of(2026, 3, 27), LocalDate.of(2026, 3, 28), LocalDate.of(2026, 3, 29), LocalDate.of(2026, 3, 30), LocalDate.of(2026, 3, 31), LocalDate.of(2026, 4, 1))) {
@@ -302,16 +300,16 @@ final class TestMeterstorePointTable
         }
         client.execute(ReadingsInserts.insert(readings).replaceFirst("INSERT INTO readings_versions", "INSERT INTO " + CONSUMPTION_TABLE + "_versions"));
 
-        // archived up to 30 March 00:00 UTC at least: some readings cold, the rest hot
+        // archived up to 28 March 00:00 UTC: some readings cold, the rest hot
         ArchivalCycle cycle = new ArchivalCycle(warehouse.catalog(), TableIdentifier.of(SCHEMA, CONSUMPTION_TABLE), hotTier(CONSUMPTION_TABLE), () -> warehouse.database().connect(),
                 ArchivalSettings.DEFAULTS, InstantSource.fixed(TestingArchival.LATER));
         Instant watermark = Instant.EPOCH;
-        for (int window = 0; window < 10 && watermark.isBefore(Instant.parse("2026-03-30T00:00:00Z")); window++) {
+        for (int window = 0; window < 10 && watermark.isBefore(Instant.parse("2026-03-28T00:00:00Z")); window++) {
             ArchiveOutcome outcome = cycle.archiveOnce();
             assertThat(outcome.kind()).as(outcome.describe()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);
             watermark = Instant.ofEpochSecond((long) client.value("SELECT CAST(to_unixtime(\"$watermark\") AS bigint) FROM %s LIMIT 1".formatted(CONSUMPTION_TABLE)));
         }
-        assertThat(watermark).isBetween(Instant.parse("2026-03-30T00:00:00Z"), Instant.parse("2026-03-30T04:00:00Z"));
+        assertThat(watermark).isBetween(Instant.parse("2026-03-28T00:00:00Z"), Instant.parse("2026-03-28T05:00:00Z"));
         assertThat(client.value("SELECT count(*) FROM %s WHERE \"$tier\" = 'cold'".formatted(CONSUMPTION_TABLE))).isNotEqualTo(0L);
         assertThat(client.value("SELECT count(*) FROM %s WHERE \"$tier\" = 'hot'".formatted(CONSUMPTION_TABLE))).isNotEqualTo(0L);
 
@@ -331,8 +329,9 @@ final class TestMeterstorePointTable
         // a missing reading gives no row to either side of it, nor a month without its first reading
         assertThat(daily).doesNotContainKeys(meter5 + "2026-03-30", meter5 + "2026-03-31", meter5 + "2026-03-01", meter7 + "2026-03-01");
         assertThat(monthly).doesNotContainKeys(meter5 + "2026-04-01", meter6 + "2026-03-01");
-        // the gas day of 29 March starts below W (04:00 UTC on the 29th) and ends above it (04:00 UTC on the 30th)
-        assertThat(daily).containsKey(meter7 + "2026-03-29");
+        // the gas day of 27 March starts below W (05:00 UTC on the 27th) and ends above it (05:00 UTC on the 28th), as does
+        // meter 5's 27 March (from 23:00 UTC on the 26th to 23:00 UTC on the 27th)
+        assertThat(daily).containsKey(meter7 + "2026-03-27").containsKey(meter5 + "2026-03-27");
 
         String call = """
                 SELECT malo_id, obis_code, CAST(period_start AS varchar), consumption FROM TABLE(meterstore.system.register_consumption(
