@@ -363,7 +363,9 @@ final class TestMeterstorePointTable
                 "Partition the input by the columns that identify one register, e.g. input => TABLE(SELECT malo_id, obis_code, sparte, \"from\", value FROM zaehlerstaende) PARTITION BY (malo_id, obis_code) ORDER BY \"from\"");
         assertConsumptionRefused(MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT, "TABLE(%s) PARTITION BY (malo_id, obis_code)".formatted(CONSUMPTION_TABLE), "'day'",
                 "Order the input by \"from\" alone");
-        // a register that runs backwards, and a register given twice
+        // readings in descending order, a register that runs backwards, and a register given twice
+        assertConsumptionRefused(MeterstoreErrorCode.METERSTORE_INVALID_READING, "TABLE(%s) PARTITION BY (malo_id, obis_code) ORDER BY \"from\" DESC".formatted(CONSUMPTION_TABLE), "'day'",
+                "order the input by \"from\" ascending (ORDER BY \"from\")");
         assertConsumptionRefused(MeterstoreErrorCode.METERSTORE_INVALID_READING,
                 "TABLE(SELECT malo_id, obis_code, sparte, \"from\", IF(\"from\" = TIMESTAMP '2026-03-30 00:00:00 Europe/Berlin', value - 100, value) AS value FROM %s WHERE malo_id = '%s') PARTITION BY (malo_id, obis_code) ORDER BY \"from\""
                         .formatted(CONSUMPTION_TABLE, ReadingsGenerator.maloId(5)), "'day'",
