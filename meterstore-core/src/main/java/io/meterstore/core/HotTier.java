@@ -88,19 +88,20 @@ public final class HotTier
     public List<String> createParent(Connection connection)
             throws SQLException
     {
-        return createParent(connection, TableColumns.READINGS);
+        return createParent(connection, TableShape.DEFAULT);
     }
 
     /**
-     * As {@link #createParent(Connection)}, a new parent created with {@code columns}: the readings columns, then the
+     * As {@link #createParent(Connection)}, a new parent created with the columns of {@code shape}: the readings columns, then the
      * attribute columns of the table's shape, which every partition inherits (an existing parent keeps its columns); in
      * a point table "to" may be NULL and must be ({@link HotTierRules#checks}), and the rules' span checks pass its rows,
-     * which span nothing.
+     * which span nothing. Each checked column's shape is a CHECK of its own.
      */
-    public List<String> createParent(Connection connection, TableColumns columns)
+    public List<String> createParent(Connection connection, TableShape shape)
             throws SQLException
     {
-        Map<String, String> checks = HotTierRules.checks(columns.timeModel());
+        TableColumns columns = TableColumns.of(shape);
+        Map<String, String> checks = HotTierRules.checks(shape);
         inTransaction(connection, () -> {
             try (Statement statement = connection.createStatement()) {
                 statement.execute("SET LOCAL lock_timeout = '%dms'".formatted(lockTimeout.toMillis()));
@@ -148,11 +149,11 @@ public final class HotTier
             return null;
         });
         // each in a transaction of its own, after the constraints hold for new rows: a scan of every partition
-        List<String> broken = new ArrayList<>(HotTierRules.validate(connection, qualifiedParent(), schema, naming.table()));
+        List<String> broken = new ArrayList<>(HotTierRules.validate(connection, qualifiedParent(), schema, naming.table(), checks));
         // a detached partition's constraints too: ATTACH refuses one NOT VALID where the parent's is validated
         for (HotPartition partition : partitions(connection)) {
             if (!partition.attached()) {
-                broken.addAll(HotTierRules.validate(connection, qualifiedPartition(partition.name()), schema, partition.name()));
+                broken.addAll(HotTierRules.validate(connection, qualifiedPartition(partition.name()), schema, partition.name(), checks));
             }
         }
         // after the triggers mark what is written from now on: the rows stored before, in bounded batches

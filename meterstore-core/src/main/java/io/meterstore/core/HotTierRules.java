@@ -52,6 +52,8 @@ public final class HotTierRules
     private static final String POINT_WITHOUT_TO = "point_reading_has_no_to";
     private static final String POINT_WITHOUT_TO_CHECK = "\"to\" IS NULL";
     private static final String CANONICAL_GROUP = "(0|[1-9][0-9]{0,2})";
+    // a checked column's CHECK is named after it, as in the Rust MeterStore: malo_id_shape, grid_area_shape
+    private static final String SHAPE_SUFFIX = "_shape";
 
     /** The CHECK constraints of an interval table, by name: what a row must be, whoever writes it. */
     public static final Map<String, String> CHECKS = checks(TableShape.TimeModel.INTERVAL);
@@ -81,6 +83,18 @@ public final class HotTierRules
                 "unit_known", "unit IN (%s)".formatted(codes(Sparte.MeasurementUnit.values())),
                 "quality_known", "quality IN (%s)".formatted(codes(Quality.values())),
                 "version_fits", "version >= 0");
+    }
+
+    /**
+     * The CHECK constraints of a table of {@code shape}: its time model's, and one {@code "<column>_shape"} per checked
+     * column holding the shape of its canonical values ({@link ValueCheck#pattern()}); malo_id's and melo_id's are the
+     * model's own. NULL passes a CHECK, so a nullable column stays nullable.
+     */
+    public static Map<String, String> checks(TableShape shape)
+    {
+        Map<String, String> checks = new HashMap<>(checks(shape.timeModel()));
+        shape.checkedColumns().forEach((column, check) -> checks.putIfAbsent(column + SHAPE_SUFFIX, "%s ~ '%s'".formatted(quoteIdentifier(column), check.pattern())));
+        return ImmutableMap.copyOf(checks);
     }
 
     private static String codes(Enum<?>[] values)
@@ -366,7 +380,7 @@ public final class HotTierRules
      * returns those that rows stored before them break, with what PostgreSQL said. Those stay NOT VALID: new rows are
      * checked, old ones are listed for repair.
      */
-    static List<String> validate(Connection connection, String qualifiedTable, String schema, String table)
+    static List<String> validate(Connection connection, String qualifiedTable, String schema, String table, Map<String, String> checks)
             throws SQLException
     {
         List<String> unvalidated = unvalidated(connection, schema, table);
@@ -382,7 +396,7 @@ public final class HotTierRules
                     if (HotTier.isLockTimeout(e)) {
                         throw e;
                     }
-                    broken.add("%s (%s): %s".formatted(constraint, ALL_CHECKS.get(constraint), e.getMessage()));
+                    broken.add("%s (%s): %s".formatted(constraint, checks.getOrDefault(constraint, ALL_CHECKS.get(constraint)), e.getMessage()));
                 }
             }
         }
@@ -404,7 +418,7 @@ public final class HotTierRules
             select.setString(2, table);
             try (ResultSet result = select.executeQuery()) {
                 while (result.next()) {
-                    if (ALL_CHECKS.containsKey(result.getString(1))) {
+                    if (ALL_CHECKS.containsKey(result.getString(1)) || result.getString(1).endsWith(SHAPE_SUFFIX)) {
                         unvalidated.add(result.getString(1));
                     }
                 }

@@ -70,7 +70,7 @@ public final class InvariantCheck
         // rows stored before the table had the rules: the CHECKs they break, and the pairs create found that still break one
         for (String check : HotTierRules.unvalidated(connection, hotTier.schema(), hotTier.naming().table())) {
             violations.add("CHECK constraint %s of table '%s' is NOT VALID: rows stored before the rules may break it (find them with SELECT * FROM %s WHERE NOT (%s)); repair them, then run bin/archiver create again"
-                    .formatted(check, name, hotTier.qualifiedParent(), HotTierRules.CHECKS.get(check)));
+                    .formatted(check, name, hotTier.qualifiedParent(), HotTierRules.checks(TableShape.ofProperties(table.properties()).orElse(TableShape.DEFAULT)).get(check)));
         }
         violations.addAll(StoredRuleViolations.stillBroken(connection, hotTier));
         if (pinned.snapshotId().isPresent()) {

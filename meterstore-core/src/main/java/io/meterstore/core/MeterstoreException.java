@@ -52,7 +52,5 @@ public class MeterstoreException
         SUMMARY_MALFORMED,
         /** A declaration of a table's shape that differs from the one the table stores. */
         SHAPE_MISMATCH,
-        /** A table's shape that this release cannot store yet. */
-        SHAPE_UNSUPPORTED,
     }
 }

@@ -79,9 +79,8 @@ public final class ReadingsTableCreation
             TableShape.DEFAULT.requireAgrees(table, declared.get(), declaredIn);
         }
         TableShape shape = declared.or(() -> stored).orElse(TableShape.DEFAULT);
-        shape.requireSupported(table);
 
-        List<String> brokenChecks = hotTier.createParent(connection, TableColumns.of(shape));
+        List<String> brokenChecks = hotTier.createParent(connection, shape);
         // rows stored before the rules that break one between them, in one pass over the hot tier
         List<String> brokenPairs = existed ? StoredRuleViolations.find(connection, hotTier) : List.of();
         // the audit trail of erasures and the suppression list INSERT checks, one per schema

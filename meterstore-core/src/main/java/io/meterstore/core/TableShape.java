@@ -18,7 +18,6 @@ import java.util.stream.Collectors;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.core.MeterstoreException.Reason.SHAPE_MISMATCH;
-import static io.meterstore.core.MeterstoreException.Reason.SHAPE_UNSUPPORTED;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -34,7 +33,7 @@ public record TableShape(
         ReadingIdentifier readingId,
         List<String> identityColumns,
         List<String> attributeColumns,
-        Map<String, CheckedKind> checkedColumns)
+        Map<String, ValueCheck> checkedColumns)
 {
     public static final String TIME_MODEL = "time_model";
     public static final String READING_ID = "reading_id";
@@ -44,9 +43,12 @@ public record TableShape(
     /** The settings in the order they are shown and compared. */
     public static final List<String> SETTINGS = List.of(TIME_MODEL, READING_ID, IDENTITY_COLUMNS, ATTRIBUTE_COLUMNS, CHECKED_COLUMNS);
 
+    // the readings columns of free text a check may name; malo_id and melo_id are checked as what they hold, the others hold codes with rules of their own
+    private static final Set<ReadingsColumn> CHECKABLE_READINGS_COLUMNS = Set.of(ReadingsColumn.SOURCE_KIND, ReadingsColumn.SOURCE_DETAIL, ReadingsColumn.PROVENANCE);
+
     /** The shape every table had before shapes were declared: quarter-hour intervals keyed by MaLo-ID. */
     public static final TableShape DEFAULT = new TableShape(TimeModel.INTERVAL, ReadingIdentifier.MALO_ID, List.of(), List.of(),
-            ImmutableMap.of(ReadingsColumn.MALO_ID.columnName(), CheckedKind.MALO, ReadingsColumn.MELO_ID.columnName(), CheckedKind.MELO));
+            ImmutableMap.of(ReadingsColumn.MALO_ID.columnName(), ValueCheck.of(CheckedKind.MALO), ReadingsColumn.MELO_ID.columnName(), ValueCheck.of(CheckedKind.MELO)));
 
     // the first line of the hot tier's comment, which says what the lines after it are
     private static final String COMMENT_HEADER = "MeterStore readings table; shape declared at creation:";
@@ -69,10 +71,28 @@ public record TableShape(
             checkArgument(declared.add(column), "Column '%s' is declared twice in identity_columns and attribute_columns: declare it once", column);
             checkArgument(!TableColumns.isReserved(column), "Column '%s' of identity_columns or attribute_columns is a name PostgreSQL or MeterStore's hot tier keeps for itself: name it otherwise", column);
         }
-        for (String column : checkedColumns.keySet()) {
-            checkArgument(declared.contains(column) || Arrays.stream(ReadingsColumn.values()).anyMatch(readings -> readings.columnName().equals(column)),
+        for (Map.Entry<String, ValueCheck> check : checkedColumns.entrySet()) {
+            String column = check.getKey();
+            Optional<ReadingsColumn> readingsColumn = Arrays.stream(ReadingsColumn.values()).filter(readings -> readings.columnName().equals(column)).findFirst();
+            checkArgument(declared.contains(column) || readingsColumn.isPresent(),
                     "Checked column '%s' is neither a readings column nor one of identity_columns and attribute_columns: declare it there first", column);
+            readingsColumn.ifPresent(readings -> requireCheckable(readings, check.getValue()));
         }
+        checkArgument(checkedColumns.containsKey(ReadingsColumn.MALO_ID.columnName()) && checkedColumns.containsKey(ReadingsColumn.MELO_ID.columnName()),
+                "checkedColumns must check malo_id and melo_id");
+    }
+
+    // malo_id and melo_id hold the identifiers they are named for, which the write path always checks
+    private static void requireCheckable(ReadingsColumn column, ValueCheck check)
+    {
+        if (column == ReadingsColumn.MALO_ID || column == ReadingsColumn.MELO_ID) {
+            CheckedKind own = column == ReadingsColumn.MALO_ID ? CheckedKind.MALO : CheckedKind.MELO;
+            checkArgument(check.equals(ValueCheck.of(own)), "Column '%s' is checked as %s, the identifier it holds: write %s:%s, or leave it out of checked_columns",
+                    column.columnName(), own, column.columnName(), own);
+            return;
+        }
+        checkArgument(CHECKABLE_READINGS_COLUMNS.contains(column), "Column '%s' holds values the write path checks by rules of its own: a check names %s, or a column of identity_columns or attribute_columns",
+                column.columnName(), "malo_id, melo_id, source_kind, source_detail, provenance");
     }
 
     public enum TimeModel
@@ -158,7 +178,7 @@ public record TableShape(
                 .orElse(timeModel == TimeModel.POINT ? ReadingIdentifier.MELO_ID : DEFAULT.readingId());
         List<String> identityColumns = Optional.ofNullable(settings.get(IDENTITY_COLUMNS)).map(TableShape::columns).orElse(DEFAULT.identityColumns());
         List<String> attributeColumns = Optional.ofNullable(settings.get(ATTRIBUTE_COLUMNS)).map(TableShape::columns).orElse(DEFAULT.attributeColumns());
-        Map<String, CheckedKind> checkedColumns = Optional.ofNullable(settings.get(CHECKED_COLUMNS)).map(TableShape::checked).orElse(DEFAULT.checkedColumns());
+        Map<String, ValueCheck> checkedColumns = Optional.ofNullable(settings.get(CHECKED_COLUMNS)).map(TableShape::checked).orElse(DEFAULT.checkedColumns());
         return new TableShape(timeModel, readingId, identityColumns, attributeColumns, checkedColumns);
     }
 
@@ -298,31 +318,13 @@ public record TableShape(
     }
 
     /**
-     * This shape, which {@code table} stores, once it is one the connector and the archiver serve: refused when
-     * {@code declared} ({@code where} names the declaration) differs from it, or this release cannot store it.
+     * This shape, which {@code table} stores, once the connector and the archiver may serve it: refused when
+     * {@code declared} ({@code where} names the declaration) differs from it.
      */
     public TableShape requireServed(String table, Optional<TableShape> declared, String where)
     {
         declared.ifPresent(shape -> requireAgrees(table, shape, where));
-        requireSupported(table);
         return this;
-    }
-
-    /**
-     * Refuses a shape the write and read paths cannot store yet, before anything is created: declared and ignored
-     * would store readings under a key or model the table does not have.
-     */
-    public void requireSupported(String table)
-    {
-        List<String> unsupported = new ArrayList<>();
-        if (!checkedColumns.equals(DEFAULT.checkedColumns())) {
-            unsupported.add("%s '%s'".formatted(CHECKED_COLUMNS, settings().get(CHECKED_COLUMNS)));
-        }
-        if (unsupported.isEmpty()) {
-            return;
-        }
-        throw new MeterstoreException(SHAPE_UNSUPPORTED, "Table '%s' declares %s, which this release cannot store yet: it stores interval and point tables with checked columns '%s'; declare that shape (or leave the settings out)"
-                .formatted(table, String.join(", ", unsupported), DEFAULT.settings().get(CHECKED_COLUMNS)));
     }
 
     private static <E extends Enum<E>> E parse(Class<E> type, String setting, String value, java.util.function.Function<E, String> name)
@@ -341,18 +343,20 @@ public record TableShape(
         return LIST_SPLITTER.splitToStream(value).map(column -> column.toLowerCase(Locale.ROOT)).toList();
     }
 
-    private static Map<String, CheckedKind> checked(String value)
+    // '<column>:<check>' each, the check as the Rust MeterStore writes it (EIC:X|Y: '|' separates no list item here)
+    private static Map<String, ValueCheck> checked(String value)
     {
-        Map<String, CheckedKind> checked = new LinkedHashMap<>();
+        Map<String, ValueCheck> checked = new LinkedHashMap<>();
         for (String entry : LIST_SPLITTER.split(value)) {
             int colon = entry.indexOf(':');
-            checkArgument(colon > 0, "Checked column '%s' is written <column>:<kind>, the kind one of %s", entry, Arrays.toString(CheckedKind.values()));
+            checkArgument(colon > 0, "Checked column '%s' is written <column>:<check>, the check one of EIC, EIC:<object types>, MALO, MELO, BDEW", entry);
             String column = entry.substring(0, colon).trim().toLowerCase(Locale.ROOT);
-            String kind = entry.substring(colon + 1).trim().toUpperCase(Locale.ROOT);
-            CheckedKind parsed = Arrays.stream(CheckedKind.values()).filter(candidate -> candidate.name().equals(kind)).findFirst()
-                    .orElseThrow(() -> new IllegalArgumentException("Unknown check '%s' of column '%s': write one of %s".formatted(kind, column, Arrays.toString(CheckedKind.values()))));
+            ValueCheck parsed = ValueCheck.parse(column, entry.substring(colon + 1));
             checkArgument(checked.put(column, parsed) == null, "Checked column '%s' is declared twice: declare it once", column);
         }
+        // the identifiers of every reading are checked whether listed or not
+        checked.putIfAbsent(ReadingsColumn.MALO_ID.columnName(), DEFAULT.checkedColumns().get(ReadingsColumn.MALO_ID.columnName()));
+        checked.putIfAbsent(ReadingsColumn.MELO_ID.columnName(), DEFAULT.checkedColumns().get(ReadingsColumn.MELO_ID.columnName()));
         return checked;
     }
 }

@@ -70,9 +70,7 @@ final class TestTableColumns
     void testAttributeColumnsAreStoredAndOthersStillRefused()
     {
         // attribute columns and identity columns are shapes this release stores: the identity columns first, NOT NULL, in the key
-        CONTRACTS.requireSupported("metering.vertraege");
         TableShape tenants = TableShape.declared(Map.of("identity_columns", "tenant", "attribute_columns", "contract_ref"));
-        tenants.requireSupported("metering.tenants");
         TableColumns columns = TableColumns.of(tenants);
         assertThat(columns.attributeNames()).containsExactly("tenant", "contract_ref");
         assertThat(columns.keyNames()).containsExactly("tenant");

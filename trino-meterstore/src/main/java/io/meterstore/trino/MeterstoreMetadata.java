@@ -422,12 +422,6 @@ public class MeterstoreMetadata
             throw new TrinoException(METERSTORE_TABLE_SHAPE_MISMATCH, "CREATE TABLE '%s' declares %s, but its entry in meterstore.tables declares %s: declare the same shape in both, or only in one of them"
                     .formatted(name, TableShape.Difference.declaredValues(differences), TableShape.Difference.storedValues(differences)));
         }
-        try {
-            shape.requireSupported(name.toString());
-        }
-        catch (MeterstoreException e) {
-            throw MeterstoreErrorCode.toTrinoException(e);
-        }
         tables.createTable(name.getTableName(), shape);
     }
 

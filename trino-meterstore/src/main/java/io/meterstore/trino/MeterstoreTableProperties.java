@@ -35,7 +35,7 @@ public final class MeterstoreTableProperties
             .add(columnList(TableShape.IDENTITY_COLUMNS, "Columns that join the merge key, e.g. a tenant", TableShape.DEFAULT.identityColumns()))
             // no default: left out, the attribute columns are the varchar columns after the readings columns; given, it must name exactly those
             .add(columnList(TableShape.ATTRIBUTE_COLUMNS, "Columns carried with a reading, not part of its key: the varchar columns after the readings columns, in their order", null))
-            .add(columnList(TableShape.CHECKED_COLUMNS, "Columns parsed and stored canonical, each '<column>:<EIC|MALO|MELO|BDEW>'", checkedColumns(TableShape.DEFAULT)))
+            .add(columnList(TableShape.CHECKED_COLUMNS, "Columns parsed and stored canonical, each '<column>:<check>', the check EIC, EIC:<object types among X Y Z W T V A, separated by '|'>, MALO, MELO or BDEW", checkedColumns(TableShape.DEFAULT)))
             .build();
 
     public List<PropertyMetadata<?>> getTableProperties()

@@ -11,6 +11,7 @@ import io.meterstore.archiver.lease.ArchiverLease;
 import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.ArchivalHistory.ArchivalCommit;
 import io.meterstore.core.ArchivalWindows;
+import io.meterstore.core.CheckedColumns;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.IcebergTableSpec;
@@ -304,8 +305,10 @@ public final class ArchivalCycle
         // the write path's validation of every row, and of each row against the version before it in the sort order
         ReadingRules.Checker rules = new ReadingRules.Checker();
         // and of its kind against the table's time model: a register reading in an interval table, or the reverse, is refused
-        TableShape.TimeModel timeModel = TableShape.ofProperties(table.properties()).orElse(TableShape.DEFAULT).timeModel();
-        HotPartitionReader.ReadingCheck check = reading -> rules.accept(reading.validate().requireTimeModel(timeModel, tableName()));
+        TableShape shape = TableShape.ofProperties(table.properties()).orElse(TableShape.DEFAULT);
+        // and its checked columns: a writer straight into PostgreSQL passes their CHECKs with a wrong check character
+        CheckedColumns checks = CheckedColumns.of(shape);
+        HotPartitionReader.ReadingCheck check = reading -> rules.accept(checks.requireCanonical(reading.validate().requireTimeModel(shape.timeModel(), tableName())));
         try {
             while (monthStart.isBefore(to)) {
                 YearMonth month = PartitionMonths.of(monthStart);

@@ -112,7 +112,8 @@ public final class InsertWriter
                 columns,
                 staging,
                 shape.attributeColumns(),
-                shape.keyColumns());
+                shape.keyColumns(),
+                shape.checkedColumns());
     }
 
     /** Moves the staged rows of a finished statement into the tiers; {@code fragments} are its page sinks'. */

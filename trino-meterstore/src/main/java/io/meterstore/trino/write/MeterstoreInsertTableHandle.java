@@ -1,13 +1,17 @@
 package io.meterstore.trino.write;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
+import io.meterstore.core.CheckedColumns;
 import io.meterstore.core.TableShape;
 import io.meterstore.core.TableColumns;
+import io.meterstore.core.ValueCheck;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.SchemaTableName;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import static com.google.common.base.Preconditions.checkArgument;
@@ -26,6 +30,7 @@ import static java.util.Objects.requireNonNull;
  * @param staging where the page sinks stage the validated rows for finishInsert
  * @param attributeColumns the attribute columns the table's shape declares, in their order ({@link #tableColumns()})
  * @param keyColumns the columns of the table's merge key besides malo_id, obis_code and "from" ({@link TableShape#keyColumns()})
+ * @param checkedColumns the checked columns the table's shape declares, each with its check ({@link #checkedColumns()})
  */
 public record MeterstoreInsertTableHandle(
         SchemaTableName schemaTableName,
@@ -38,7 +43,8 @@ public record MeterstoreInsertTableHandle(
         List<MeterstoreColumnHandle> columns,
         InsertStaging staging,
         List<String> attributeColumns,
-        List<String> keyColumns)
+        List<String> keyColumns,
+        Map<String, ValueCheck> checkedColumns)
         implements ConnectorInsertTableHandle
 {
     public MeterstoreInsertTableHandle
@@ -52,11 +58,18 @@ public record MeterstoreInsertTableHandle(
         requireNonNull(staging, "staging is null");
         attributeColumns = ImmutableList.copyOf(requireNonNull(attributeColumns, "attributeColumns is null"));
         keyColumns = ImmutableList.copyOf(requireNonNull(keyColumns, "keyColumns is null"));
+        checkedColumns = ImmutableMap.copyOf(requireNonNull(checkedColumns, "checkedColumns is null"));
     }
 
     /** Every column the table stores: the readings columns, then its identity columns and its attribute columns. */
     public TableColumns tableColumns()
     {
         return TableColumns.of(timeModel, keyColumns, attributeColumns);
+    }
+
+    /** The checked columns, which parse each row's values and give them their canonical spelling. */
+    public CheckedColumns checks()
+    {
+        return new CheckedColumns(checkedColumns, tableColumns().attributeNames());
     }
 }

@@ -2,6 +2,7 @@ package io.meterstore.trino.write;
 
 import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
+import io.meterstore.core.CheckedColumns;
 import io.meterstore.core.InvalidReadingException;
 import io.meterstore.core.PgBinaryCopyWriter;
 import io.meterstore.core.Reading;
@@ -49,6 +50,7 @@ public final class MeterstorePageSink
     // the table's columns, and the INSERT's columns among them, in channel order
     private final TableColumns tableColumns;
     private final List<TableColumn> columns;
+    private final CheckedColumns checks;
     private final Instant statementStart;
     private final Instant latestRecordedAt;
     private PgBinaryCopyWriter chunk = new PgBinaryCopyWriter(CHUNK_CAPACITY);
@@ -64,6 +66,7 @@ public final class MeterstorePageSink
         this.postgres = requireNonNull(postgres, "postgres is null");
         this.tableColumns = handle.tableColumns();
         this.columns = handle.columns().stream().map(MeterstoreColumnHandle::column).toList();
+        this.checks = handle.checks();
         this.statementStart = MeterstoreTypes.fromEpochMicros(handle.statementStartEpochMicros());
         this.latestRecordedAt = MeterstoreTypes.fromEpochMicros(handle.latestRecordedAtEpochMicros());
     }
@@ -100,7 +103,8 @@ public final class MeterstorePageSink
     {
         Reading reading;
         try {
-            reading = ReadingsPages.read(blocks, position, statementStart)
+            // the checked columns' values in their canonical spelling, which is what is stored
+            reading = checks.canonical(ReadingsPages.read(blocks, position, statementStart))
                     .requireTimeModel(handle.timeModel(), handle.schemaTableName().toString())
                     .requireKeyValues(tableColumns, handle.schemaTableName().toString())
                     .validate();
