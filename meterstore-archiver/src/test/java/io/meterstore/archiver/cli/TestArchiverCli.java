@@ -661,6 +661,55 @@ final class TestArchiverCli
         }
     }
 
+    @Test
+    void testCreateGivesCheckedColumnsTheirChecks()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_checked")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Catalog catalog = warehouse.catalog();
+            try {
+                // '|' between an EIC's object types, spaces between the list's items
+                Path config = write("checked.properties", properties(database, warehouse)
+                        + "meterstore.tables=netze(attribute_columns=grid_area supplier; checked_columns=grid_area:EIC:Y|X supplier:BDEW)\n");
+                Run run = run(new String[] {"create", "--config", config.toString()});
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_OK);
+                assertThat(catalog.loadTable(TableIdentifier.of(Namespace.of("metering"), "netze")).properties())
+                        .containsEntry("meterstore.checked-columns", "grid_area:EIC:X|Y,malo_id:MALO,melo_id:MELO,supplier:BDEW");
+                String shapes = "SELECT string_agg(conname || ' ' || convalidated || ' ' || pg_get_constraintdef(oid), ', ' ORDER BY conname) FROM pg_constraint WHERE conrelid = 'metering.netze'::regclass AND conname IN ('grid_area_shape', 'supplier_shape')";
+                String expected = "grid_area_shape true CHECK ((grid_area ~ '^[0-9A-Z-]{2}[XY][0-9A-Z-]{12}[0-9A-Z]$'::text)), supplier_shape true CHECK ((supplier ~ '^[0-9]{13}$'::text))";
+                assertThat(postgresValue(database, shapes)).isEqualTo(expected);
+
+                // a CHECK dropped by hand: create run again adds it NOT VALID and validates it, as the model's own
+                try (Connection connection = database.connect(); Statement statement = connection.createStatement()) {
+                    statement.execute("ALTER TABLE metering.netze DROP CONSTRAINT grid_area_shape");
+                }
+                run = run(new String[] {"create", "--config", config.toString()});
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_OK);
+                assertThat(postgresValue(database, shapes)).isEqualTo(expected);
+
+                // an object type ENTSO-E does not give is refused, naming those it does, before anything is created
+                Path refused = write("refused.properties", properties(database, warehouse) + "meterstore.tables=other(attribute_columns=grid_area; checked_columns=grid_area:EIC:Q)\n");
+                run = run(new String[] {"create", "--config", refused.toString()});
+                assertThat(run.exitCode()).isNotEqualTo(ArchiverCli.EXIT_OK);
+                assertThat(run.err()).contains("Check 'EIC:Q' of column 'grid_area' allows EIC object type 'Q', which ENTSO-E does not give: list letters among X Y Z W T V A");
+                assertThat(catalog.tableExists(TableIdentifier.of(Namespace.of("metering"), "other"))).isFalse();
+            }
+            finally {
+                ((Closeable) catalog).close();
+            }
+        }
+    }
+
+    private static String postgresValue(TestingDatabase database, String sql)
+            throws SQLException
+    {
+        try (Connection connection = database.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+            assertThat(result.next()).isTrue();
+            return result.getString(1);
+        }
+    }
+
     private static String tableComment(TestingDatabase database, String table)
             throws SQLException
     {
