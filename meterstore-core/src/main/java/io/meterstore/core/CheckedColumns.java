@@ -20,6 +20,8 @@ import static java.util.Objects.requireNonNull;
 public final class CheckedColumns
 {
     private final Map<String, ValueCheck> checks;
+    // those a stored reading needs besides Reading.validate, which refuses a MaLo-ID or MeLo-ID spelt otherwise already
+    private final Map<String, ValueCheck> storedChecks;
     // the columns after the readings columns, in the order of a reading's attributes
     private final List<String> attributeNames;
 
@@ -30,6 +32,9 @@ public final class CheckedColumns
         for (String column : checks.keySet()) {
             checkArgument(readingsColumn(column).isPresent() || attributeNames.contains(column), "Checked column '%s' is not a column of the table", column);
         }
+        this.storedChecks = this.checks.entrySet().stream()
+                .filter(check -> !check.getKey().equals(ReadingsColumn.MALO_ID.columnName()) && !check.getKey().equals(ReadingsColumn.MELO_ID.columnName()))
+                .collect(ImmutableMap.toImmutableMap(Map.Entry::getKey, Map.Entry::getValue));
     }
 
     /** The checked columns of a table of {@code shape}. */
@@ -44,7 +49,7 @@ public final class CheckedColumns
      */
     public Reading canonical(Reading reading)
     {
-        return apply(reading, false);
+        return apply(reading, checks, false);
     }
 
     /**
@@ -54,10 +59,13 @@ public final class CheckedColumns
      */
     public Reading requireCanonical(Reading reading)
     {
-        return apply(reading, true);
+        if (storedChecks.isEmpty()) {
+            return reading;
+        }
+        return apply(reading, storedChecks, true);
     }
 
-    private Reading apply(Reading reading, boolean stored)
+    private Reading apply(Reading reading, Map<String, ValueCheck> applied, boolean stored)
     {
         String maloId = reading.maloId();
         Optional<String> meloId = reading.meloId();
@@ -65,7 +73,7 @@ public final class CheckedColumns
         Optional<String> sourceDetail = reading.sourceDetail();
         Optional<String> provenance = reading.provenance();
         List<Optional<String>> attributes = new ArrayList<>(reading.attributes());
-        for (Map.Entry<String, ValueCheck> entry : checks.entrySet()) {
+        for (Map.Entry<String, ValueCheck> entry : applied.entrySet()) {
             String column = entry.getKey();
             ValueCheck check = entry.getValue();
             UnaryOperator<String> canonical = value -> {
