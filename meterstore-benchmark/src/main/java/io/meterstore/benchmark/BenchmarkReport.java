@@ -161,9 +161,15 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
     /** This run as one section of {@code docs/benchmarks.md}, headed by its dataset size and marked as that size's. */
     public String section()
     {
+        return section(run.title());
+    }
+
+    /** As {@link #section()}, under {@code heading}: a benchmark of a dataset of its own (P1's point table) names it. */
+    public String section(String heading)
+    {
         StringBuilder out = new StringBuilder();
         out.append(RUN_START.formatted(run.key())).append('\n');
-        out.append("## %s\n\n".formatted(run.title()));
+        out.append("## %s\n\n".formatted(heading));
         out.append("### Machine\n\n");
         out.append("| date | cores | memory | JVM | OS | PostgreSQL |\n|---|---|---|---|---|---|\n");
         out.append("| %s | %s | %s | %s | %s | %s |\n\n".formatted(environment.date(), environment.cores(), environment.memory(), environment.jvm(), environment.os(), environment.postgres()));
@@ -305,6 +311,17 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
 
                 `-Dbenchmark.dataset=years` makes (or reuses) the years dataset of 1,000 meters x 730 days in `var/benchmark-years/`
                 and writes [benchmarks-years.md](benchmarks-years.md) instead.
+
+                `-Dbenchmark.dataset=points` runs P1 (issue 31) alone: it makes (or reuses, while its parameters match) a point
+                table of daily register readings in `var/benchmark-points/`, loaded and archived by the archiver's own code
+                with the last 3 days left hot, and writes its section "P1: a point table" here. Properties:
+                `benchmark.points.meters` (10,000), `benchmark.points.days` (730: 7.3 M readings from 2024-12-01, 24 whole
+                balancing months; the readings may not end in a month's first 3 days, whose first reading would be hot),
+                `benchmark.points.dir`, `benchmark.warmups`, `benchmark.rounds`, `benchmark.heap`, `benchmark.output`;
+                `-Dbenchmark.probe=FILE` times statements of one's own on it (catalogs `meterstore` and `iceberg`).
+
+                    bin/benchmark -Dbenchmark.dataset=points                                      # 10,000 meters x 730 days
+                    bin/benchmark -Dbenchmark.dataset=points -Dbenchmark.points.meters=300 -Dbenchmark.points.days=60
                 """);
         return out.toString();
     }

@@ -147,8 +147,11 @@ public final class MeterstoreBenchmark
         logging.setLevel("org.apache.iceberg", Level.WARN);
         logging.setLevel("io.meterstore.archiver", Level.WARN);
 
-        if (BenchmarkSettings.property("benchmark.dataset", "standard").equals("years")) {
-            System.exit(YearsBenchmark.run(YearsSettings.fromSystemProperties(), console));
+        switch (BenchmarkSettings.property("benchmark.dataset", "standard")) {
+            case "standard" -> {}
+            case "years" -> System.exit(YearsBenchmark.run(YearsSettings.fromSystemProperties(), console));
+            case "points" -> System.exit(PointsBenchmark.run(PointsSettings.fromSystemProperties(), console));
+            case String other -> throw new IllegalArgumentException("System property 'benchmark.dataset' must be standard, years or points, not '%s'".formatted(other));
         }
         BenchmarkSettings settings = BenchmarkSettings.fromSystemProperties();
         Files.createDirectories(settings.directory());

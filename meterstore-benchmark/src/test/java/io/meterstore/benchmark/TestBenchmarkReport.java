@@ -195,7 +195,7 @@ final class TestBenchmarkReport
         // the bigger run first, and How to run once, at the end
         assertThat(document.indexOf("## 10,000 meters")).isLessThan(document.indexOf("## 300 meters"));
         assertThat(document.split("## How to run", -1)).hasSize(2);
-        assertThat(document.strip()).endsWith("and writes [benchmarks-years.md](benchmarks-years.md) instead.");
+        assertThat(document.strip()).endsWith("bin/benchmark -Dbenchmark.dataset=points -Dbenchmark.points.meters=300 -Dbenchmark.points.days=60");
 
         // a run replaces the section of its size and keeps the others
         String again = BenchmarkReport.document(document, report(new Run(300, 20), "small, second").section());
