@@ -59,8 +59,10 @@ import static java.util.Objects.requireNonNull;
 public final class HotAggregationPageSource
         implements ConnectorPageSource
 {
-    private static final String RESOLUTION_PARTITION = ResolutionRule.PARTITION.stream().map(column -> Sql.quoteIdentifier(column.columnName())).collect(Collectors.joining(", "));
     private static final String RESOLUTION_ORDER = ResolutionRule.ORDER.stream().map(column -> Sql.quoteIdentifier(column.columnName()) + " DESC").collect(Collectors.joining(", "));
+
+    // the key and version scope whose winner an unmarked partition's resolution keeps
+    private final String resolutionPartition;
 
     private final HotAggregationSplit split;
     private final List<ColumnHandle> columns;
@@ -82,6 +84,17 @@ public final class HotAggregationPageSource
     public HotAggregationPageSource(Connection connection, HotAggregationSplit split, HotAggregation aggregation, List<ColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> constraint,
             VersionResolution resolution)
     {
+        this(connection, split, aggregation, columns, constraint, resolution, List.of());
+    }
+
+    /**
+     * As the constructor above, of a table whose merge key has {@code keyColumns} besides malo_id, obis_code and "from":
+     * a partition not yet marked is resolved per key and version scope.
+     */
+    public HotAggregationPageSource(Connection connection, HotAggregationSplit split, HotAggregation aggregation, List<ColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> constraint,
+            VersionResolution resolution, List<String> keyColumns)
+    {
+        this.resolutionPartition = ResolutionRule.partition(keyColumns).stream().map(Sql::quoteIdentifier).collect(Collectors.joining(", "));
         this.connection = requireNonNull(connection, "connection is null");
         this.split = requireNonNull(split, "split is null");
         this.columns = ImmutableList.copyOf(requireNonNull(columns, "columns is null"));
@@ -163,7 +176,7 @@ public final class HotAggregationPageSource
             // not yet marked has its versions resolved here, as a user of a plain PostgreSQL table would
             sql.append("SELECT ").append(branchColumns).append(" FROM ");
             if (resolving) {
-                sql.append("(SELECT DISTINCT ON (").append(RESOLUTION_PARTITION).append(") * FROM ");
+                sql.append("(SELECT DISTINCT ON (").append(resolutionPartition).append(") * FROM ");
             }
             sql.append(Sql.qualified(split.schema(), partition));
             sql.append(" WHERE ").append(Tier.HOT.sql("?"));
@@ -187,7 +200,7 @@ public final class HotAggregationPageSource
                 parameters.add(timestamp(resolution.knownAtEpochMicros().get()));
             }
             if (resolving) {
-                sql.append(" ORDER BY ").append(RESOLUTION_PARTITION).append(", ").append(RESOLUTION_ORDER).append(") AS resolved");
+                sql.append(" ORDER BY ").append(resolutionPartition).append(", ").append(RESOLUTION_ORDER).append(") AS resolved");
                 resolvedPartitions++;
             }
             else if (resolution.resolve()) {
