@@ -20,6 +20,7 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
+import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -27,7 +28,8 @@ import static java.util.Objects.requireNonNull;
  * shared with the resolution under test. Holds every row (sized for test workloads up to ~1 M rows; the generator
  * shares strings, instants and versions between rows, so a row costs little more than its record and its value).
  * <p>
- * The resolved view keeps, per merge key (malo_id, obis_code, "from") and version scope, the version with the highest
+ * The resolved view keeps, per merge key (malo_id, obis_code, "from"; with melo_id and the identity columns for a table
+ * whose shape keys by them, {@link #of(Iterable, boolean, int)}) and version scope, the version with the highest
  * {@code version}, ties broken by the latest {@code recorded_at}. Filters of the resolved view apply to the winners, as
  * a WHERE clause over {@code readings} does; use {@link #asKnownAt} to look at what was known at an instant.
  */
@@ -37,12 +39,16 @@ public final class ReadingsOracle
     private static final int SCALE = Reading.VALUE_SCALE;
 
     private final Reading[] readings;
+    private final boolean meloKeyed;
+    private final int identityColumns;
     private final BitSet winners;
 
-    private ReadingsOracle(Reading[] readings)
+    private ReadingsOracle(Reading[] readings, boolean meloKeyed, int identityColumns)
     {
         this.readings = readings;
-        this.winners = resolve(readings);
+        this.meloKeyed = meloKeyed;
+        this.identityColumns = identityColumns;
+        this.winners = resolve(readings, meloKeyed, identityColumns);
     }
 
     public static ReadingsOracle of(Iterable<Reading> readings)
@@ -50,11 +56,23 @@ public final class ReadingsOracle
         return of(readings.iterator());
     }
 
+    /**
+     * The oracle of a table whose merge key has melo_id ({@code meloKeyed}) and its first {@code identityColumns}
+     * attribute values (its identity columns, which a reading carries first) besides malo_id, obis_code and "from".
+     */
+    public static ReadingsOracle of(Iterable<Reading> readings, boolean meloKeyed, int identityColumns)
+    {
+        checkArgument(identityColumns >= 0, "identityColumns is negative");
+        List<Reading> rows = new ArrayList<>();
+        readings.forEach(reading -> rows.add(requireNonNull(reading, "reading is null")));
+        return new ReadingsOracle(rows.toArray(Reading[]::new), meloKeyed, identityColumns);
+    }
+
     public static ReadingsOracle of(Iterator<Reading> readings)
     {
         List<Reading> rows = new ArrayList<>();
         readings.forEachRemaining(reading -> rows.add(requireNonNull(reading, "reading is null")));
-        return new ReadingsOracle(rows.toArray(Reading[]::new));
+        return new ReadingsOracle(rows.toArray(Reading[]::new), false, 0);
     }
 
     /** Which rows a question is about: every version, or the winner of each merge key. */
@@ -159,7 +177,7 @@ public final class ReadingsOracle
                 known.add(reading);
             }
         }
-        return new ReadingsOracle(known.toArray(Reading[]::new));
+        return new ReadingsOracle(known.toArray(Reading[]::new), meloKeyed, identityColumns);
     }
 
     /** Every version matching {@code filter}, in the order they were given. */
@@ -261,14 +279,20 @@ public final class ReadingsOracle
         }
     }
 
-    private record ScopedKey(String versionScope, String maloId, String obisCode, Instant from) {}
+    // identity: melo_id where it keys the table, then the identity columns' values; empty for the default key
+    private record ScopedKey(String versionScope, String maloId, String obisCode, Instant from, List<Optional<String>> identity) {}
 
-    private static BitSet resolve(Reading[] readings)
+    private static BitSet resolve(Reading[] readings, boolean meloKeyed, int identityColumns)
     {
         Map<ScopedKey, Integer> best = new HashMap<>();
         for (int index = 0; index < readings.length; index++) {
             Reading reading = readings[index];
-            ScopedKey key = new ScopedKey(reading.versionScope(), reading.maloId(), reading.obisCode(), reading.from());
+            List<Optional<String>> identity = new ArrayList<>();
+            if (meloKeyed) {
+                identity.add(reading.meloId());
+            }
+            identity.addAll(reading.attributes().subList(0, identityColumns));
+            ScopedKey key = new ScopedKey(reading.versionScope(), reading.maloId(), reading.obisCode(), reading.from(), identity);
             Integer current = best.get(key);
             if (current == null || beats(reading, readings[current])) {
                 best.put(key, index);

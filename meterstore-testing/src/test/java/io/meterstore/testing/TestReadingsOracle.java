@@ -56,6 +56,29 @@ final class TestReadingsOracle
     }
 
     @Test
+    void testMergeKeyOfTheShape()
+    {
+        // two tenants' readings of one (malo_id, obis_code, "from"), tenant a corrected; two MeLos' under one MaLo
+        Reading tenantA = reading(METER, T0, "1.000", 100, KNOWN).withAttributes(List.of(Optional.of("a"), Optional.of("contract")));
+        Reading tenantB = reading(METER, T0, "5.000", 100, KNOWN).withAttributes(List.of(Optional.of("b"), Optional.empty()));
+        Reading correctedA = reading(METER, T0, "2.000", 200, KNOWN).withAttributes(List.of(Optional.of("a"), Optional.empty()));
+        assertThat(ReadingsOracle.of(List.of(tenantA, tenantB, correctedA), false, 1).resolved(ReadingsOracle.all())).containsExactly(tenantB, correctedA);
+        // the default key: one winner, and an attribute column (the second) never keys
+        assertThat(ReadingsOracle.of(List.of(tenantA, tenantB, correctedA)).resolved(ReadingsOracle.all())).containsExactly(correctedA);
+        Reading meloA = withMelo(reading(METER, T0, "1.000", 100, KNOWN), "DE0001234500000000000000000000001");
+        Reading meloB = withMelo(reading(METER, T0, "3.000", 100, KNOWN), "DE0001234500000000000000000000002");
+        assertThat(ReadingsOracle.of(List.of(meloA, meloB), true, 0).sum(RESOLVED, ReadingsOracle.all())).isEqualTo(new BigDecimal("4.000000"));
+        assertThat(ReadingsOracle.of(List.of(meloA, meloB), true, 0).asKnownAt(KNOWN).resolved(ReadingsOracle.all())).containsExactly(meloA, meloB);
+    }
+
+    private static Reading withMelo(Reading reading, String meloId)
+    {
+        return new Reading(reading.maloId(), Optional.of(meloId), reading.obisCode(), reading.sparte(), reading.from(), reading.to(), reading.value(), reading.unit(), reading.quality(),
+                reading.resolution(), reading.sourceKind(), reading.sourceDetail(), reading.provenance(), reading.version(), reading.versionScope(), reading.recordedAt(),
+                reading.balancingDay(), reading.attributes());
+    }
+
+    @Test
     void testTieBrokenByRecordedAt()
     {
         Reading first = reading(METER, T0, "1.000", 100, KNOWN);

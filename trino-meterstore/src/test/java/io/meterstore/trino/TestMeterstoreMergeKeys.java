@@ -20,6 +20,7 @@ import io.meterstore.core.Sparte.MeasurementUnit;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsInserts;
+import io.meterstore.testing.ReadingsOracle;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.base.MeterstoreErrorCode;
@@ -63,7 +64,7 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
  * erasure, in {@code T}, {@code T_versions} and AS OF; a MeLo-keyed interval table, and a point table (keyed by melo_id
  * by default), keep two metering locations under one market location apart. A row without its tenant, or without its
  * melo_id in a MeLo-keyed table, is refused with nothing written. Each answer is compared with the versions written,
- * resolved per key as the shape declares it.
+ * resolved per key as the shape declares it by {@link ReadingsOracle}.
  */
 @TestInstance(PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -295,16 +296,12 @@ final class TestMeterstoreMergeKeys
         }
     }
 
-    /** The winner of every key (as the table's shape declares it) among the versions learned by {@code knownAt}. */
+    /** The winner of every key (as the table's shape declares it) among the versions learned by {@code knownAt}: the oracle's. */
     private List<Row> winners(String table, Instant knownAt)
     {
-        Map<String, Reading> winners = new LinkedHashMap<>();
-        for (Reading reading : written.get(table)) {
-            if (!reading.recordedAt().isAfter(knownAt)) {
-                winners.merge(Row.of(reading).key(), reading, (left, right) -> left.version().compareTo(right.version()) >= 0 ? left : right);
-            }
-        }
-        return sorted(winners.values().stream().map(Row::of).toList());
+        // mandanten is keyed by its one identity column, the other two by melo_id
+        ReadingsOracle oracle = ReadingsOracle.of(written.get(table), !table.equals(TENANTS), table.equals(TENANTS) ? 1 : 0);
+        return sorted(oracle.asKnownAt(knownAt).resolved(_ -> true).stream().map(Row::of).toList());
     }
 
     private static BigDecimal sum(List<Row> rows)
