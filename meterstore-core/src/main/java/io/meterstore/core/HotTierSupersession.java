@@ -147,10 +147,13 @@ public final class HotTierSupersession
         return keyColumns.isEmpty() ? FUNCTION : tableFunction(table);
     }
 
-    /** The function of the triggers of {@code table} when its key has more columns than the default key. */
+    /**
+     * The function of the triggers of {@code table} when its key has more columns than the default key: named after the
+     * table, which fits PostgreSQL's 63 bytes as its partitions' names do ({@link PartitionNaming#MAX_TABLE_NAME_LENGTH}).
+     */
     static String tableFunction(String table)
     {
-        return FUNCTION + "__" + table;
+        return table + "_supersession";
     }
 
     /**

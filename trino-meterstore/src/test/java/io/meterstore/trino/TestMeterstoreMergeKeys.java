@@ -151,6 +151,9 @@ final class TestMeterstoreMergeKeys
         assertThat(primaryKey(REGISTERS)).isEqualTo("PRIMARY KEY (malo_id, obis_code, \"from\", melo_id, version)");
         assertThat(client.postgres("SELECT is_nullable FROM information_schema.columns WHERE table_schema = 'metering' AND table_name = 'mandanten' AND column_name = 'tenant'")).isEqualTo("NO");
         assertThat(client.postgres("SELECT is_nullable FROM information_schema.columns WHERE table_schema = 'metering' AND table_name = 'messlokationen' AND column_name = 'melo_id'")).isEqualTo("NO");
+        // the supersession marks of a table keyed by more columns: a trigger function of its own, which compares them
+        assertThat(client.postgres("SELECT count(*) FROM pg_trigger t JOIN pg_proc f ON f.oid = t.tgfoid WHERE t.tgrelid = 'metering.mandanten'::regclass AND f.proname = 'mandanten_supersession'"))
+                .isEqualTo(3L);
         assertThat(icebergTable(TENANTS).schema().findField("tenant").isRequired()).isTrue();
         assertThat(icebergTable(METERING_POINTS).schema().findField("melo_id").isRequired()).isTrue();
         assertThat(icebergTable(TENANTS).sortOrder().fields()).extracting(field -> icebergTable(TENANTS).schema().findColumnName(field.sourceId()))
