@@ -197,6 +197,10 @@ final class TestMeterstoreMergeKeys
 
         assertMatches(TENANTS);
         assertThat((BigDecimal) client.value("SELECT sum(value) FROM " + TENANTS)).isEqualByComparingTo(sum(winners(TENANTS, Instant.MAX)));
+        // the resolution rule "T$resolution" publishes for other engines partitions by the tenant too
+        String resolution = (String) client.value("SELECT value FROM \"%s$resolution\" WHERE setting = 'resolution_sql'".formatted(TENANTS));
+        assertThat(resolution).contains("PARTITION BY malo_id, obis_code, \"from\", tenant, version_scope");
+        assertThat(rows("SELECT malo_id, melo_id, tenant, to_unixtime(\"from\"), version, value FROM (%s)".formatted(resolution))).isEqualTo(winners(TENANTS, Instant.MAX));
         assertThat(client.value("SELECT count(*) FROM %s WHERE tenant = 'b'".formatted(TENANTS))).isEqualTo((long) originals.size() / 2);
         assertThat(client.postgres("SELECT count(*) FROM metering.mandanten WHERE superseded_at IS NOT NULL")).isEqualTo((long) corrections.size());
         // a redelivery of a tenant's version is skipped, the same version with another value refused
