@@ -70,12 +70,6 @@ public final class TableColumns
         return of(shape.timeModel(), shape.keyColumns(), shape.attributeColumns());
     }
 
-    /** The columns of an interval table whose shape declares {@code attributeColumns}, in that order. */
-    public static TableColumns ofAttributes(List<String> attributeColumns)
-    {
-        return of(TableShape.TimeModel.INTERVAL, attributeColumns);
-    }
-
     /** The columns of a table of {@code timeModel} whose shape declares {@code attributeColumns}, in that order: "to" is nullable in a point table. */
     public static TableColumns of(TableShape.TimeModel timeModel, List<String> attributeColumns)
     {

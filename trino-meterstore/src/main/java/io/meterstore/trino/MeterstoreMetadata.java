@@ -233,7 +233,7 @@ public class MeterstoreMetadata
                 // the cold tier exactly as that snapshot had it, split at the watermark it carried
                 PinnedWatermark pinned = new PinnedWatermark(Optional.of(snapshotId), WatermarkReader.ofSnapshot(icebergTable, snapshotId));
                 return new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), true, resolved, Optional.empty())
-                        .withColumns(shape.keyColumns(), shape.attributeColumns())
+                        .withShape(shape)
                         .withErased(erasedScopes(tableName, storageTable, Instant.ofEpochMilli(icebergTable.snapshot(snapshotId).timestampMillis())));
             }
             // FOR TIMESTAMP AS OF t is "as known at t": the current snapshot and W, both tiers, versions recorded up to t
@@ -241,7 +241,7 @@ public class MeterstoreMetadata
             // the query pins this snapshot and the watermark it carries; both tiers are split at exactly this W
             PinnedWatermark pinned = WatermarkReader.current(icebergTable);
             MeterstoreTableHandle handle = new MeterstoreTableHandle(tableName, storageTable, pinned.snapshotId(), MeterstoreTypes.toEpochMicros(pinned.watermark().instant()), TupleDomain.all(), false, resolved, knownAt)
-                    .withColumns(shape.keyColumns(), shape.attributeColumns());
+                    .withShape(shape);
             if (knownAt.isEmpty()) {
                 return handle;
             }

@@ -66,10 +66,13 @@ public final class MeterstoreTableStatistics
         TableStatistics.Builder statistics = TableStatistics.builder().setRowCount(Estimate.of(rows));
         for (MeterstoreColumnHandle column : MeterstoreTypes.columnHandles(handle.columns())) {
             ColumnStatistics.Builder columnStatistics = ColumnStatistics.builder();
-            // "to" is NULL in every row of a point table: unknown here, which has not read the table's shape
-            if (!column.column().nullable() && !column.is(ReadingsColumn.TO)) {
+            if (!column.column().nullable()) {
                 // stored for every row in both tiers
                 columnStatistics.setNullsFraction(Estimate.zero());
+            }
+            else if (column.is(ReadingsColumn.TO)) {
+                // "to" is NULL in every row of a point table, and only there nullable
+                columnStatistics.setNullsFraction(Estimate.of(1));
             }
             if (column.is(ReadingsColumn.FROM) && rows > 0) {
                 fromRange(query, watermark, cold, hot).ifPresent(columnStatistics::setRange);

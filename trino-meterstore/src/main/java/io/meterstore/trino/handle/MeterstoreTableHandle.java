@@ -36,6 +36,7 @@ import static java.util.Objects.requireNonNull;
  *        the readings columns and its identity columns ({@link #columns()})
  * @param keyColumns the columns of the table's merge key besides malo_id, obis_code and "from": melo_id in a table keyed
  *        by it, then the identity columns ({@link io.meterstore.core.TableShape#keyColumns()}); none for the default key
+ * @param timeModel the table's time model: "to" is NULL in every row of a point table
  */
 public record MeterstoreTableHandle(
         SchemaTableName schemaTableName,
@@ -50,7 +51,8 @@ public record MeterstoreTableHandle(
         Optional<HotAggregation> aggregation,
         List<ErasedScope> erased,
         List<String> attributeColumns,
-        List<String> keyColumns)
+        List<String> keyColumns,
+        TableShape.TimeModel timeModel)
         implements ConnectorTableHandle
 {
     public MeterstoreTableHandle(
@@ -63,7 +65,7 @@ public record MeterstoreTableHandle(
             boolean resolved,
             Optional<Long> knownAtEpochMicros)
     {
-        this(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.empty(), Optional.empty(), List.of(), List.of(), List.of());
+        this(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.empty(), Optional.empty(), List.of(), List.of(), List.of(), TableShape.TimeModel.INTERVAL);
     }
 
     public MeterstoreTableHandle
@@ -78,17 +80,19 @@ public record MeterstoreTableHandle(
         erased = ImmutableList.copyOf(erased);
         attributeColumns = ImmutableList.copyOf(attributeColumns);
         keyColumns = ImmutableList.copyOf(keyColumns);
+        requireNonNull(timeModel, "timeModel is null");
     }
 
     /** The columns the table stores: the readings columns, then its identity columns and its attribute columns. */
     public TableColumns columns()
     {
-        return TableColumns.of(TableShape.TimeModel.INTERVAL, keyColumns, attributeColumns);
+        return TableColumns.of(timeModel, keyColumns, attributeColumns);
     }
 
-    public MeterstoreTableHandle withColumns(List<String> keyColumns, List<String> attributeColumns)
+    /** This read of a table of {@code shape}: its time model, its key's columns and its attribute columns. */
+    public MeterstoreTableHandle withShape(TableShape shape)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns, keyColumns);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, shape.attributeColumns(), shape.keyColumns(), shape.timeModel());
     }
 
     /** How this read resolves versions: none for {@code <table>_versions} read as it is now. */
@@ -99,21 +103,21 @@ public record MeterstoreTableHandle(
 
     public MeterstoreTableHandle withConstraint(TupleDomain<MeterstoreColumnHandle> constraint)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns, keyColumns);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns, keyColumns, timeModel);
     }
 
     public MeterstoreTableHandle withErased(List<ErasedScope> erased)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns, keyColumns);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, aggregation, erased, attributeColumns, keyColumns, timeModel);
     }
 
     public MeterstoreTableHandle withLimit(long limit)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.of(limit), aggregation, erased, attributeColumns, keyColumns);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, OptionalLong.of(limit), aggregation, erased, attributeColumns, keyColumns, timeModel);
     }
 
     public MeterstoreTableHandle withAggregation(HotAggregation aggregation)
     {
-        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, Optional.of(aggregation), erased, attributeColumns, keyColumns);
+        return new MeterstoreTableHandle(schemaTableName, storageTable, snapshotId, watermarkEpochMicros, constraint, historical, resolved, knownAtEpochMicros, limit, Optional.of(aggregation), erased, attributeColumns, keyColumns, timeModel);
     }
 }
