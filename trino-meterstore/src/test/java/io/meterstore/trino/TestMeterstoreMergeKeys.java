@@ -8,9 +8,11 @@ import io.meterstore.archiver.maintenance.CompactionSettings;
 import io.meterstore.archiver.maintenance.MaintenanceOutcome;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.MonthCompaction.Compacted;
+import io.meterstore.archiver.maintenance.RetentionPeriod;
 import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.MeteringCalendar;
+import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
@@ -25,7 +27,9 @@ import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.trino.testing.DistributedQueryRunner;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -34,6 +38,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.sql.Connection;
@@ -51,6 +56,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -64,7 +71,10 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
  * erasure, in {@code T}, {@code T_versions} and AS OF; a MeLo-keyed interval table, and a point table (keyed by melo_id
  * by default), keep two metering locations under one market location apart. A row without its tenant, or without its
  * melo_id in a MeLo-keyed table, is refused with nothing written. Each answer is compared with the versions written,
- * resolved per key as the shape declares it by {@link ReadingsOracle}.
+ * resolved per key as the shape declares it by {@link ReadingsOracle}. The archiver's retention sweep over a table with a tenant and an
+ * attribute column and over a point table removes exactly the month past the retention from both tiers, every column
+ * of the rows it keeps (both tenants', both MeLos', the attribute's NULL, "to" NULL, a hot day) read back as before,
+ * one audit row each in {@code "T$erasures"}, and a second sweep changes nothing.
  */
 @TestInstance(PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -73,6 +83,8 @@ final class TestMeterstoreMergeKeys
     private static final String TENANTS = "mandanten";
     private static final String METERING_POINTS = "messlokationen";
     private static final String REGISTERS = "staende";
+    private static final String CONTRACTS = "vertraege";
+    private static final String RETAINED_REGISTERS = "zaehlerstaende";
     private static final String HMAC_KEY = "merge-keys-test-key-0123456789abcdef";
     private static final String READINGS_COLUMNS = """
             malo_id varchar NOT NULL, melo_id varchar, obis_code varchar NOT NULL, sparte varchar NOT NULL,
@@ -87,6 +99,11 @@ final class TestMeterstoreMergeKeys
     private static final Instant T3 = Instant.parse("2026-04-20T06:00:00Z");
     private static final Instant ARCHIVED_TO = Instant.parse("2026-04-02T00:00:00Z");
     private static final Instant COMPACTION_TIME = Instant.parse("2026-05-01T00:00:00Z");
+    // with a retention of 1y in June 2027 the settlement years up to 2025 are past: the UTC months up to November 2025 go,
+    // December's holds the first hour of 2026
+    private static final Instant RETENTION_TIME = Instant.parse("2027-06-01T00:00:00Z");
+    private static final Instant RETENTION_KEEPS_FROM = Instant.parse("2025-12-01T00:00:00Z");
+    private static final Instant RETAINED_ARCHIVED_TO = Instant.parse("2026-02-10T00:00:00Z");
 
     private TestingWarehouse warehouse;
     private DistributedQueryRunner queryRunner;
@@ -114,10 +131,10 @@ final class TestMeterstoreMergeKeys
     {
         warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("merge_keys"));
         queryRunner = MeterstoreQueryRunner.builder(warehouse)
-                .withCatalogOverrides(ImmutableMap.of("meterstore.tables", String.join(",", TENANTS, METERING_POINTS, REGISTERS), "meterstore.erasure.hmac-key", HMAC_KEY))
+                .withCatalogOverrides(ImmutableMap.of("meterstore.tables", String.join(",", TENANTS, METERING_POINTS, REGISTERS, CONTRACTS, RETAINED_REGISTERS), "meterstore.erasure.hmac-key", HMAC_KEY))
                 .build();
         client = new TestingClient(queryRunner, warehouse, "merge_keys");
-        for (String table : List.of(TENANTS, METERING_POINTS, REGISTERS)) {
+        for (String table : List.of(TENANTS, METERING_POINTS, REGISTERS, CONTRACTS, RETAINED_REGISTERS)) {
             written.put(table, new ArrayList<>());
         }
     }
@@ -288,13 +305,80 @@ final class TestMeterstoreMergeKeys
         assertThat(client.value("SELECT count(DISTINCT melo_id) FROM " + REGISTERS)).isEqualTo(2L);
     }
 
+    @Test
+    @Order(7)
+    void testRetentionSweepKeepsTheShapesOfTheMonthsItKeeps()
+            throws Exception
+    {
+        client.execute("CREATE TABLE %s (%s, tenant varchar, contract_ref varchar) WITH (identity_columns = ARRAY['tenant'], attribute_columns = ARRAY['contract_ref'])"
+                .formatted(CONTRACTS, READINGS_COLUMNS));
+        client.execute("CREATE TABLE %s (%s) WITH (time_model = 'point')".formatted(RETAINED_REGISTERS, READINGS_COLUMNS));
+        // a November past the retention, January and February inside it, archived; an April day left hot
+        List<Reading> contracts = new ArrayList<>();
+        List<Reading> registers = new ArrayList<>();
+        for (LocalDate day : List.of(LocalDate.of(2025, 11, 10), LocalDate.of(2025, 11, 11), LocalDate.of(2026, 1, 15), LocalDate.of(2026, 2, 10), LocalDate.of(2026, 4, 9))) {
+            Map<String, Integer> perMeter = new LinkedHashMap<>();
+            generator(day, 1).forEach(reading -> {
+                if (perMeter.merge(reading.maloId(), 1, Integer::sum) <= 4) {
+                    // both tenants' readings of one key; tenant b's without a contract, its attribute NULL
+                    contracts.add(tenant(reading, "a", reading.version(), reading.value(), T1).withAttributes(List.of(Optional.of("a"), Optional.of("V-" + day))));
+                    contracts.add(tenant(reading, "b", reading.version(), reading.value().add(new BigDecimal("100")), T1).withAttributes(List.of(Optional.of("b"), Optional.empty())));
+                }
+            });
+            Instant midnight = MeteringCalendar.startOfLocalDay(day);
+            registers.add(register(MELO_A, midnight, new BigDecimal(1000 + day.getDayOfYear())));
+            registers.add(register(MELO_B, midnight, new BigDecimal(5000 + day.getDayOfYear() * 2)));
+        }
+        insert(CONTRACTS, contracts);
+        insert(RETAINED_REGISTERS, registers);
+        for (String table : List.of(CONTRACTS, RETAINED_REGISTERS)) {
+            archive(table, RETAINED_ARCHIVED_TO);
+            assertThat(client.value("SELECT count(*) FROM %s_versions WHERE \"$tier\" = 'hot'".formatted(table))).as(table)
+                    .isEqualTo(written.get(table).stream().filter(reading -> !reading.from().isBefore(RETAINED_ARCHIVED_TO)).count());
+        }
+        // every column of every row in the months the retention keeps, as Trino reads them before the sweep
+        Map<String, List<List<String>>> kept = new LinkedHashMap<>();
+        for (String table : List.of(CONTRACTS, RETAINED_REGISTERS)) {
+            kept.put(table, allColumns("SELECT * FROM %s_versions WHERE \"from\" >= %s".formatted(table, ReadingsInserts.timestamp(RETENTION_KEEPS_FROM))));
+            assertThat(kept.get(table)).as(table).hasSizeLessThan(written.get(table).size());
+        }
+
+        for (String table : List.of(CONTRACTS, RETAINED_REGISTERS)) {
+            long expired = written.get(table).stream().filter(reading -> reading.from().isBefore(RETENTION_KEEPS_FROM)).count();
+            MaintenanceOutcome outcome = retention(table).expire();
+            assertThat(outcome.swept().orElseThrow().months()).as(table).containsExactly(YearMonth.of(2025, 11));
+            assertThat(outcome.swept().orElseThrow().coldRows()).as(table).isEqualTo(expired);
+            written.get(table).removeIf(reading -> reading.from().isBefore(RETENTION_KEEPS_FROM));
+
+            // exactly November's files left the table; the rows kept are read back column for column
+            assertThat(coldMonths(table)).as(table).containsExactly(YearMonth.of(2026, 1), YearMonth.of(2026, 2));
+            assertThat(allColumns("SELECT * FROM %s_versions".formatted(table))).as(table).isEqualTo(kept.get(table));
+            assertMatches(table);
+            List<List<String>> recorded = allColumns("SELECT trigger, from_start, from_end, rows_removed_hot, rows_removed_cold, snapshot_id FROM \"%s$erasures\"".formatted(table));
+            assertThat(recorded).as(table).containsExactly(List.of("retention", "2025-11-01 00:00:00.000000 UTC", "2025-12-01 00:00:00.000000 UTC", "0", String.valueOf(expired),
+                    String.valueOf(icebergTable(table).currentSnapshot().snapshotId())));
+
+            // a second sweep finds nothing to remove and records nothing
+            long snapshot = icebergTable(table).currentSnapshot().snapshotId();
+            assertThat(retention(table).expire().swept().orElseThrow().months()).as(table).isEmpty();
+            assertThat(icebergTable(table).currentSnapshot().snapshotId()).as(table).isEqualTo(snapshot);
+            assertThat(allColumns("SELECT trigger, from_start, from_end, rows_removed_hot, rows_removed_cold, snapshot_id FROM \"%s$erasures\"".formatted(table))).as(table).isEqualTo(recorded);
+            assertThat(allColumns("SELECT * FROM %s_versions".formatted(table))).as(table).isEqualTo(kept.get(table));
+        }
+        // both tenants' and both metering locations' readings stay in every month kept, the registers' "to" NULL
+        assertThat(allColumns("SELECT tenant, count(contract_ref), count(*) FROM %s_versions GROUP BY tenant".formatted(CONTRACTS)))
+                .containsExactlyInAnyOrder(List.of("a", "24", "24"), List.of("b", "0", "24"));
+        assertThat(allColumns("SELECT melo_id, count(\"to\"), count(*) FROM %s_versions GROUP BY melo_id".formatted(RETAINED_REGISTERS)))
+                .containsExactlyInAnyOrder(List.of(MELO_A, "0", "3"), List.of(MELO_B, "0", "3"));
+    }
+
     // ---- expectations
 
     /** Asserts both tables, and each AS OF every instant a version was learned at, against what was written. */
     private void assertMatches(String table)
             throws SQLException
     {
-        String select = "SELECT malo_id, melo_id, %s, to_unixtime(\"from\"), version, value FROM %%s".formatted(table.equals(TENANTS) ? "tenant" : "CAST(NULL AS varchar)");
+        String select = "SELECT malo_id, melo_id, %s, to_unixtime(\"from\"), version, value FROM %%s".formatted(table.equals(TENANTS) || table.equals(CONTRACTS) ? "tenant" : "CAST(NULL AS varchar)");
         assertThat(rows(select.formatted(table + "_versions"))).as(table + "_versions").isEqualTo(sorted(written.get(table).stream().map(Row::of).toList()));
         assertThat(rows(select.formatted(table))).as(table).isEqualTo(winners(table, Instant.MAX));
         for (Instant knownAt : List.of(T1.plusSeconds(60), T2.plusSeconds(60))) {
@@ -398,6 +482,25 @@ final class TestMeterstoreMergeKeys
         }
     }
 
+    /** The archiver's {@code expire} with a retention of one settlement year, run at {@link #RETENTION_TIME}. */
+    private TableMaintenance retention(String table)
+    {
+        return new TableMaintenance(warehouse.catalog(), TableIdentifier.of(SCHEMA, table), hotTier(table), () -> warehouse.database().connect(),
+                new MaintenanceSettings(SnapshotRetention.DEFAULT, Duration.ofDays(3), Duration.ofHours(1), CompactionSettings.DEFAULTS, Optional.of(RetentionPeriod.parse("1y"))),
+                InstantSource.fixed(RETENTION_TIME));
+    }
+
+    /** The months of the data files in the current snapshot. */
+    private Set<YearMonth> coldMonths(String table)
+            throws IOException
+    {
+        Set<YearMonth> months = new TreeSet<>();
+        try (CloseableIterable<FileScanTask> tasks = icebergTable(table).newScan().planFiles()) {
+            tasks.forEach(task -> months.add(PartitionMonths.ofPartitionValue(task.file().partition().get(0, Integer.class))));
+        }
+        return months;
+    }
+
     private org.apache.iceberg.Table icebergTable(String table)
     {
         return warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, table));
@@ -427,6 +530,25 @@ final class TestMeterstoreMergeKeys
             }
         }
         return sorted(rows);
+    }
+
+    /** Every column of every row, as the driver spells each value, in the order the query gives them or else by them. */
+    private List<List<String>> allColumns(String sql)
+            throws SQLException
+    {
+        List<List<String>> rows = new ArrayList<>();
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+            int columns = result.getMetaData().getColumnCount();
+            while (result.next()) {
+                List<String> row = new ArrayList<>();
+                for (int column = 1; column <= columns; column++) {
+                    row.add(result.getString(column));
+                }
+                rows.add(row);
+            }
+        }
+        rows.sort(Comparator.comparing(Object::toString));
+        return rows;
     }
 
     private void assertRefused(String sql, String message)
