@@ -40,10 +40,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
-import java.net.URI;
-import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -55,13 +52,10 @@ import java.time.YearMonth;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static io.trino.spi.StandardErrorCode.INVALID_TABLE_PROPERTY;
@@ -333,52 +327,20 @@ final class TestMeterstoreAttributeColumns
     void testAnotherEngineReadsTheSameValuesFromTheFiles()
             throws Exception
     {
-        Table table = icebergTable();
-        Map<String, String> locations = new LinkedHashMap<>();
-        Set<String> deleteFiles = new LinkedHashSet<>();
-        try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(table.currentSnapshot().snapshotId()).planFiles()) {
-            for (FileScanTask task : tasks) {
-                locations.put(Path.of(URI.create(task.file().location())).toString(), task.file().location());
-                task.deletes().forEach(delete -> deleteFiles.add(Path.of(URI.create(delete.location())).toString()));
-            }
-        }
-        assertThat(deleteFiles).as("a state with position deletes, applied here").isNotEmpty();
-
-        Set<String> deleted = new HashSet<>();
-        List<Row> rows = new ArrayList<>();
-        try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:"); Statement statement = duckdb.createStatement()) {
-            try (ResultSet result = statement.executeQuery("SELECT file_path, pos FROM read_parquet(%s)".formatted(duckdbList(deleteFiles)))) {
-                while (result.next()) {
-                    deleted.add(result.getString(1) + "#" + result.getLong(2));
-                }
-            }
-            try (ResultSet result = statement.executeQuery("""
-                    SELECT filename, file_row_number, malo_id, epoch_us("from"), CAST(version AS VARCHAR), CAST(value AS VARCHAR), contract_ref, source_system
-                    FROM read_parquet(%s, filename = true, file_row_number = true)""".formatted(duckdbList(locations.keySet())))) {
-                while (result.next()) {
-                    if (deleted.contains(locations.get(result.getString(1)) + "#" + result.getLong(2))) {
-                        continue;
-                    }
-                    rows.add(new Row(
-                            result.getString(3),
-                            Instant.EPOCH.plus(Duration.ofNanos(Math.multiplyExact(result.getLong(4), 1_000L))),
-                            new BigInteger(result.getString(5)),
-                            new BigDecimal(result.getString(6)).setScale(6),
-                            Optional.ofNullable(result.getString(7)),
-                            Optional.ofNullable(result.getString(8))));
-                }
-            }
-        }
+        TestingDuckDb.FileRows files = TestingDuckDb.currentRows(icebergTable());
+        assertThat(files.deleteFiles()).as("a state with position deletes, applied here").isPositive();
+        List<Row> rows = files.rows().stream()
+                .map(row -> new Row(
+                        (String) row.get("malo_id"),
+                        (Instant) row.get("from"),
+                        ((BigDecimal) row.get("version")).toBigIntegerExact(),
+                        (BigDecimal) row.get("value"),
+                        Optional.ofNullable((String) row.get("contract_ref")),
+                        Optional.ofNullable((String) row.get("source_system"))))
+                .toList();
         List<Row> cold = rows(WINNERS.formatted(TABLE + "_versions WHERE \"$tier\" = 'cold'"));
         assertThat(cold).hasSize(written.size());
         assertThat(sorted(rows)).isEqualTo(cold);
-    }
-
-    private static String duckdbList(Iterable<String> paths)
-    {
-        List<String> quoted = new ArrayList<>();
-        paths.forEach(path -> quoted.add("'" + path.replace("'", "''") + "'"));
-        return "[" + String.join(", ", quoted) + "]";
     }
 
     @Test
