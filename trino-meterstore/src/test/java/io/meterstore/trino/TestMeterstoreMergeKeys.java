@@ -66,15 +66,16 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
 
 /**
  * The merge key following the table's shape, through the Trino JDBC driver: a table with a {@code tenant} identity
- * column keeps two tenants' readings of one (malo_id, obis_code, "from") apart, both counted, a correction within one
- * tenant superseding only that tenant's, through INSERT, archival, a late correction below W, compaction and a DELETE
- * erasure, in {@code T}, {@code T_versions} and AS OF; a MeLo-keyed interval table, and a point table (keyed by melo_id
- * by default), keep two metering locations under one market location apart. A row without its tenant, or without its
- * melo_id in a MeLo-keyed table, is refused with nothing written. Each answer is compared with the versions written,
- * resolved per key as the shape declares it by {@link ReadingsOracle}. The archiver's retention sweep over a table with a tenant and an
- * attribute column and over a point table removes exactly the month past the retention from both tiers, every column
- * of the rows it keeps (both tenants', both MeLos', the attribute's NULL, "to" NULL, a hot day) read back as before,
- * one audit row each in {@code "T$erasures"}, and a second sweep changes nothing.
+ * column (and an attribute column checked as EIC:Y, {@code grid_area}) keeps two tenants' readings of one (malo_id,
+ * obis_code, "from") apart, both counted, a correction within one tenant superseding only that tenant's, through INSERT,
+ * archival, a late correction below W, compaction and a DELETE erasure, in {@code T}, {@code T_versions} and AS OF; a
+ * MeLo-keyed interval table, and a point table (keyed by melo_id by default), keep two metering locations under one
+ * market location apart. A row without its tenant, or without its melo_id in a MeLo-keyed table, is refused with nothing
+ * written. Each answer is compared with the versions written, resolved per key as the shape declares it by
+ * {@link ReadingsOracle}. The archiver's retention sweep over a table with a tenant and an attribute column and over a
+ * point table removes exactly the month past the retention from both tiers, every column of the rows it keeps (both
+ * tenants', both MeLos', the attribute's NULL, "to" NULL, a hot day) read back as before, one audit row each in
+ * {@code "T$erasures"}, and a second sweep changes nothing.
  */
 @TestInstance(PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -94,6 +95,8 @@ final class TestMeterstoreMergeKeys
              recorded_at timestamp(6) with time zone, balancing_day date""";
     private static final String MELO_A = "DE0001234500000000000000000000001";
     private static final String MELO_B = "DE0001234500000000000000000000002";
+    // tenant a's grid area, Amprion's control area, in the checked column (EIC:Y); tenant b's is NULL
+    private static final String GRID_AREA = "10YDE-RWENET---I";
     private static final Instant T1 = Instant.parse("2026-04-03T06:00:00Z");
     private static final Instant T2 = Instant.parse("2026-04-04T06:00:00Z");
     private static final Instant T3 = Instant.parse("2026-04-20T06:00:00Z");
@@ -152,7 +155,8 @@ final class TestMeterstoreMergeKeys
     void testCreateTableStoresTheKey()
             throws Exception
     {
-        client.execute("CREATE TABLE %s (%s, tenant varchar) WITH (identity_columns = ARRAY['tenant'])".formatted(TENANTS, READINGS_COLUMNS));
+        client.execute("CREATE TABLE %s (%s, tenant varchar, grid_area varchar) WITH (identity_columns = ARRAY['tenant'], attribute_columns = ARRAY['grid_area'], checked_columns = ARRAY['grid_area:EIC:Y'])"
+                .formatted(TENANTS, READINGS_COLUMNS));
         client.execute("CREATE TABLE %s (%s) WITH (reading_id = 'melo_id')".formatted(METERING_POINTS, READINGS_COLUMNS));
         client.execute("CREATE TABLE %s (%s) WITH (time_model = 'point')".formatted(REGISTERS, READINGS_COLUMNS));
 
@@ -183,7 +187,7 @@ final class TestMeterstoreMergeKeys
             throws Exception
     {
         Reading reading = originals().getFirst();
-        assertRefused(insertSql(TENANTS, List.of(reading.withAttributes(List.of(Optional.empty())))),
+        assertRefused(insertSql(TENANTS, List.of(reading.withAttributes(List.of(Optional.empty(), Optional.of(GRID_AREA))))),
                 "has no tenant, but table 'metering.mandanten_versions' keys its readings by malo_id, tenant, obis_code and \"from\": write the reading's tenant");
         assertRefused(insertSql(METERING_POINTS, List.of(withMelo(reading, Optional.empty()))),
                 "has no melo_id, but table 'metering.messlokationen_versions' keys its readings by malo_id, melo_id, obis_code and \"from\": write the reading's melo_id");
@@ -429,7 +433,7 @@ final class TestMeterstoreMergeKeys
 
     private static Reading tenant(Reading base, String tenant, BigInteger version, BigDecimal value, Instant recordedAt)
     {
-        return version(base, version, value, recordedAt).withAttributes(List.of(Optional.of(tenant)));
+        return version(base, version, value, recordedAt).withAttributes(List.of(Optional.of(tenant), tenant.equals("a") ? Optional.of(GRID_AREA) : Optional.empty()));
     }
 
     private static Reading version(Reading base, BigInteger version, BigDecimal value, Instant recordedAt)

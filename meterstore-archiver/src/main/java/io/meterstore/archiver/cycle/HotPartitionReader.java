@@ -26,6 +26,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -187,9 +188,16 @@ final class HotPartitionReader
         return new RowKey(row.text(MALO_ID), row.text(OBIS_CODE), micros(row.timestampMicros(FROM)), ReadingsParquetSchema.version(row, VERSION_CHANNEL).toBigInteger());
     }
 
-    /** The row as the write path sees a reading; the enumerations' parsers refuse a value they do not know. */
-    private static Reading reading(PgBinaryCopyReader row, RowKey key)
+    /**
+     * The row as the write path sees a reading, its identity and attribute columns too (a check may name one); the
+     * enumerations' parsers refuse a value they do not know.
+     */
+    private Reading reading(PgBinaryCopyReader row, RowKey key)
     {
+        List<Optional<String>> attributes = new ArrayList<>(columns.attributes().size());
+        for (int index = 0; index < columns.attributes().size(); index++) {
+            attributes.add(optionalText(row, columns.attributeChannel(index)));
+        }
         return new Reading(
                 key.maloId(),
                 optionalText(row, MELO_ID),
@@ -208,7 +216,8 @@ final class HotPartitionReader
                 key.version(),
                 row.text(VERSION_SCOPE),
                 micros(row.timestampMicros(RECORDED_AT)),
-                LocalDate.ofEpochDay(row.epochDay(BALANCING_DAY)));
+                LocalDate.ofEpochDay(row.epochDay(BALANCING_DAY)),
+                attributes);
     }
 
     private static Optional<String> optionalText(PgBinaryCopyReader row, int channel)
