@@ -69,13 +69,15 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
  * column (and an attribute column checked as EIC:Y, {@code grid_area}) keeps two tenants' readings of one (malo_id,
  * obis_code, "from") apart, both counted, a correction within one tenant superseding only that tenant's, through INSERT,
  * archival, a late correction below W, compaction and a DELETE erasure, in {@code T}, {@code T_versions} and AS OF; a
- * MeLo-keyed interval table, and a point table (keyed by melo_id by default), keep two metering locations under one
- * market location apart. A row without its tenant, or without its melo_id in a MeLo-keyed table, is refused with nothing
- * written. Each answer is compared with the versions written, resolved per key as the shape declares it by
- * {@link ReadingsOracle}. The archiver's retention sweep over a table with a tenant and an attribute column and over a
- * point table removes exactly the month past the retention from both tiers, every column of the rows it keeps (both
- * tenants', both MeLos', the attribute's NULL, "to" NULL, a hot day) read back as before, one audit row each in
- * {@code "T$erasures"}, and a second sweep changes nothing.
+ * MeLo-keyed interval table, and a point table (keyed by melo_id by default, also through archival, a late correction,
+ * compaction and erasure), keep two metering locations under one market location apart. A row without its tenant, or
+ * without its melo_id in a MeLo-keyed table, is refused with nothing written. Each answer is compared with the versions
+ * written, resolved per key as the shape declares it by {@link ReadingsOracle}; after each step below W, DuckDB (reading
+ * the files) and Trino's Iceberg connector read the same cold rows as {@code T_versions}, every column. The archiver's
+ * retention sweep over a table with a tenant and an attribute column and over a point table removes exactly the month
+ * past the retention from both tiers, every column of the rows it keeps (both tenants', both MeLos', the attribute's
+ * NULL, "to" NULL, a hot day) read back as before, one audit row each in {@code "T$erasures"}, and a second sweep
+ * changes nothing.
  */
 @TestInstance(PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -95,6 +97,7 @@ final class TestMeterstoreMergeKeys
              recorded_at timestamp(6) with time zone, balancing_day date""";
     private static final String MELO_A = "DE0001234500000000000000000000001";
     private static final String MELO_B = "DE0001234500000000000000000000002";
+    private static final String MELO_C = "DE0001234500000000000000000000003";
     // tenant a's grid area, Amprion's control area, in the checked column (EIC:Y); tenant b's is NULL
     private static final String GRID_AREA = "10YDE-RWENET---I";
     private static final Instant T1 = Instant.parse("2026-04-03T06:00:00Z");
@@ -240,6 +243,9 @@ final class TestMeterstoreMergeKeys
         archive(TENANTS, ARCHIVED_TO);
         assertThat(client.value("SELECT count(*) FROM %s_versions WHERE \"from\" < %s AND \"$tier\" = 'hot'".formatted(TENANTS, ReadingsInserts.timestamp(ARCHIVED_TO)))).isEqualTo(0L);
         assertMatches(TENANTS);
+        List<Map<String, Object>> cold = assertEnginesAgree(TENANTS).rows();
+        assertThat(cold).extracting(row -> row.get("tenant")).containsOnly("a", "b");
+        assertThat(cold).extracting(row -> row.get("grid_area")).containsOnly(GRID_AREA, null);
 
         // a late correction below W of every third winner of tenant b: tenant a's of the same key stays the winner
         List<Reading> late = new ArrayList<>();
@@ -250,12 +256,14 @@ final class TestMeterstoreMergeKeys
         }
         insert(TENANTS, late);
         assertMatches(TENANTS);
+        assertThat(assertEnginesAgree(TENANTS).deleteFiles()).as("the superseded winners deleted by position, DuckDB applying the deletes").isPositive();
 
         MaintenanceOutcome outcome = new TableMaintenance(warehouse.catalog(), TableIdentifier.of(SCHEMA, TENANTS), hotTier(TENANTS), () -> warehouse.database().connect(),
                 new MaintenanceSettings(SnapshotRetention.DEFAULT, Duration.ofDays(3), Duration.ofHours(1), CompactionSettings.DEFAULTS), InstantSource.fixed(COMPACTION_TIME))
                 .compact();
         assertThat(outcome.compaction().orElseThrow().compacted()).extracting(Compacted::month).containsExactly(YearMonth.of(2026, 3));
         assertMatches(TENANTS);
+        assertEnginesAgree(TENANTS);
 
         String erased = ReadingsGenerator.maloId(1);
         long rows = written.get(TENANTS).stream().filter(reading -> reading.maloId().equals(erased)).count();
@@ -263,6 +271,7 @@ final class TestMeterstoreMergeKeys
         written.get(TENANTS).removeIf(reading -> reading.maloId().equals(erased));
         assertThat(written.get(TENANTS)).isNotEmpty();
         assertMatches(TENANTS);
+        assertEnginesAgree(TENANTS);
     }
 
     @Test
@@ -311,6 +320,53 @@ final class TestMeterstoreMergeKeys
 
     @Test
     @Order(7)
+    void testPointTableThroughArchivalLateCorrectionCompactionAndErasure()
+            throws Exception
+    {
+        // rising registers at the Berlin days from 25 March: two metering locations of one market location, and one of another
+        List<Reading> registers = new ArrayList<>();
+        List<LocalDate> days = List.of(LocalDate.of(2026, 3, 25), LocalDate.of(2026, 3, 26), LocalDate.of(2026, 3, 27), LocalDate.of(2026, 4, 2));
+        for (int index = 0; index < days.size(); index++) {
+            Instant from = MeteringCalendar.startOfBalancingDay(Sparte.STROM, days.get(index));
+            registers.add(register(ReadingsGenerator.maloId(0), MELO_A, from, new BigDecimal(2000 + index * 10)));
+            registers.add(register(ReadingsGenerator.maloId(0), MELO_B, from, new BigDecimal(6000 + index * 20)));
+            registers.add(register(ReadingsGenerator.maloId(1), MELO_C, from, new BigDecimal(9000 + index * 5)));
+        }
+        insert(REGISTERS, registers);
+        archive(REGISTERS, ARCHIVED_TO);
+        assertMatches(REGISTERS);
+        List<Map<String, Object>> cold = assertEnginesAgree(REGISTERS).rows();
+        assertThat(cold).extracting(row -> row.get("to")).containsOnlyNulls();
+        assertThat(cold).extracting(row -> row.get("melo_id")).containsOnly(MELO_A, MELO_B, MELO_C);
+
+        // a late correction below W of MeLo A's reading of 26 March, not MeLo B's, and of MeLo C's of 27 March
+        List<Reading> late = registers.stream()
+                .filter(reading -> reading.from().isBefore(ARCHIVED_TO) && (reading.meloId().equals(Optional.of(MELO_A)) && reading.balancingDay().getDayOfMonth() == 26
+                        || reading.meloId().equals(Optional.of(MELO_C)) && reading.balancingDay().getDayOfMonth() == 27))
+                .map(reading -> version(reading, reading.version().add(BigInteger.ONE), reading.value().add(new BigDecimal("0.5")), T3))
+                .toList();
+        assertThat(late).hasSize(2);
+        insert(REGISTERS, late);
+        assertMatches(REGISTERS);
+        assertThat(assertEnginesAgree(REGISTERS).deleteFiles()).as("the superseded winners deleted by position, DuckDB applying the deletes").isPositive();
+
+        MaintenanceOutcome outcome = new TableMaintenance(warehouse.catalog(), TableIdentifier.of(SCHEMA, REGISTERS), hotTier(REGISTERS), () -> warehouse.database().connect(),
+                new MaintenanceSettings(SnapshotRetention.DEFAULT, Duration.ofDays(3), Duration.ofHours(1), CompactionSettings.DEFAULTS), InstantSource.fixed(COMPACTION_TIME))
+                .compact();
+        assertThat(outcome.compaction().orElseThrow().compacted()).extracting(Compacted::month).contains(YearMonth.of(2026, 3));
+        assertMatches(REGISTERS);
+        assertEnginesAgree(REGISTERS);
+
+        String erased = ReadingsGenerator.maloId(1);
+        long rows = written.get(REGISTERS).stream().filter(reading -> reading.maloId().equals(erased)).count();
+        assertThat(client.update("DELETE FROM %s_versions WHERE malo_id = '%s'".formatted(REGISTERS, erased))).isEqualTo(rows);
+        written.get(REGISTERS).removeIf(reading -> reading.maloId().equals(erased));
+        assertMatches(REGISTERS);
+        assertThat(assertEnginesAgree(REGISTERS).rows()).extracting(row -> row.get("melo_id")).containsOnly(MELO_A, MELO_B);
+    }
+
+    @Test
+    @Order(8)
     void testRetentionSweepKeepsTheShapesOfTheMonthsItKeeps()
             throws Exception
     {
@@ -391,6 +447,29 @@ final class TestMeterstoreMergeKeys
         }
     }
 
+    /**
+     * Asserts that two other engines read {@code T_versions}' cold rows from the current snapshot's files, every column
+     * (the identity, attribute and checked columns, melo_id, a NULL "to"): DuckDB, applying the position delete files
+     * itself, and Trino's Iceberg connector; as many as the versions written below W. Returns what DuckDB read.
+     */
+    private TestingDuckDb.FileRows assertEnginesAgree(String table)
+            throws Exception
+    {
+        org.apache.iceberg.Table iceberg = icebergTable(table);
+        Instant watermark = WatermarkReader.current(iceberg).watermark().instant();
+        List<Map<String, Object>> cold = sortedRows(trinoRows("SELECT * FROM %s_versions WHERE \"$tier\" = 'cold'".formatted(table), iceberg.schema()));
+        assertThat(cold).as(table + " cold rows").hasSize((int) written.get(table).stream().filter(reading -> reading.from().isBefore(watermark)).count());
+        TestingDuckDb.FileRows files = TestingDuckDb.currentRows(iceberg);
+        assertThat(sortedRows(files.rows())).as("DuckDB reading %s's files", table).isEqualTo(cold);
+        assertThat(sortedRows(trinoRows("SELECT * FROM iceberg.metering." + table, iceberg.schema()))).as("Trino's Iceberg connector reading " + table).isEqualTo(cold);
+        return files;
+    }
+
+    private static List<Map<String, Object>> sortedRows(List<Map<String, Object>> rows)
+    {
+        return rows.stream().sorted(Comparator.comparing(Object::toString)).toList();
+    }
+
     /** The winner of every key (as the table's shape declares it) among the versions learned by {@code knownAt}: the oracle's. */
     private List<Row> winners(String table, Instant knownAt)
     {
@@ -451,7 +530,12 @@ final class TestMeterstoreMergeKeys
 
     private static Reading register(String meloId, Instant from, BigDecimal value)
     {
-        return new Reading(ReadingsGenerator.maloId(0), Optional.of(meloId), "1-0:1.8.0", Sparte.STROM, from, Optional.empty(), value, MeasurementUnit.KWH, Quality.MEASURED, "P1D",
+        return register(ReadingsGenerator.maloId(0), meloId, from, value);
+    }
+
+    private static Reading register(String maloId, String meloId, Instant from, BigDecimal value)
+    {
+        return new Reading(maloId, Optional.of(meloId), "1-0:1.8.0", Sparte.STROM, from, Optional.empty(), value, MeasurementUnit.KWH, Quality.MEASURED, "P1D",
                 "MSCONS", Optional.empty(), Optional.empty(), BigInteger.ONE, Reading.versionScope(ReadingsGenerator.DEFAULT_OPERATOR_ID, Sparte.STROM, from), T1,
                 MeteringCalendar.balancingDay(Sparte.STROM, from), List.of());
     }
@@ -553,6 +637,14 @@ final class TestMeterstoreMergeKeys
         }
         rows.sort(Comparator.comparing(Object::toString));
         return rows;
+    }
+
+    private List<Map<String, Object>> trinoRows(String sql, org.apache.iceberg.Schema schema)
+            throws SQLException
+    {
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+            return TestingDuckDb.rows(result, schema);
+        }
     }
 
     private void assertRefused(String sql, String message)
