@@ -1,6 +1,12 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableMap;
+import io.meterstore.archiver.cycle.ArchivalCycle;
+import io.meterstore.archiver.cycle.ArchivalException;
+import io.meterstore.archiver.cycle.ArchivalSettings;
+import io.meterstore.archiver.cycle.ArchiveOutcome;
+import io.meterstore.core.HotTier;
+import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Reading;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsInserts;
@@ -20,6 +26,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
+import java.time.InstantSource;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +44,8 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
  * Checked columns through the Trino JDBC driver: a table whose attribute columns grid_area and supplier are checked as
  * an EIC of object type Y (a control or bidding area) and a BDEW code stores each value in its canonical spelling, and
  * refuses a statement holding a value that does not parse (a wrong check character, another object type, 12 digits)
- * with nothing of it written; the hot tier's CHECK refuses a malformed value written straight into PostgreSQL. A check
+ * with nothing of it written; the hot tier's CHECK refuses a malformed value written straight into PostgreSQL, and the
+ * archival cycle one with a wrong check character, which the CHECK lets through, archiving once it is repaired. A check
  * that cannot be declared (an object type ENTSO-E does not give, an unknown check, a column the table does not have)
  * creates nothing.
  */
@@ -162,6 +171,31 @@ final class TestMeterstoreCheckedColumns
                     .hasMessageContaining("violates check constraint \"%s\"".formatted(refusedBy.get(values)));
         }
         assertThat(client.postgres("SELECT count(*) FROM metering.netze")).isEqualTo(3L);
+    }
+
+    @Test
+    @Order(5)
+    void testArchivalRefusesAStoredValueNotCanonical()
+            throws Exception
+    {
+        // a wrong check character written straight into PostgreSQL passes the CHECK, which holds the shape only
+        executePostgres("""
+                INSERT INTO metering.netze (malo_id, melo_id, obis_code, sparte, "from", "to", value, unit, quality, resolution, source_kind, version, version_scope, recorded_at, balancing_day, grid_area, supplier)
+                SELECT malo_id, melo_id, obis_code, sparte, "from" + interval '45 minutes', "to" + interval '45 minutes', value, unit, quality, resolution, source_kind, version, version_scope, recorded_at, balancing_day,
+                    '10YDE-RWENET---J', supplier
+                FROM metering.netze WHERE grid_area IS NULL""");
+        ArchivalCycle cycle = new ArchivalCycle(warehouse.catalog(), TableIdentifier.of(SCHEMA, TABLE), new HotTier(SCHEMA, new PartitionNaming(TABLE, PartitionNaming.DEFAULT_STEP), Duration.ofSeconds(5)),
+                () -> warehouse.database().connect(), ArchivalSettings.DEFAULTS, InstantSource.fixed(TestingArchival.LATER));
+        assertThatThrownBy(cycle::archiveOnce)
+                .isInstanceOfSatisfying(ArchivalException.class, e -> assertThat(e.reason()).isEqualTo(ArchivalException.Reason.READING_REFUSED))
+                .hasMessageContaining("Column 'grid_area' holds '10YDE-RWENET---J', which its check EIC:Y refuses");
+        assertThat(client.value("SELECT count(*) FROM %s WHERE \"$tier\" = 'cold'".formatted(TABLE))).isEqualTo(0L);
+
+        // repaired, the window archives with the canonical values
+        executePostgres("DELETE FROM metering.netze WHERE grid_area = '10YDE-RWENET---J'");
+        ArchiveOutcome outcome = cycle.archiveOnce();
+        assertThat(outcome.kind()).as(outcome.describe()).isEqualTo(ArchiveOutcome.Kind.ARCHIVED);
+        assertThat(client.value("SELECT count(*) FROM %s WHERE \"$tier\" = 'cold' AND grid_area = '%s' AND supplier = '%s'".formatted(TABLE, AMPRION, SUPPLIER))).isEqualTo(2L);
     }
 
     private String insertSql(Reading valid, Reading invalid)
