@@ -473,8 +473,9 @@ final class TestMeterstoreMergeKeys
     /** The winner of every key (as the table's shape declares it) among the versions learned by {@code knownAt}: the oracle's. */
     private List<Row> winners(String table, Instant knownAt)
     {
-        // mandanten is keyed by its one identity column, the other two by melo_id
-        ReadingsOracle oracle = ReadingsOracle.of(written.get(table), !table.equals(TENANTS), table.equals(TENANTS) ? 1 : 0);
+        // mandanten and vertraege are keyed by their one identity column, the others by melo_id
+        boolean tenantKeyed = table.equals(TENANTS) || table.equals(CONTRACTS);
+        ReadingsOracle oracle = ReadingsOracle.of(written.get(table), !tenantKeyed, tenantKeyed ? 1 : 0);
         return sorted(oracle.asKnownAt(knownAt).resolved(_ -> true).stream().map(Row::of).toList());
     }
 
