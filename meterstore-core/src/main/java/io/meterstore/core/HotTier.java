@@ -115,7 +115,8 @@ public final class HotTier
                 // a table created before the marks: the parent passes the column on to its attached partitions; a
                 // detached one gets it too, so that it can be attached again
                 statement.execute(HotTierSupersession.addColumn(qualifiedParent()));
-                statement.execute(HotTierRules.createFunction(schema));
+                String rules = HotTierRules.function(naming.table(), columns.keyNames());
+                statement.execute(HotTierRules.createFunction(schema, naming.table(), columns.keyNames()));
                 ArchivalWindows.create(connection, schema);
                 List<HotPartition> partitions = partitions(connection);
                 for (String sql : HotTierRules.replaceChangedChecks(connection, schema, naming.table(), qualifiedParent(),
@@ -128,7 +129,7 @@ public final class HotTier
                 for (String sql : HotTierRules.addMissingChecks(connection, schema, naming.table(), qualifiedParent(), checks)) {
                     statement.execute(sql);
                 }
-                for (String sql : HotTierRules.createTriggers(schema, qualifiedParent(), qualifiedParent())) {
+                for (String sql : HotTierRules.createTriggers(schema, rules, qualifiedParent(), qualifiedParent())) {
                     statement.execute(sql);
                 }
                 for (String sql : HotTierSupersession.createTriggers(schema, supersession, qualifiedParent(), qualifiedParent())) {
@@ -138,7 +139,7 @@ public final class HotTier
                     if (!partition.attached()) {
                         statement.execute(HotTierSupersession.addColumn(qualifiedPartition(partition.name())));
                     }
-                    for (String sql : HotTierRules.createTriggers(schema, qualifiedPartition(partition.name()), qualifiedParent())) {
+                    for (String sql : HotTierRules.createTriggers(schema, rules, qualifiedPartition(partition.name()), qualifiedParent())) {
                         statement.execute(sql);
                     }
                     for (String sql : HotTierSupersession.createTriggers(schema, supersession, qualifiedPartition(partition.name()), qualifiedParent())) {
@@ -320,8 +321,13 @@ public final class HotTier
                             .formatted(qualifiedParent(), TieringWatermark.formatInstant(instant), name));
         }
         String partition = qualifiedPartition(name);
-        boolean rules = hasTriggerFunction(connection, HotTierRules.FUNCTION);
-        // the parent's function: the schema's for the default key, the table's own for a key with more columns
+        // the parent's functions: the schema's for the default key, the table's own for a key with more columns
+        Optional<String> rules = Optional.empty();
+        for (String function : List.of(HotTierRules.FUNCTION, HotTierRules.tableFunction(naming.table()))) {
+            if (rules.isEmpty() && hasTriggerFunction(connection, function)) {
+                rules = Optional.of(function);
+            }
+        }
         Optional<String> supersession = Optional.empty();
         for (String function : List.of(HotTierSupersession.FUNCTION, HotTierSupersession.tableFunction(naming.table()))) {
             if (supersession.isEmpty() && hasTriggerFunction(connection, function)) {
@@ -332,8 +338,8 @@ public final class HotTier
             statement.execute("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)".formatted(partition, qualifiedParent()));
             // a partition is written by name too (a tool, an interrupted archival's detached partition): its own triggers;
             // a table created before the rules gets them from create, run again
-            if (rules) {
-                for (String sql : HotTierRules.createTriggers(schema, partition, qualifiedParent())) {
+            if (rules.isPresent()) {
+                for (String sql : HotTierRules.createTriggers(schema, rules.get(), partition, qualifiedParent())) {
                     statement.execute(sql);
                 }
             }

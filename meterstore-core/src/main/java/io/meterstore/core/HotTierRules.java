@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 import static io.meterstore.core.Sql.quoteIdentifier;
 import static java.util.Objects.requireNonNull;
@@ -106,11 +107,19 @@ public final class HotTierRules
      * The function the triggers run, in {@code schema}. Its argument is the qualified parent, whose partitions hold every
      * version a new row can meet. New rows are marked by their key in the transition table: under a savepoint their
      * xmin is a subtransaction's, not the transaction's.
+     * <p>
+     * A channel is (malo_id, obis_code) and the key's other columns ({@code keyColumns}, {@link TableColumns#keyColumns()}):
+     * two tenants' readings, or two MeLos', are different readings, and may differ in operator or grid. The function of
+     * the default key is {@link #FUNCTION}, shared by the tables of the schema; a table whose key has more columns has
+     * one of its own, {@link #function}.
      */
-    static String createFunction(String schema)
+    static String createFunction(String schema, String table, List<String> keyColumns)
     {
-        String columns = "p.malo_id, p.obis_code, p.\"from\", p.\"to\", p.version, p.version_scope";
-        String channel = "p.malo_id = n.malo_id AND p.obis_code = n.obis_code";
+        // the key's other columns after obis_code, each preceded by a comma; empty for the default key, whose statements stay as they were
+        String key = keyList("", keyColumns);
+        String columns = "p.malo_id, p.obis_code%s, p.\"from\", p.\"to\", p.version, p.version_scope".formatted(keyList("p.", keyColumns));
+        String channel = "p.malo_id = n.malo_id AND p.obis_code = n.obis_code" + sameKey("p.", "n.", keyColumns);
+        String groupByChannel = IntStream.rangeClosed(1, 2 + keyColumns.size()).mapToObj(Integer::toString).collect(Collectors.joining(", "));
         // dense (a day's ingest): the stored versions from each channel's first new "from" to its last "to", and the one
         // before, which is the only earlier span that can reach into them. The stored rows include the new ones (the
         // trigger runs after the statement): grouped by key, each row counts once and is written if the statement wrote
@@ -120,31 +129,31 @@ public final class HotTierRules
         // start anywhere is at most a P1D one), or a P1M row from the start of the balancing month holding it; where a
         // look-back over the longest span walked a month of partitions, empty ones after a gap in the deliveries too
         String before = """
-                SELECT b.*, false FROM (SELECT malo_id, obis_code, min("from") AS lower_from FROM new_rows GROUP BY 1, 2) n
+                SELECT b.*, false FROM (SELECT malo_id, obis_code%4$s, min("from") AS lower_from FROM new_rows GROUP BY %5$s) n
                 CROSS JOIN LATERAL (
                     (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n.lower_from AND p."from" >= n.lower_from - $3 ORDER BY p."from" DESC LIMIT 1)
                     UNION ALL
                     (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n.lower_from - $3 AND p."from" IN (%3$s))) b"""
-                .formatted(columns, channel, monthStarts("n.lower_from"));
+                .formatted(columns, channel, monthStarts("n.lower_from"), key, groupByChannel);
         String dense = firstBrokenPair("""
-                SELECT malo_id, obis_code, "from", max("to") AS "to", version, max(version_scope) AS version_scope, bool_or(written) AS written FROM (
-                    SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS written FROM new_rows
+                SELECT malo_id, obis_code%4$s, "from", max("to") AS "to", version, max(version_scope) AS version_scope, bool_or(written) AS written FROM (
+                    SELECT malo_id, obis_code%4$s, "from", "to", version, version_scope, true AS written FROM new_rows
                     UNION ALL
-                    SELECT %1$s, false FROM (SELECT malo_id, obis_code, min("from") AS lower_from, max("to") AS upper_to FROM new_rows GROUP BY 1, 2) n
+                    SELECT %1$s, false FROM (SELECT malo_id, obis_code%4$s, min("from") AS lower_from, max("to") AS upper_to FROM new_rows GROUP BY %5$s) n
                     JOIN %%1$s p ON %2$s AND p."from" >= n.lower_from AND p."from" < n.upper_to AND p."from" >= $1 AND p."from" < $2
                     UNION ALL
                     %3$s) rows
-                GROUP BY malo_id, obis_code, "from", version"""
-                .formatted(columns, channel, before));
+                GROUP BY malo_id, obis_code%4$s, "from", version"""
+                .formatted(columns, channel, before, key, groupByChannel), keyColumns);
         // alone (a day's first ingest): the new rows are all the table holds in their range, one count shows it, so they
         // are checked against each other and the span before each channel's first
         String alone = firstBrokenPair("""
-                SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS written FROM new_rows
+                SELECT malo_id, obis_code%s, "from", "to", version, version_scope, true AS written FROM new_rows
                 UNION ALL
-                %s""".formatted(before));
+                %s""".formatted(key, before), keyColumns);
         // sparse (corrections): each new row, its own "from"'s versions, the span before it and the first one after it
         String sparse = firstBrokenPair("""
-                SELECT malo_id, obis_code, "from", "to", version, version_scope, true AS written FROM new_rows
+                SELECT malo_id, obis_code%4$s, "from", "to", version, version_scope, true AS written FROM new_rows
                 UNION ALL
                 SELECT b.*, false FROM (SELECT DISTINCT b.* FROM new_rows n CROSS JOIN LATERAL (
                     (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" = n."from")
@@ -154,8 +163,13 @@ public final class HotTierRules
                     (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" < n."from" - $3 AND p."from" IN (%3$s))
                     UNION ALL
                     (SELECT %1$s FROM %%1$s p WHERE %2$s AND p."from" > n."from" AND p."from" < n."to" ORDER BY p."from" LIMIT 1)) b) b
-                WHERE NOT EXISTS (SELECT 1 FROM new_rows w WHERE w.malo_id = b.malo_id AND w.obis_code = b.obis_code AND w."from" = b."from" AND w.version = b.version)"""
-                .formatted(columns, channel, monthStarts("n.\"from\"")));
+                WHERE NOT EXISTS (SELECT 1 FROM new_rows w WHERE w.malo_id = b.malo_id AND w.obis_code = b.obis_code%5$s AND w."from" = b."from" AND w.version = b.version)"""
+                .formatted(columns, channel, monthStarts("n.\"from\""), key, sameKey("w.", "b.", keyColumns)), keyColumns);
+        // a refusal names the reading's key: its other columns in the message, and after the six fields of the detail
+        String keyMessage = keyColumns.stream().map(column -> ", %s %%".formatted(column.replace("%", "%%").replace("'", "''"))).collect(Collectors.joining());
+        String keyArguments = keyColumns.stream().map(column -> ", quote_literal(broken.%s)".formatted(quoteIdentifier(column))).collect(Collectors.joining());
+        String keyDetail = "|%s".repeat(keyColumns.size());
+        String keyDetailArguments = keyColumns.stream().map(column -> ", broken." + quoteIdentifier(column)).collect(Collectors.joining());
         return """
                 CREATE OR REPLACE FUNCTION %1$s.%2$s() RETURNS trigger LANGUAGE plpgsql SET work_mem = '%8$s' AS $function$
                 DECLARE
@@ -171,9 +185,9 @@ public final class HotTierRules
                     -- (nested: an INSERT's trigger has no old_rows to plan)
                     IF TG_OP = 'UPDATE' THEN
                         IF NOT EXISTS (
-                                SELECT malo_id, obis_code, "from", "to", version, version_scope FROM new_rows
+                                SELECT malo_id, obis_code%10$s, "from", "to", version, version_scope FROM new_rows
                                 EXCEPT ALL
-                                SELECT malo_id, obis_code, "from", "to", version, version_scope FROM old_rows) THEN
+                                SELECT malo_id, obis_code%10$s, "from", "to", version, version_scope FROM old_rows) THEN
                             RETURN NULL;
                         END IF;
                     END IF;
@@ -181,7 +195,7 @@ public final class HotTierRules
                     IF written_rows = 0 THEN
                         RETURN NULL;
                     END IF;
-                    SELECT count(*) INTO channels FROM (SELECT 1 FROM new_rows GROUP BY malo_id, obis_code) c;
+                    SELECT count(*) INTO channels FROM (SELECT 1 FROM new_rows GROUP BY malo_id, obis_code%10$s) c;
                     -- in ascending order, so that two writers never wait for each other's locks
                     PERFORM count(pg_advisory_xact_lock(hashtextextended('meterstore.channels:' || TG_ARGV[0], bucket)))
                     FROM (SELECT DISTINCT abs(hashtext(malo_id) %% %4$d) AS bucket FROM new_rows ORDER BY 1) b;
@@ -202,18 +216,48 @@ public final class HotTierRules
                         RETURN NULL;
                     END IF;
                     rule := %5$s;
-                    RAISE EXCEPTION 'Reading (malo_id %%, obis_code %%): version %% over [%%, %%) under scope %% meets version %% over [%%, %%) under scope %%, which rule %% refuses: a reading has one network operator, the spans of one version do not overlap, and a correction uses the stored grid',
-                            quote_literal(broken.malo_id), quote_literal(broken.obis_code),
+                    RAISE EXCEPTION 'Reading (malo_id %%%11$s, obis_code %%): version %% over [%%, %%) under scope %% meets version %% over [%%, %%) under scope %%, which rule %% refuses: a reading has one network operator, the spans of one version do not overlap, and a correction uses the stored grid',
+                            quote_literal(broken.malo_id)%12$s, quote_literal(broken.obis_code),
                             broken.previous_version, broken.previous_from, broken.previous_to, broken.previous_scope,
                             broken.version, broken."from", broken."to", broken.version_scope, rule
                         USING ERRCODE = 'exclusion_violation', CONSTRAINT = rule,
-                            DETAIL = format('%%s|%%s|%%s|%%s|%%s|%%s', broken.malo_id, broken.obis_code,
+                            DETAIL = format('%%s|%%s|%%s|%%s|%%s|%%s%13$s', broken.malo_id, broken.obis_code,
                                 extract(epoch FROM broken.previous_from) * 1000000, broken.previous_version,
-                                extract(epoch FROM broken."from") * 1000000, broken.version);
+                                extract(epoch FROM broken."from") * 1000000, broken.version%14$s);
                 END
-                $function$""".formatted(quoteIdentifier(schema), FUNCTION, ReadingRules.LONGEST_DAILY_SPAN.toSeconds(), CHANNEL_LOCKS,
+                $function$""".formatted(quoteIdentifier(schema), functionName(function(table, keyColumns)), ReadingRules.LONGEST_DAILY_SPAN.toSeconds(), CHANNEL_LOCKS,
                 rule("broken.previous_from", "broken.previous_to", "broken.previous_version", "broken.\"from\"", "broken.\"to\"", "broken.version"),
-                dense, sparse, WORK_MEM, alone);
+                dense, sparse, WORK_MEM, alone, key, keyMessage, keyArguments, keyDetail, keyDetailArguments);
+    }
+
+    /** The function of the rules' triggers of {@code table}: {@link #FUNCTION} for the default key, one of the table's own for a key with {@code keyColumns}. */
+    public static String function(String table, List<String> keyColumns)
+    {
+        return keyColumns.isEmpty() ? FUNCTION : tableFunction(table);
+    }
+
+    /** The function of the rules' triggers of {@code table} when its key has more columns than the default key. */
+    public static String tableFunction(String table)
+    {
+        return FUNCTION + "__" + table;
+    }
+
+    // the schema's function as its statements always named it, a table's own quoted
+    private static String functionName(String function)
+    {
+        return function.equals(FUNCTION) ? FUNCTION : quoteIdentifier(function);
+    }
+
+    // the key's other columns, each preceded by a comma and qualified by prefix
+    private static String keyList(String prefix, List<String> keyColumns)
+    {
+        return keyColumns.stream().map(column -> ", " + prefix + quoteIdentifier(column)).collect(Collectors.joining());
+    }
+
+    // the key's other columns equal between two rows
+    private static String sameKey(String left, String right, List<String> keyColumns)
+    {
+        return keyColumns.stream().map(column -> " AND %1$s%3$s = %2$s%3$s".formatted(left, right, quoteIdentifier(column))).collect(Collectors.joining());
     }
 
     /**
@@ -229,29 +273,33 @@ public final class HotTierRules
 
     /**
      * The first pair of rows among {@code candidates} that breaks a rule and holds a written row, as a SELECT of its
-     * later row's malo_id, obis_code, "from", "to", version, version_scope and written, and its earlier row's as
+     * later row's malo_id, obis_code, the key's other columns ({@code keyColumns}), "from", "to", version, version_scope and written, and its earlier row's as
      * previous_*. {@code candidates} selects those columns of the rows to check, sorted or not. Sorted by channel,
      * "from" and version, a rule can only break between a row and the one before it: spans that pass are disjoint or
      * the same, so the last span of a channel is the only one a following row can meet.
      */
-    public static String firstBrokenPair(String candidates)
+    public static String firstBrokenPair(String candidates, List<String> keyColumns)
     {
-        return brokenPairs(candidates, 1);
+        return brokenPairs(candidates, 1, keyColumns);
     }
 
-    /** The first {@code limit} pairs of rows among {@code candidates} that break a rule, as {@link #firstBrokenPair}. */
-    public static String brokenPairs(String candidates, int limit)
+    /**
+     * The first {@code limit} pairs of rows among {@code candidates} that break a rule, as {@link #firstBrokenPair}; the
+     * candidates select the key's other columns ({@code keyColumns}) after obis_code, and each channel is checked apart.
+     */
+    public static String brokenPairs(String candidates, int limit, List<String> keyColumns)
     {
+        String key = keyList("", keyColumns);
         return """
                 SELECT * FROM (
-                    SELECT malo_id, obis_code, "from", "to", version, version_scope, written,
+                    SELECT malo_id, obis_code%4$s, "from", "to", version, version_scope, written,
                         lag("from") OVER w AS previous_from, lag("to") OVER w AS previous_to, lag(version) OVER w AS previous_version,
                         lag(version_scope) OVER w AS previous_scope, lag(written) OVER w AS previous_written
-                    FROM (%s) candidates
-                    WINDOW w AS (PARTITION BY malo_id, obis_code ORDER BY "from", version)) x
-                WHERE (written OR previous_written) AND %s
-                ORDER BY malo_id, obis_code, "from", version
-                LIMIT %d""".formatted(candidates, breaks("previous_from", "previous_to", "previous_scope", "\"from\"", "\"to\"", "version_scope"), limit);
+                    FROM (%1$s) candidates
+                    WINDOW w AS (PARTITION BY malo_id, obis_code%4$s ORDER BY "from", version)) x
+                WHERE (written OR previous_written) AND %2$s
+                ORDER BY malo_id, obis_code%4$s, "from", version
+                LIMIT %3$d""".formatted(candidates, breaks("previous_from", "previous_to", "previous_scope", "\"from\"", "\"to\"", "version_scope"), limit, key);
     }
 
     /** The rule a pair that {@link #breaks} breaks, as the name of a rule of {@link ReadingRules}. */
@@ -270,16 +318,17 @@ public final class HotTierRules
     }
 
     /** The triggers of one table, the parent or a partition, every version of whose channels is in {@code qualifiedParent}. */
-    static List<String> createTriggers(String schema, String qualifiedTable, String qualifiedParent)
+    static List<String> createTriggers(String schema, String function, String qualifiedTable, String qualifiedParent)
     {
         String argument = "'" + qualifiedParent.replace("'", "''") + "'";
+        function = functionName(function);
         return List.of(
                 "CREATE OR REPLACE TRIGGER %s AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION %s.%s(%s)"
-                        .formatted(INSERT_TRIGGER, qualifiedTable, quoteIdentifier(schema), FUNCTION, argument),
+                        .formatted(INSERT_TRIGGER, qualifiedTable, quoteIdentifier(schema), function, argument),
                 // every UPDATE, the supersession marks' own too (a condition a writer can set would let it change a span
                 // unchecked); the function passes one that changes no column the rules read
                 "CREATE OR REPLACE TRIGGER %s AFTER UPDATE ON %s REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION %s.%s(%s)"
-                        .formatted(UPDATE_TRIGGER, qualifiedTable, quoteIdentifier(schema), FUNCTION, argument));
+                        .formatted(UPDATE_TRIGGER, qualifiedTable, quoteIdentifier(schema), function, argument));
     }
 
     /** The CHECK constraints {@code qualifiedTable} lacks, as ADD CONSTRAINT statements; NOT VALID: rows stored before are checked by {@link #validate}. */
@@ -427,8 +476,11 @@ public final class HotTierRules
         return unvalidated;
     }
 
-    /** The rule a trigger's refusal names, and the keys of the two rows it names, if {@code e} is one. */
-    public record Refusal(String rule, String maloId, String obisCode, long earlierFromMicros, String earlierVersion, long laterFromMicros, String laterVersion)
+    /**
+     * The rule a trigger's refusal names, and the keys of the two rows it names, if {@code e} is one; {@code keyValues}
+     * are the values of the key's other columns, none for the default key.
+     */
+    public record Refusal(String rule, String maloId, String obisCode, long earlierFromMicros, String earlierVersion, long laterFromMicros, String laterVersion, List<String> keyValues)
     {
         public Refusal
         {
@@ -437,6 +489,7 @@ public final class HotTierRules
             requireNonNull(obisCode, "obisCode is null");
             requireNonNull(earlierVersion, "earlierVersion is null");
             requireNonNull(laterVersion, "laterVersion is null");
+            keyValues = List.copyOf(requireNonNull(keyValues, "keyValues is null"));
         }
 
         public static Optional<Refusal> of(SQLException e)
@@ -453,10 +506,10 @@ public final class HotTierRules
                 return Optional.empty();
             }
             String[] fields = detail.split("\\|", -1);
-            if (fields.length != 6) {
+            if (fields.length < 6) {
                 return Optional.empty();
             }
-            return Optional.of(new Refusal(constraint, fields[0], fields[1], micros(fields[2]), fields[3], micros(fields[4]), fields[5]));
+            return Optional.of(new Refusal(constraint, fields[0], fields[1], micros(fields[2]), fields[3], micros(fields[4]), fields[5], List.of(fields).subList(6, fields.length)));
         }
 
         private static long micros(String value)

@@ -2,16 +2,20 @@ package io.meterstore.core;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * The rules between the versions of one reading channel (malo_id, obis_code) that keep every instant counted once in
- * {@code readings}, whatever the writer and the tier. Resolution picks one winner per merge key (malo_id, obis_code,
- * "from"), so it is exact only while spans that overlap are the same span:
+ * The rules between the versions of one reading channel (malo_id, obis_code, and the merge key's other columns:
+ * melo_id in a table keyed by it, the identity columns, {@link TableColumns#keyColumns()}) that keep every instant
+ * counted once in {@code readings}, whatever the writer and the tier. Two tenants' readings, or two MeLos', are two
+ * channels, each with its own operator and grid. Resolution picks one winner per merge key (the channel and "from"), so
+ * it is exact only while spans that overlap are the same span:
  * <ul>
  * <li>{@value #ONE_OPERATOR_PER_READING}: the versions of one reading (one merge key) carry one network operator, the
  * first half of their version scope; another operator's version would be a second winner, in another scope;</li>
@@ -64,8 +68,20 @@ public final class ReadingRules
     }
 
     /**
-     * The rule {@code later} breaks against {@code earlier}, two versions of one channel with {@code earlier} sorting
-     * first by ("from", version), if any. Spans that do not meet break nothing.
+     * The rule {@code later} breaks against {@code earlier}, two readings of a table of {@code columns} with
+     * {@code earlier} sorting first by ("from", version), if they are versions of one channel and break one.
+     */
+    public static Optional<ViolationException> violation(Reading earlier, Reading later, TableColumns columns)
+    {
+        if (!columns.keyValues(earlier).equals(columns.keyValues(later))) {
+            return Optional.empty();
+        }
+        return violation(earlier, later);
+    }
+
+    /**
+     * The rule {@code later} breaks against {@code earlier}, two versions of one channel of the default key with
+     * {@code earlier} sorting first by ("from", version), if any. Spans that do not meet break nothing.
      */
     public static Optional<ViolationException> violation(Reading earlier, Reading later)
     {
@@ -113,19 +129,45 @@ public final class ReadingRules
     }
 
     /**
-     * Checks a stream of readings in (malo_id, obis_code, "from", version) order against each other. Spans that pass
-     * are disjoint or the same, so the last span of a channel is the only one a following reading can meet.
+     * Checks a stream of readings in the order of {@link TableColumns#sortOrder()}, (malo_id, obis_code, "from", the key's
+     * other columns, version), against each other. Spans that pass are disjoint or the same, so the last span of a
+     * channel is the only one a following reading can meet. The channels of one (malo_id, obis_code) interleave by
+     * "from" when the key has more columns: the last reading of each is kept until the next (malo_id, obis_code).
      */
     public static final class Checker
     {
+        private final TableColumns columns;
         private Optional<Reading> last = Optional.empty();
+        private final Map<List<Optional<String>>, Reading> lastOfChannel = new HashMap<>();
+
+        /** A checker of the default key's readings. */
+        public Checker()
+        {
+            this(TableColumns.READINGS);
+        }
+
+        public Checker(TableColumns columns)
+        {
+            this.columns = requireNonNull(columns, "columns is null");
+        }
 
         /** Throws {@link ViolationException} when {@code reading} breaks a rule against the readings before it. */
         public void accept(Reading reading)
         {
             requireNonNull(reading, "reading is null");
-            if (last.isPresent()) {
-                requireCompatible(last.get(), reading);
+            if (!columns.hasKeyColumns()) {
+                if (last.isPresent()) {
+                    requireCompatible(last.get(), reading);
+                }
+                last = Optional.of(reading);
+                return;
+            }
+            if (last.isPresent() && !(last.get().maloId().equals(reading.maloId()) && last.get().obisCode().equals(reading.obisCode()))) {
+                lastOfChannel.clear();
+            }
+            Reading before = lastOfChannel.put(columns.keyValues(reading), reading);
+            if (before != null) {
+                requireCompatible(before, reading);
             }
             last = Optional.of(reading);
         }

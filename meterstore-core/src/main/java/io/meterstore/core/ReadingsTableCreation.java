@@ -82,7 +82,7 @@ public final class ReadingsTableCreation
 
         List<String> brokenChecks = hotTier.createParent(connection, shape);
         // rows stored before the rules that break one between them, in one pass over the hot tier
-        List<String> brokenPairs = existed ? StoredRuleViolations.find(connection, hotTier) : List.of();
+        List<String> brokenPairs = existed ? StoredRuleViolations.find(connection, hotTier, TableColumns.of(shape).keyNames()) : List.of();
         // the audit trail of erasures and the suppression list INSERT checks, one per schema
         ErasureLog.create(connection, hotTier.schema());
         boolean recorded = false;

@@ -9,7 +9,9 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.OffsetDateTime;
 import java.util.List;
+import java.util.stream.Collectors;
 
+import static io.meterstore.core.Sql.quoteIdentifier;
 import static io.meterstore.core.Sql.qualified;
 import static io.meterstore.core.Sql.tableExists;
 import static io.meterstore.core.TieringWatermark.formatInstant;
@@ -37,6 +39,17 @@ public final class StoredRuleViolations
     public static List<String> find(Connection connection, HotTier hotTier)
             throws SQLException
     {
+        return find(connection, hotTier, List.of());
+    }
+
+    /**
+     * As {@link #find(Connection, HotTier)} for a table whose key has more columns ({@code keyColumns},
+     * {@link TableColumns#keyNames()}): the versions of each channel, (malo_id, obis_code) and those columns, are compared
+     * apart, two tenants' readings being two readings.
+     */
+    public static List<String> find(Connection connection, HotTier hotTier, List<String> keyColumns)
+            throws SQLException
+    {
         String kept = qualified(hotTier.schema(), TABLE);
         try (Statement statement = connection.createStatement()) {
             statement.execute("""
@@ -52,7 +65,9 @@ public final class StoredRuleViolations
                         message text NOT NULL,
                         PRIMARY KEY ("table", malo_id, obis_code, earlier_from, earlier_version, later_from, later_version))""".formatted(kept));
         }
-        String pairs = HotTierRules.brokenPairs("SELECT malo_id, obis_code, \"from\", \"to\", version, version_scope, true AS written FROM " + hotTier.qualifiedParent(), Integer.MAX_VALUE);
+        String key = keyColumns.stream().map(column -> ", " + quoteIdentifier(column)).collect(Collectors.joining());
+        String pairs = HotTierRules.brokenPairs("SELECT malo_id, obis_code%s, \"from\", \"to\", version, version_scope, true AS written FROM %s".formatted(key, hotTier.qualifiedParent()),
+                Integer.MAX_VALUE, keyColumns);
         ImmutableList.Builder<String> found = ImmutableList.builder();
         long count = 0;
         boolean autoCommit = connection.getAutoCommit();
@@ -70,7 +85,7 @@ public final class StoredRuleViolations
                     if (count > KEPT) {
                         continue;
                     }
-                    String message = message(hotTier, result);
+                    String message = message(hotTier, result, keyColumns);
                     keep.setString(1, hotTier.naming().table());
                     keep.setString(2, result.getString("rule"));
                     keep.setString(3, result.getString("malo_id"));
@@ -126,11 +141,15 @@ public final class StoredRuleViolations
         return broken.build();
     }
 
-    private static String message(HotTier hotTier, ResultSet pair)
+    private static String message(HotTier hotTier, ResultSet pair, List<String> keyColumns)
             throws SQLException
     {
-        return "Rows stored before the rules break rule %s in table %s: reading (malo_id '%s', obis_code '%s') version %s over [%s, %s) under scope '%s' and version %s over [%s, %s) under scope '%s'; keep the row that is right and DELETE the other (docs/operations.md, \"Rows that break a rule\")"
-                .formatted(pair.getString("rule"), hotTier.qualifiedParent(), pair.getString("malo_id"), pair.getString("obis_code"),
+        StringBuilder key = new StringBuilder();
+        for (String column : keyColumns) {
+            key.append(", %s '%s'".formatted(column, pair.getString(column)));
+        }
+        return "Rows stored before the rules break rule %s in table %s: reading (malo_id '%s'%s, obis_code '%s') version %s over [%s, %s) under scope '%s' and version %s over [%s, %s) under scope '%s'; keep the row that is right and DELETE the other (docs/operations.md, \"Rows that break a rule\")"
+                .formatted(pair.getString("rule"), hotTier.qualifiedParent(), pair.getString("malo_id"), key, pair.getString("obis_code"),
                         pair.getBigDecimal("previous_version").toPlainString(), instant(pair, "previous_from"), instant(pair, "previous_to"), pair.getString("previous_scope"),
                         pair.getBigDecimal("version").toPlainString(), instant(pair, "from"), instant(pair, "to"), pair.getString("version_scope"));
     }

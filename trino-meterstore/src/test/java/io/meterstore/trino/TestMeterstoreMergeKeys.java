@@ -16,6 +16,7 @@ import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
+import io.meterstore.core.ReadingRules;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
@@ -88,6 +89,7 @@ final class TestMeterstoreMergeKeys
     private static final String REGISTERS = "staende";
     private static final String CONTRACTS = "vertraege";
     private static final String RETAINED_REGISTERS = "zaehlerstaende";
+    private static final String SECOND_OPERATOR_ID = "9900000000010";
     private static final String HMAC_KEY = "merge-keys-test-key-0123456789abcdef";
     private static final String READINGS_COLUMNS = """
             malo_id varchar NOT NULL, melo_id varchar, obis_code varchar NOT NULL, sparte varchar NOT NULL,
@@ -489,6 +491,57 @@ final class TestMeterstoreMergeKeys
         return rows.stream().sorted(Comparator.comparing(Row::key).thenComparing(Row::version)).toList();
     }
 
+    @Test
+    @Order(9)
+    void testRulesCompareTheVersionsOfEachTenant()
+            throws Exception
+    {
+        Instant watermark = WatermarkReader.current(icebergTable(TENANTS)).watermark().instant();
+        // an hour in the hot tier and one below W, which INSERT writes into Iceberg
+        Instant hotHour = Instant.parse("2026-04-10T08:00:00Z");
+        Instant coldHour = Instant.parse("2026-03-10T08:00:00Z");
+        for (Instant hour : List.of(hotHour, coldHour)) {
+            assertThat(hour.isBefore(watermark)).as("%s below W %s", hour, watermark).isEqualTo(hour.equals(coldHour));
+            // tenant a's quarter-hours, tenant b's hour over them under another operator, tenant c's first quarter-hour
+            // under that operator too: three readings of one (malo_id, obis_code, "from"), each with its own operator and grid
+            List<Reading> quarterHours = new ArrayList<>();
+            for (int quarter = 0; quarter < 4; quarter++) {
+                quarterHours.add(interval("a", hour.plus(Duration.ofMinutes(15L * quarter)), Duration.ofMinutes(15), ReadingsGenerator.DEFAULT_OPERATOR_ID, BigInteger.ONE, "0.25"));
+            }
+            insert(TENANTS, quarterHours);
+            Reading hourOfB = interval("b", hour, Duration.ofHours(1), SECOND_OPERATOR_ID, BigInteger.ONE, "1.5");
+            insert(TENANTS, List.of(hourOfB));
+            insert(TENANTS, List.of(interval("c", hour, Duration.ofMinutes(15), SECOND_OPERATOR_ID, BigInteger.ONE, "0.75")));
+
+            // within one tenant each rule still refuses, nothing written
+            long versions = (long) client.value("SELECT count(*) FROM %s_versions".formatted(TENANTS));
+            assertRefused(insertSql(TENANTS, List.of(interval("a", hour, Duration.ofMinutes(15), SECOND_OPERATOR_ID, BigInteger.TWO, "0.5"))), ReadingRules.ONE_OPERATOR_PER_READING);
+            assertRefused(insertSql(TENANTS, List.of(interval("b", hour.plus(Duration.ofMinutes(15)), Duration.ofMinutes(15), SECOND_OPERATOR_ID, BigInteger.ONE, "0.5"))),
+                    ReadingRules.SPANS_DO_NOT_OVERLAP);
+            assertRefused(insertSql(TENANTS, List.of(interval("a", hour, Duration.ofHours(1), ReadingsGenerator.DEFAULT_OPERATOR_ID, BigInteger.TWO, "1.25"))), ReadingRules.ONE_GRID_PER_READING);
+            assertThat(client.value("SELECT count(*) FROM %s_versions".formatted(TENANTS))).isEqualTo(versions);
+            assertThat((BigDecimal) client.value("SELECT sum(value) FROM %s WHERE malo_id = '%s' AND \"from\" >= %s AND \"from\" < %s".formatted(
+                    TENANTS, hourOfB.maloId(), ReadingsInserts.timestamp(hour), ReadingsInserts.timestamp(hour.plus(Duration.ofHours(1))))))
+                    .isEqualByComparingTo("3.25");
+        }
+
+        // a plain PostgreSQL INSERT into the hot table: tenant d's hour under the other operator is taken, tenant a's is refused
+        Instant hour = hotHour;
+        Reading hourOfD = interval("d", hour, Duration.ofHours(1), SECOND_OPERATOR_ID, BigInteger.ONE, "2");
+        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement()) {
+            assertThat(statement.executeUpdate(plainInsert(hourOfD))).isEqualTo(1);
+            written.get(TENANTS).add(hourOfD);
+            for (Reading refused : List.of(
+                    interval("a", hour, Duration.ofMinutes(15), SECOND_OPERATOR_ID, BigInteger.TWO, "0.5"),
+                    interval("a", hour, Duration.ofHours(1), ReadingsGenerator.DEFAULT_OPERATOR_ID, BigInteger.TWO, "1.25"))) {
+                assertThatThrownBy(() -> statement.executeUpdate(plainInsert(refused)))
+                        .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("23P01"))
+                        .hasMessageContaining("tenant 'a'");
+            }
+        }
+        assertMatches(TENANTS);
+    }
+
     // ---- readings
 
     /** The first two hours of two meters on two March days and an April day, whose partition takes W past March's end. */
@@ -521,6 +574,25 @@ final class TestMeterstoreMergeKeys
         return new Reading(base.maloId(), base.meloId(), base.obisCode(), base.sparte(), base.from(), base.to(), value, base.unit(),
                 version.equals(base.version()) ? base.quality() : Quality.CORRECTED, base.resolution(), base.sourceKind(), base.sourceDetail(), base.provenance(),
                 version, base.versionScope(), recordedAt, base.balancingDay(), base.attributes());
+    }
+
+    /** A reading of the tenant table's own meter, of {@code tenant}, over {@code length} from {@code from}, under {@code operator}'s scope. */
+    private static Reading interval(String tenant, Instant from, Duration length, String operator, BigInteger version, String value)
+    {
+        return new Reading(ReadingsGenerator.maloId(7), Optional.empty(), "1-0:1.8.0", Sparte.STROM, from, Optional.of(from.plus(length)), new BigDecimal(value), MeasurementUnit.KWH,
+                version.equals(BigInteger.ONE) ? Quality.MEASURED : Quality.CORRECTED, length.equals(Duration.ofHours(1)) ? "PT1H" : "PT15M", "MSCONS", Optional.empty(), Optional.empty(),
+                version, Reading.versionScope(operator, Sparte.STROM, from), T1, MeteringCalendar.balancingDay(Sparte.STROM, from), List.of(Optional.of(tenant)));
+    }
+
+    /** A plain PostgreSQL INSERT of {@code reading} into the tenant table's hot tier, as a tool that is not MeterStore would write it. */
+    private static String plainInsert(Reading reading)
+    {
+        return """
+                INSERT INTO metering.%s (malo_id, obis_code, sparte, "from", "to", value, unit, quality, resolution, source_kind, version, version_scope, recorded_at, balancing_day, tenant)
+                VALUES ('%s', '%s', '%s', '%s'::timestamptz, '%s'::timestamptz, %s, '%s', '%s', '%s', '%s', %s, '%s', '%s'::timestamptz, DATE '%s', '%s')"""
+                .formatted(TENANTS, reading.maloId(), reading.obisCode(), reading.sparte(), reading.from(), reading.end(), reading.value().toPlainString(), reading.unit(),
+                        reading.quality(), reading.resolution(), reading.sourceKind(), reading.version(), reading.versionScope(), reading.recordedAt(), reading.balancingDay(),
+                        reading.attributes().getFirst().orElseThrow());
     }
 
     private static Reading withMelo(Reading base, Optional<String> meloId)

@@ -303,7 +303,8 @@ public final class ArchivalCycle
         Instant monthStart = max(window.start(), partition.start());
         ArchivalProgress progress = ArchivalProgress.start(tableName(), window);
         // the write path's validation of every row, and of each row against the version before it in the sort order
-        ReadingRules.Checker rules = new ReadingRules.Checker();
+        // (per channel: a tenant's readings are checked against the tenant's, as the hot tier's trigger checks them)
+        ReadingRules.Checker rules = new ReadingRules.Checker(TableColumns.of(table));
         // and of its kind against the table's time model: a register reading in an interval table, or the reverse, is refused
         TableShape shape = TableShape.ofProperties(table.properties()).orElse(TableShape.DEFAULT);
         // and its checked columns: a writer straight into PostgreSQL passes their CHECKs with a wrong check character

@@ -109,7 +109,7 @@ public final class ColdRedeliveryLookup
             }
             near.add(new StoredRow(stored, path));
         });
-        requireCompatible(table, chunk, near);
+        requireCompatible(table, chunk, near, columns);
         return ImmutableList.copyOf(wanted.values());
     }
 
@@ -117,16 +117,23 @@ public final class ColdRedeliveryLookup
 
     /**
      * Fails the statement at the first row of {@code chunk} that breaks a rule of {@link ReadingRules} against a stored
-     * version of its channel; the chunk's rows against each other were checked before.
+     * version of its channel (malo_id, obis_code and the key's other columns); the chunk's rows against each other were
+     * checked before.
      */
-    private static void requireCompatible(Table table, List<Reading> chunk, List<StoredRow> stored)
+    private static void requireCompatible(Table table, List<Reading> chunk, List<StoredRow> stored, TableColumns columns)
     {
         record Candidate(Reading reading, Optional<String> path) {}
         List<Candidate> rows = new ArrayList<>(chunk.size() + stored.size());
         chunk.forEach(reading -> rows.add(new Candidate(reading, Optional.empty())));
         stored.forEach(row -> rows.add(new Candidate(row.reading(), Optional.of(row.path()))));
-        rows.sort(Comparator.comparing((Candidate candidate) -> candidate.reading().maloId())
-                .thenComparing(candidate -> candidate.reading().obisCode())
+        Comparator<Candidate> order = Comparator.comparing((Candidate candidate) -> candidate.reading().maloId())
+                .thenComparing(candidate -> candidate.reading().obisCode());
+        for (int index = 0; index < columns.keyColumns().size(); index++) {
+            int column = index;
+            // by channel first: a tenant's versions side by side, whatever the other tenants' "from"
+            order = order.thenComparing(candidate -> columns.keyValues(candidate.reading()).get(column).orElse(""));
+        }
+        rows.sort(order
                 .thenComparing(candidate -> candidate.reading().from())
                 .thenComparing(candidate -> candidate.reading().version())
                 .thenComparing(candidate -> candidate.path().isEmpty()));
@@ -137,7 +144,7 @@ public final class ColdRedeliveryLookup
                 // two stored rows: not this statement's to answer for
                 continue;
             }
-            Optional<ReadingRules.ViolationException> violation = ReadingRules.violation(earlier.reading(), later.reading());
+            Optional<ReadingRules.ViolationException> violation = ReadingRules.violation(earlier.reading(), later.reading(), columns);
             if (violation.isPresent()) {
                 String where = earlier.path().or(later::path).map(path -> "the other stored in Iceberg data file '%s' of '%s'".formatted(path, table.name())).orElseThrow();
                 throw new TrinoException(METERSTORE_INVALID_READING, "%s (%s); nothing of this statement was written".formatted(violation.get().getMessage(), where), violation.get());

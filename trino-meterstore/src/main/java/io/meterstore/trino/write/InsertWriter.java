@@ -161,7 +161,7 @@ public final class InsertWriter
         TieringWatermark watermark = pinned.watermark();
         // no instant counted twice: the statement's cold rows against each other here and against Iceberg's versions as
         // they are looked up; the hot rows against each other and PostgreSQL's versions by the hot tier's own trigger
-        ReadingRulesCheck rules = new ReadingRulesCheck(connection, handle.staging());
+        ReadingRulesCheck rules = new ReadingRulesCheck(connection, handle.staging(), handle.tableColumns());
         rules.requireStagedCompatible(watermark);
         // and across W, where a P1D or P1M span below it reaches above it: no trigger sees a pair in two tiers
         rules.requireColdSpansCompatibleWithHot(watermark, hotTier);
