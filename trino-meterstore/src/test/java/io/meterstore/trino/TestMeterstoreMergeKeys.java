@@ -18,6 +18,7 @@ import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingRules;
 import io.meterstore.core.SnapshotRetention;
+import io.meterstore.core.TableShape;
 import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
 import io.meterstore.core.WatermarkReader;
@@ -540,6 +541,59 @@ final class TestMeterstoreMergeKeys
             }
         }
         assertMatches(TENANTS);
+    }
+
+    @Test
+    @Order(8)
+    void testCreateGivesAnExistingTableTheRulesFunctionOfItsKey()
+            throws Exception
+    {
+        // a table created before the rules followed the key: its triggers, the parent's and each partition's, run the
+        // schema's function of the default key (which a default table beside it creates), which refuses tenant e's hour
+        // under another operator than tenant a's
+        HotTier tenants = hotTier(TENANTS);
+        Reading hourOfE = interval("e", Instant.parse("2026-04-10T08:00:00Z"), Duration.ofHours(1), SECOND_OPERATOR_ID, BigInteger.ONE, "3");
+        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement()) {
+            hotTier("plain").createParent(connection);
+            List<String> relations = new ArrayList<>(List.of(tenants.qualifiedParent()));
+            try (ResultSet result = statement.executeQuery("SELECT format('%I.%I', 'metering', c.relname) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'metering.mandanten'::regclass")) {
+                while (result.next()) {
+                    relations.add(result.getString(1));
+                }
+            }
+            String argument = tenants.qualifiedParent().replace("'", "''");
+            for (String relation : relations) {
+                statement.execute("CREATE OR REPLACE TRIGGER meterstore_reading_rules_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering.meterstore_reading_rules('%s')"
+                        .formatted(relation, argument));
+                statement.execute("CREATE OR REPLACE TRIGGER meterstore_reading_rules_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering.meterstore_reading_rules('%s')"
+                        .formatted(relation, argument));
+            }
+            assertThat(rulesFunctions()).containsExactly("meterstore_reading_rules");
+            assertThatThrownBy(() -> statement.executeUpdate(plainInsert(hourOfE)))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("23P01"));
+
+            // create again: the table's own function, and tenant e's hour is another reading
+            tenants.createParent(connection, TableShape.ofProperties(icebergTable(TENANTS).properties()).orElseThrow());
+            assertThat(rulesFunctions()).containsExactly("meterstore_reading_rules__" + TENANTS);
+            assertThat(statement.executeUpdate(plainInsert(hourOfE))).isEqualTo(1);
+            written.get(TENANTS).add(hourOfE);
+        }
+        assertMatches(TENANTS);
+    }
+
+    // the functions the rules' triggers of the tenant table and its partitions run
+    private List<String> rulesFunctions()
+            throws SQLException
+    {
+        List<String> functions = new ArrayList<>();
+        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("""
+                SELECT DISTINCT p.proname FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+                WHERE t.tgname LIKE 'meterstore_reading_rules%' AND (t.tgrelid = 'metering.mandanten'::regclass OR t.tgrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'metering.mandanten'::regclass))""")) {
+            while (result.next()) {
+                functions.add(result.getString(1));
+            }
+        }
+        return functions;
     }
 
     // ---- readings
