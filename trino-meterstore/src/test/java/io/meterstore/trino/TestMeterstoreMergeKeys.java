@@ -544,7 +544,7 @@ final class TestMeterstoreMergeKeys
     }
 
     @Test
-    @Order(8)
+    @Order(10)
     void testCreateGivesAnExistingTableTheRulesFunctionOfItsKey()
             throws Exception
     {
