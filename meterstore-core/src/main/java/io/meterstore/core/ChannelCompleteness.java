@@ -1,6 +1,9 @@
 package io.meterstore.core;
 
+import com.google.common.collect.ImmutableList;
+
 import java.time.LocalDate;
+import java.util.List;
 import java.util.Optional;
 
 import static com.google.common.base.Preconditions.checkArgument;
@@ -9,6 +12,8 @@ import static java.util.Objects.requireNonNull;
 /**
  * The completeness of one reading on one grid over a period: a row of {@code meter_completeness}.
  *
+ * @param keyValues the values of the merge key's columns besides malo_id, obis_code and "from" (melo_id in a table keyed
+ * by it, then the identity columns, {@link TableShape#keyColumns()}); empty for the default key
  * @param expected intervals the calendar says the days charged to this grid hold (92, 96 or 100 quarter-hours a day)
  * @param actual winning versions stored
  * @param missing intervals short, summed per balancing day: a surplus on one day never hides a gap on another
@@ -20,6 +25,7 @@ import static java.util.Objects.requireNonNull;
  */
 public record ChannelCompleteness(
         String maloId,
+        List<String> keyValues,
         String obisCode,
         Sparte sparte,
         String resolution,
@@ -34,6 +40,7 @@ public record ChannelCompleteness(
     public ChannelCompleteness
     {
         requireNonNull(maloId, "maloId is null");
+        keyValues = ImmutableList.copyOf(requireNonNull(keyValues, "keyValues is null"));
         requireNonNull(obisCode, "obisCode is null");
         requireNonNull(sparte, "sparte is null");
         requireNonNull(resolution, "resolution is null");

@@ -15,21 +15,42 @@ import java.util.TreeMap;
 import static java.util.Objects.requireNonNull;
 
 /**
- * The counts a completeness report is rolled up from: per reading (malo_id, obis_code, sparte), grid (resolution) and
+ * The counts a completeness report is rolled up from: per reading (its merge key without "from", and sparte), grid (resolution) and
  * balancing day, the winning versions inside the period, how many of them are substituted or not billable, and the
  * first and last interval start; and, for a roster window, the grid each reading was last delivered on before the
  * period. The tiers fill it (one tally per piece of work, merged); {@link #rollUp} applies the calendar.
  */
 public final class CompletenessTally
 {
-    /** A reading: the merge key without "from", and its commodity. */
-    public record Reading(String maloId, String obisCode, Sparte sparte)
+    /**
+     * A reading: the merge key without "from" (malo_id, the values of the key's further columns, such as melo_id or a
+     * tenant, in {@link TableShape#keyColumns()} order, and the OBIS code), and its commodity.
+     */
+    public record Reading(String maloId, List<String> keyValues, String obisCode, Sparte sparte)
     {
+        // orders readings as the report lists them: by malo_id, the key's further columns, obis_code and sparte
+        private static final Comparator<List<String>> KEY_VALUES = (left, right) -> {
+            for (int index = 0; index < Math.min(left.size(), right.size()); index++) {
+                int compared = left.get(index).compareTo(right.get(index));
+                if (compared != 0) {
+                    return compared;
+                }
+            }
+            return Integer.compare(left.size(), right.size());
+        };
+
         public Reading
         {
             requireNonNull(maloId, "maloId is null");
+            keyValues = ImmutableList.copyOf(requireNonNull(keyValues, "keyValues is null"));
             requireNonNull(obisCode, "obisCode is null");
             requireNonNull(sparte, "sparte is null");
+        }
+
+        /** A reading of a table with the default merge key (malo_id, obis_code, "from"). */
+        public Reading(String maloId, String obisCode, Sparte sparte)
+        {
+            this(maloId, List.of(), obisCode, sparte);
         }
     }
 
@@ -93,7 +114,7 @@ public final class CompletenessTally
     }
 
     /**
-     * One row per reading and grid, ordered by malo_id, obis_code, sparte and resolution. Every balancing day of the
+     * One row per reading and grid, ordered by malo_id, the key's further columns, obis_code, sparte and resolution. Every balancing day of the
      * period is expected: a day with rows is charged to each grid that delivered on it; a day without rows to the grid
      * last in force before it (in the period, else in the roster window), or for a leading gap to the first grid that
      * delivered. A reading that delivered nothing in the period appears only when the roster window saw it.
@@ -103,7 +124,7 @@ public final class CompletenessTally
         requireNonNull(period, "period is null");
         List<Reading> readings = new ArrayList<>(inside.keySet());
         roster.keySet().stream().filter(reading -> !inside.containsKey(reading)).forEach(readings::add);
-        readings.sort(Comparator.comparing(Reading::maloId).thenComparing(Reading::obisCode).thenComparing(Reading::sparte));
+        readings.sort(Comparator.comparing(Reading::maloId).thenComparing(Reading::keyValues, Reading.KEY_VALUES).thenComparing(Reading::obisCode).thenComparing(Reading::sparte));
 
         ImmutableList.Builder<ChannelCompleteness> rows = ImmutableList.builder();
         Map<String, Optional<IntervalResolution>> grids = new HashMap<>();
@@ -206,7 +227,7 @@ public final class CompletenessTally
 
         ChannelCompleteness toRow(Reading reading)
         {
-            return new ChannelCompleteness(reading.maloId(), reading.obisCode(), reading.sparte(), resolution, expected, actual, missing, surplus,
+            return new ChannelCompleteness(reading.maloId(), reading.keyValues(), reading.obisCode(), reading.sparte(), resolution, expected, actual, missing, surplus,
                     Optional.ofNullable(firstGap), substituted, notBillable);
         }
     }

@@ -89,6 +89,26 @@ final class TestCompletenessTally
         assertThat(rows.get(1).expected()).isEqualTo(21 * 24 - 1);
     }
 
+    @Test
+    void testEachMeteringLocationIsAReadingOfItsOwn()
+    {
+        // two MeLos' daily registers under one MaLo, every day of March: each MeLo's row is complete, none in surplus
+        CompletenessTally.Reading first = new CompletenessTally.Reading("41373559241", List.of("DE0001234500000000000000000000002"), "1-0:1.8.0", Sparte.STROM);
+        CompletenessTally.Reading second = new CompletenessTally.Reading("41373559241", List.of("DE0001234500000000000000000000001"), "1-0:1.8.0", Sparte.STROM);
+        CompletenessTally tally = new CompletenessTally();
+        for (LocalDate day = LocalDate.of(2026, 3, 1); day.isBefore(LocalDate.of(2026, 4, 1)); day = day.plusDays(1)) {
+            for (CompletenessTally.Reading reading : List.of(first, second)) {
+                tally.add(reading, "P1D", day, 1, 0, 0, start(day), start(day));
+            }
+        }
+        List<ChannelCompleteness> rows = tally.rollUp(MARCH);
+        // ordered by malo_id, then the key's further columns
+        assertThat(rows).extracting(ChannelCompleteness::keyValues).containsExactly(List.of("DE0001234500000000000000000000001"), List.of("DE0001234500000000000000000000002"));
+        assertThat(rows).allSatisfy(row -> assertThat(List.of(row.expected(), row.actual(), row.missing(), row.surplus())).containsExactly(31L, 31L, 0L, 0L));
+        // the default key's reading has no further columns
+        assertThat(READING.keyValues()).isEmpty();
+    }
+
     private static Instant start(LocalDate day)
     {
         return MeteringCalendar.startOfLocalDay(day);

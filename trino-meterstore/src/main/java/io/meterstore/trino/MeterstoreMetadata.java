@@ -35,7 +35,6 @@ import io.meterstore.trino.hot.HotAggregation;
 import io.meterstore.trino.hot.HotAggregations;
 import io.meterstore.trino.hot.HotSqlPredicate;
 import io.meterstore.trino.hot.QuerySnapshots;
-import io.meterstore.trino.completeness.CompletenessColumn;
 import io.meterstore.trino.completeness.CompletenessColumnHandle;
 import io.meterstore.trino.completeness.CompletenessFunctionHandle;
 import io.meterstore.trino.completeness.CompletenessTableHandle;
@@ -301,7 +300,7 @@ public class MeterstoreMetadata
         if (!(handle instanceof CompletenessFunctionHandle completeness)) {
             return Optional.empty();
         }
-        List<ColumnHandle> columns = Arrays.stream(CompletenessColumn.values()).<ColumnHandle>map(CompletenessColumnHandle::new).toList();
+        List<ColumnHandle> columns = ImmutableList.copyOf(completeness.table().columns());
         return Optional.of(new TableFunctionApplicationResult<>(completeness.table(), columns));
     }
 
@@ -358,7 +357,7 @@ public class MeterstoreMetadata
     public ConnectorTableMetadata getTableMetadata(ConnectorSession session, ConnectorTableHandle table)
     {
         if (table instanceof CompletenessTableHandle completeness) {
-            return new ConnectorTableMetadata(completeness.readings().schemaTableName(), Arrays.stream(CompletenessColumn.values()).map(CompletenessColumn::toColumnMetadata).toList());
+            return new ConnectorTableMetadata(completeness.readings().schemaTableName(), completeness.columns().stream().map(CompletenessColumnHandle::toColumnMetadata).toList());
         }
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         TableShape shape = tables.shape(handle.storageTable(), tables.pinIcebergTable(handle.storageTable()));
@@ -374,7 +373,7 @@ public class MeterstoreMetadata
     public ConnectorTableSchema getTableSchema(ConnectorSession session, ConnectorTableHandle table)
     {
         if (table instanceof CompletenessTableHandle completeness) {
-            return new ConnectorTableSchema(completeness.readings().schemaTableName(), Arrays.stream(CompletenessColumn.values()).map(column -> column.toColumnMetadata().getColumnSchema()).toList());
+            return new ConnectorTableSchema(completeness.readings().schemaTableName(), completeness.columns().stream().map(column -> column.toColumnMetadata().getColumnSchema()).toList());
         }
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         return new ConnectorTableSchema(handle.schemaTableName(), ImmutableList.<ColumnSchema>builder()
@@ -558,8 +557,8 @@ public class MeterstoreMetadata
     @Override
     public Map<String, ColumnHandle> getColumnHandles(ConnectorSession session, ConnectorTableHandle tableHandle)
     {
-        if (tableHandle instanceof CompletenessTableHandle) {
-            return Arrays.stream(CompletenessColumn.values()).collect(toImmutableMap(CompletenessColumn::columnName, CompletenessColumnHandle::new));
+        if (tableHandle instanceof CompletenessTableHandle completeness) {
+            return completeness.columns().stream().collect(toImmutableMap(CompletenessColumnHandle::name, column -> column));
         }
         return ImmutableMap.<String, ColumnHandle>builder()
                 .putAll(MeterstoreTypes.columnHandles(((MeterstoreTableHandle) tableHandle).columns()).stream().collect(toImmutableMap(MeterstoreColumnHandle::name, column -> column)))
@@ -574,7 +573,7 @@ public class MeterstoreMetadata
             return aggregate.toColumnMetadata();
         }
         if (columnHandle instanceof CompletenessColumnHandle completeness) {
-            return completeness.column().toColumnMetadata();
+            return completeness.toColumnMetadata();
         }
         if (columnHandle instanceof MergeRowIdHandle rowId) {
             return rowId.toColumnMetadata();

@@ -79,7 +79,8 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
  * retention sweep over a table with a tenant and an attribute column and over a point table removes exactly the month
  * past the retention from both tiers, every column of the rows it keeps (both tenants', both MeLos', the attribute's
  * NULL, "to" NULL, a hot day) read back as before, one audit row each in {@code "T$erasures"}, and a second sweep
- * changes nothing.
+ * changes nothing. {@code meter_completeness} counts per reading of the key: a row per MeLo of a point table (cold
+ * January, hot April) and per tenant, the key's column after malo_id.
  */
 @TestInstance(PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -435,6 +436,43 @@ final class TestMeterstoreMergeKeys
                 .containsExactlyInAnyOrder(List.of(MELO_A, "0", "3"), List.of(MELO_B, "0", "3"));
     }
 
+    @Test
+    @Order(9)
+    void testCompletenessCountsEachReadingOfTheMergeKey()
+            throws Exception
+    {
+        // the report shows the key's further columns after malo_id: a point table's melo_id, a table's tenant
+        assertThat(columnNames(completeness(RETAINED_REGISTERS, "settlement_month => '2026-01'")))
+                .containsExactly("malo_id", "melo_id", "obis_code", "sparte", "resolution", "expected", "actual", "missing", "surplus", "first_gap", "substituted", "not_billable", "complete", "measurable");
+        assertThat(columnNames(completeness(TENANTS, "settlement_month => '2026-03'"))).startsWith("malo_id", "tenant", "obis_code", "sparte");
+
+        // two MeLos under one MaLo, a register a day each: every MeLo its own row, one reading against a reading a day,
+        // in January from the cold tier and in April from the hot tier
+        assertThat(coldMonths(RETAINED_REGISTERS)).contains(YearMonth.of(2026, 1));
+        assertThat(allColumns("SELECT melo_id, \"$tier\" FROM %s WHERE \"from\" >= %s".formatted(RETAINED_REGISTERS, ReadingsInserts.timestamp(Instant.parse("2026-04-01T00:00:00Z")))))
+                .containsExactly(List.of(MELO_A, "hot"), List.of(MELO_B, "hot"));
+        String report = "SELECT malo_id, melo_id, obis_code, resolution, expected, actual, missing, surplus, CAST(first_gap AS varchar), complete FROM (%s)";
+        String maloId = ReadingsGenerator.maloId(0);
+        assertThat(allColumns(report.formatted(completeness(RETAINED_REGISTERS, "settlement_month => '2026-01'")))).containsExactly(
+                List.of(maloId, MELO_A, "1-0:1.8.0", "P1D", "31", "1", "30", "0", "2026-01-01", "false"),
+                List.of(maloId, MELO_B, "1-0:1.8.0", "P1D", "31", "1", "30", "0", "2026-01-01", "false"));
+        assertThat(allColumns(report.formatted(completeness(RETAINED_REGISTERS, "settlement_month => '2026-04'")))).containsExactly(
+                List.of(maloId, MELO_A, "1-0:1.8.0", "P1D", "30", "1", "29", "0", "2026-04-01", "false"),
+                List.of(maloId, MELO_B, "1-0:1.8.0", "P1D", "30", "1", "29", "0", "2026-04-01", "false"));
+
+        // two tenants' readings of one key: each tenant its own row, the 8 quarter-hours of the first two hours of
+        // 25 March (cold) and of 2 April, each delivered once per tenant
+        String tenants = "SELECT malo_id, tenant, expected, actual, missing, surplus, complete FROM (%s)";
+        for (LocalDate day : List.of(LocalDate.of(2026, 3, 25), LocalDate.of(2026, 4, 2))) {
+            Instant start = MeteringCalendar.startOfLocalDay(day);
+            String range = "range_start => %s, range_end => %s".formatted(ReadingsInserts.timestamp(start), ReadingsInserts.timestamp(start.plus(Duration.ofHours(2))));
+            assertThat(allColumns(tenants.formatted(completeness(TENANTS, range)))).as(day.toString()).containsExactly(
+                    List.of(maloId, "a", "8", "8", "0", "0", "true"),
+                    List.of(maloId, "b", "8", "8", "0", "0", "true"));
+        }
+
+    }
+
     // ---- expectations
 
     /** Asserts both tables, and each AS OF every instant a version was learned at, against what was written. */
@@ -493,7 +531,7 @@ final class TestMeterstoreMergeKeys
     }
 
     @Test
-    @Order(9)
+    @Order(10)
     void testRulesCompareTheVersionsOfEachTenant()
             throws Exception
     {
@@ -544,7 +582,7 @@ final class TestMeterstoreMergeKeys
     }
 
     @Test
-    @Order(10)
+    @Order(11)
     void testCreateGivesAnExistingTableTheRulesFunctionOfItsKey()
             throws Exception
     {
@@ -772,6 +810,23 @@ final class TestMeterstoreMergeKeys
         try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
             return TestingDuckDb.rows(result, schema);
         }
+    }
+
+    private static String completeness(String table, String arguments)
+    {
+        return "SELECT * FROM TABLE(meterstore.system.meter_completeness(table_name => '%s', %s))".formatted(table, arguments);
+    }
+
+    private List<String> columnNames(String sql)
+            throws SQLException
+    {
+        List<String> names = new ArrayList<>();
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+            for (int column = 1; column <= result.getMetaData().getColumnCount(); column++) {
+                names.add(result.getMetaData().getColumnName(column));
+            }
+        }
+        return names;
     }
 
     private void assertRefused(String sql, String message)

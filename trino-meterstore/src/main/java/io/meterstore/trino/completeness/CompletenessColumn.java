@@ -1,18 +1,17 @@
 package io.meterstore.trino.completeness;
 
 import io.trino.spi.connector.ColumnMetadata;
-import io.trino.spi.function.table.Descriptor;
 import io.trino.spi.type.Type;
-
-import java.util.Arrays;
-import java.util.Optional;
 
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.BooleanType.BOOLEAN;
 import static io.trino.spi.type.DateType.DATE;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 
-/** The columns of {@code meter_completeness}, in the order of the Rust MeterStore's report. */
+/**
+ * The columns of {@code meter_completeness}, in the order of the Rust MeterStore's report; a table whose merge key has
+ * further columns shows them after malo_id ({@link CompletenessColumnHandle#columns}).
+ */
 public enum CompletenessColumn
 {
     MALO_ID("malo_id", VARCHAR),
@@ -51,10 +50,5 @@ public enum CompletenessColumn
     public ColumnMetadata toColumnMetadata()
     {
         return ColumnMetadata.builder().setName(columnName).setType(type).setNullable(this == FIRST_GAP).build();
-    }
-
-    public static Descriptor descriptor()
-    {
-        return new Descriptor(Arrays.stream(values()).map(column -> new Descriptor.Field(column.columnName, Optional.of(column.type))).toList());
     }
 }

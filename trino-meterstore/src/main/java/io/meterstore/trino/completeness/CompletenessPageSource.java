@@ -1,11 +1,13 @@
 package io.meterstore.trino.completeness;
 
+import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.ChannelCompleteness;
 import io.meterstore.core.CompletenessPeriod;
 import io.airlift.slice.Slice;
 import io.meterstore.core.CompletenessTally;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumns;
 import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.base.PostgresConnectionPool;
 import io.meterstore.trino.hot.HotSplit;
@@ -52,7 +54,8 @@ import static java.util.Objects.requireNonNull;
 public final class CompletenessPageSource
         implements ConnectorPageSource
 {
-    private final List<CompletenessColumn> columns;
+    private final List<CompletenessColumnHandle> columns;
+    private final TableColumns tableColumns;
     private final CompletenessPeriod period;
     private final Optional<Instant> seenSince;
     private final Optional<Set<Slice>> maloIds;
@@ -88,13 +91,14 @@ public final class CompletenessPageSource
     {
         requireNonNull(table, "table is null");
         requireNonNull(split, "split is null");
-        this.columns = requireNonNull(columns, "columns is null").stream().map(CompletenessColumnHandle::column).toList();
+        this.columns = ImmutableList.copyOf(requireNonNull(columns, "columns is null"));
         this.period = table.period();
         this.seenSince = table.seenSince();
         this.maloIds = listed(table, ReadingsColumn.MALO_ID);
         this.obisCodes = listed(table, ReadingsColumn.OBIS_CODE);
         this.reader = requireNonNull(reader, "reader is null");
-        this.hotCounts = new HotWinnerCounts(postgres, queryId, period, seenSince, maloIds, obisCodes);
+        this.tableColumns = table.readings().columns();
+        this.hotCounts = new HotWinnerCounts(postgres, queryId, period, seenSince, maloIds, obisCodes, tableColumns.keyNames());
         this.poolConnections = postgres.maxConnections();
         this.executor = requireNonNull(executor, "executor is null");
         this.readers = Math.max(1, Math.min(readers, split.reads().size()));
@@ -143,7 +147,7 @@ public final class CompletenessPageSource
             readTimeNanos = System.nanoTime() - startNanos;
             report = tally.rollUp(period).iterator();
         }
-        PageBuilder page = new PageBuilder(columns.stream().map(CompletenessColumn::type).toList());
+        PageBuilder page = new PageBuilder(columns.stream().map(CompletenessColumnHandle::type).toList());
         while (report.hasNext() && !page.isFull()) {
             ChannelCompleteness row = report.next();
             page.declarePosition();
@@ -160,7 +164,7 @@ public final class CompletenessPageSource
     // one reader: takes splits until none is left, counting each into a tally of its own, then adds it to the report's
     private void readPending()
     {
-        WinnerCounter counter = new WinnerCounter(period, seenSince, maloIds, obisCodes);
+        WinnerCounter counter = new WinnerCounter(period, seenSince, maloIds, obisCodes, tableColumns);
         for (ConnectorSplit split = pending.poll(); split != null && !closed; split = pending.poll()) {
             if (split instanceof HotSplit hotSplit) {
                 // a hot partition is counted where it lies: PostgreSQL returns the counts per reading, grid and day
@@ -168,7 +172,7 @@ public final class CompletenessPageSource
                 connectionWaits.accumulateAndGet(MeterstoreMetrics.connectionWait(poolConnections, waitNanos), Metrics::mergeWith);
                 continue;
             }
-            ConnectorPageSource source = reader.open(split, WinnerCounter.COLUMNS);
+            ConnectorPageSource source = reader.open(split, counter.columns());
             register(source);
             try {
                 while (!closed && !source.isFinished()) {
@@ -203,9 +207,13 @@ public final class CompletenessPageSource
                 .map(entry -> entry.getValue().getValues().getDiscreteSet().stream().map(Slice.class::cast).collect(toImmutableSet()));
     }
 
-    private static void write(ChannelCompleteness row, CompletenessColumn column, BlockBuilder builder)
+    private void write(ChannelCompleteness row, CompletenessColumnHandle handle, BlockBuilder builder)
     {
-        switch (column) {
+        if (handle.keyColumn().isPresent()) {
+            VARCHAR.writeSlice(builder, utf8Slice(row.keyValues().get(tableColumns.keyNames().indexOf(handle.keyColumn().get()))));
+            return;
+        }
+        switch (handle.column().orElseThrow()) {
             case MALO_ID -> VARCHAR.writeSlice(builder, utf8Slice(row.maloId()));
             case OBIS_CODE -> VARCHAR.writeSlice(builder, utf8Slice(row.obisCode()));
             case SPARTE -> VARCHAR.writeSlice(builder, utf8Slice(row.sparte().name()));

@@ -7,6 +7,7 @@ import io.trino.spi.connector.ConnectorTableHandle;
 
 import java.time.Instant;
 import java.time.YearMonth;
+import java.util.List;
 import java.util.Optional;
 
 import static com.google.common.base.Preconditions.checkArgument;
@@ -54,6 +55,12 @@ public record CompletenessTableHandle(
                 rangeStartEpochMicros.map(MeterstoreTypes::fromEpochMicros),
                 rangeEndEpochMicros.map(MeterstoreTypes::fromEpochMicros),
                 settlementMonth.map(YearMonth::parse));
+    }
+
+    /** The report's columns: the table's merge-key columns besides malo_id, obis_code and "from" follow malo_id. */
+    public List<CompletenessColumnHandle> columns()
+    {
+        return CompletenessColumnHandle.columns(readings.keyColumns());
     }
 
     public Optional<Instant> seenSince()

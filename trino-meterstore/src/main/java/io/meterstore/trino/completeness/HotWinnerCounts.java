@@ -1,5 +1,6 @@
 package io.meterstore.trino.completeness;
 
+import com.google.common.collect.ImmutableList;
 import io.airlift.slice.Slice;
 import io.meterstore.core.CompletenessPeriod;
 import io.meterstore.core.HotTier;
@@ -30,6 +31,7 @@ import java.util.Set;
 
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static java.util.Objects.requireNonNull;
+import static java.util.stream.Collectors.joining;
 
 /**
  * Counts the winners of one hot partition for a completeness report inside PostgreSQL: one statement resolves the
@@ -45,11 +47,13 @@ final class HotWinnerCounts
     private final Optional<Instant> seenSince;
     private final Optional<Set<Slice>> maloIds;
     private final Optional<Set<Slice>> obisCodes;
+    private final List<String> keyColumns;
 
     /**
      * @param queryId the report's query, whose turn at the pool's connections the partitions take
+     * @param keyColumns the columns of the table's merge key besides malo_id, obis_code and "from": a reading is counted per their values too
      */
-    HotWinnerCounts(PostgresConnectionPool pool, String queryId, CompletenessPeriod period, Optional<Instant> seenSince, Optional<Set<Slice>> maloIds, Optional<Set<Slice>> obisCodes)
+    HotWinnerCounts(PostgresConnectionPool pool, String queryId, CompletenessPeriod period, Optional<Instant> seenSince, Optional<Set<Slice>> maloIds, Optional<Set<Slice>> obisCodes, List<String> keyColumns)
     {
         this.pool = requireNonNull(pool, "pool is null");
         this.queryId = requireNonNull(queryId, "queryId is null");
@@ -57,6 +61,7 @@ final class HotWinnerCounts
         this.seenSince = requireNonNull(seenSince, "seenSince is null");
         this.maloIds = requireNonNull(maloIds, "maloIds is null");
         this.obisCodes = requireNonNull(obisCodes, "obisCodes is null");
+        this.keyColumns = ImmutableList.copyOf(requireNonNull(keyColumns, "keyColumns is null"));
     }
 
     /**
@@ -87,8 +92,14 @@ final class HotWinnerCounts
                     }
                     try (ResultSet counts = statement.executeQuery()) {
                         while (counts.next()) {
+                            // the values of the key's further columns follow the eleven counts
+                            ImmutableList.Builder<String> keyValues = ImmutableList.builder();
+                            for (int index = 0; index < keyColumns.size(); index++) {
+                                keyValues.add(counts.getString(12 + index));
+                            }
                             counter.addCounts(
                                     counts.getString(1),
+                                    keyValues.build(),
                                     counts.getString(2),
                                     counts.getString(3),
                                     counts.getString(4),
@@ -117,7 +128,8 @@ final class HotWinnerCounts
     }
 
     /**
-     * The winners of a key are found without sorting: in primary-key order (malo_id, obis_code, "from", version) the
+     * The winners of a key are found without sorting: in primary-key order (malo_id, obis_code, "from", the key's further
+     * columns, version) the
      * last row of a key is its highest version, so it wins its version scope (the primary key makes versions of a key
      * unique, so recorded_at never breaks a tie here); each earlier row of a key (a superseded version, about 2 % of the
      * rows) wins only if no later version shares its scope, which the index answers for those rows alone. One window
@@ -154,6 +166,15 @@ final class HotWinnerCounts
         }
         String conditions = where.toString();
 
+        // the key's further columns (melo_id, a tenant): none for the default key, whose statement stays as it was
+        String keys = keyColumns.stream().map(column -> ", " + Sql.quoteIdentifier(column)).collect(joining());
+        String keyChanges = keyColumns.stream()
+                .map(column -> " OR lead(%1$s) OVER ordered IS DISTINCT FROM %1$s".formatted(Sql.quoteIdentifier(column)))
+                .collect(joining());
+        String sameKey = keyColumns.stream()
+                .map(column -> " AND later.%1$s = versions.%1$s".formatted(Sql.quoteIdentifier(column)))
+                .collect(joining());
+
         // where a winner lies, on its own commodity's period: 0 in it, 1 in the roster window before it, 2 outside; NULL for an unknown sparte
         StringBuilder placement = new StringBuilder("CASE sparte");
         for (Sparte sparte : Sparte.values()) {
@@ -170,18 +191,18 @@ final class HotWinnerCounts
         // a marked partition's winners are its rows not superseded, read unordered; the others' are resolved here
         String winners = split.marked()
                 ? """
-                SELECT malo_id, obis_code, "from", sparte, resolution, quality, balancing_day, %s AS placement
-                FROM %s%s AND %s IS NULL""".formatted(placement, partition, conditions, Sql.quoteIdentifier(HotTierSupersession.COLUMN))
+                SELECT malo_id, obis_code, "from", sparte, resolution, quality, balancing_day, %s AS placement%s
+                FROM %s%s AND %s IS NULL""".formatted(placement, keys, partition, conditions, Sql.quoteIdentifier(HotTierSupersession.COLUMN))
                 : """
-                SELECT malo_id, obis_code, "from", sparte, resolution, quality, balancing_day, %s AS placement
-                FROM (SELECT malo_id, obis_code, "from", version, version_scope, sparte, resolution, quality, balancing_day,
+                SELECT malo_id, obis_code, "from", sparte, resolution, quality, balancing_day, %s AS placement%s
+                FROM (SELECT malo_id, obis_code, "from", version, version_scope, sparte, resolution, quality, balancing_day%s,
                        lead("from") OVER ordered IS DISTINCT FROM "from" OR lead(obis_code) OVER ordered IS DISTINCT FROM obis_code
-                           OR lead(malo_id) OVER ordered IS DISTINCT FROM malo_id AS last_of_key
-                    FROM %s%s WINDOW ordered AS (ORDER BY malo_id, obis_code, "from", version)) AS versions
+                           OR lead(malo_id) OVER ordered IS DISTINCT FROM malo_id%s AS last_of_key
+                    FROM %s%s WINDOW ordered AS (ORDER BY malo_id, obis_code, "from"%s, version)) AS versions
                 WHERE CASE WHEN last_of_key THEN true ELSE NOT EXISTS (
                     SELECT 1 FROM %s AS later
-                    WHERE later.malo_id = versions.malo_id AND later.obis_code = versions.obis_code AND later."from" = versions."from"
-                      AND later.version_scope = versions.version_scope AND later.version > versions.version) END""".formatted(placement, partition, conditions, partition);
+                    WHERE later.malo_id = versions.malo_id AND later.obis_code = versions.obis_code AND later."from" = versions."from"%s
+                      AND later.version_scope = versions.version_scope AND later.version > versions.version) END""".formatted(placement, keys, keys, keyChanges, partition, conditions, keys, partition, sameKey);
         filters.add(Quality.SUBSTITUTED.name());
         filters.add(connection.createArrayOf("text", Arrays.stream(Quality.values()).filter(Quality::billable).map(Quality::name).toArray()));
         parameters.addAll(filters);
@@ -190,9 +211,9 @@ final class HotWinnerCounts
         return """
                 SELECT malo_id, obis_code, sparte, resolution, balancing_day, placement, count(*),
                        count(*) FILTER (WHERE quality = ?), count(*) FILTER (WHERE NOT coalesce(quality = ANY(?), false)),
-                       min("from"), max("from")
+                       min("from"), max("from")%s
                 FROM (%s) AS winners
-                GROUP BY malo_id, obis_code, sparte, resolution, balancing_day, placement""".formatted(winners);
+                GROUP BY malo_id, obis_code, sparte, resolution, balancing_day, placement%s""".formatted(keys, winners, keys);
     }
 
     private static Object textArray(Connection connection, Set<Slice> values)

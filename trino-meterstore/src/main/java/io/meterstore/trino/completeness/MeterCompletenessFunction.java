@@ -25,7 +25,6 @@ import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.function.table.AbstractConnectorTableFunction;
 import io.trino.spi.function.table.Argument;
-import io.trino.spi.function.table.ReturnTypeSpecification.DescribedTable;
 import io.trino.spi.function.table.ScalarArgument;
 import io.trino.spi.function.table.ScalarArgumentSpecification;
 import io.trino.spi.function.table.TableFunctionAnalysis;
@@ -35,6 +34,7 @@ import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.predicate.ValueSet;
 import io.trino.spi.type.ArrayType;
 import io.trino.spi.type.LongTimestampWithTimeZone;
+import org.apache.iceberg.Table;
 
 import java.time.Instant;
 import java.time.YearMonth;
@@ -46,15 +46,16 @@ import java.util.function.Supplier;
 
 import static io.airlift.slice.Slices.utf8Slice;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_INVALID_ARGUMENT;
+import static io.trino.spi.function.table.ReturnTypeSpecification.GenericTable.GENERIC_TABLE;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 
 /**
- * {@code meterstore.system.meter_completeness}: per reading and grid, how many intervals a period should hold on the
- * German metering calendar and how many winning versions the table holds, DST-aware, on gas days for gas. The engine
- * gets a table handle (as trino-base-jdbc's {@code query} hands one over) whose one split counts the winners of both
- * tiers per day where they lie (in PostgreSQL for the hot tier, from the key columns of the cold files) and rolls them
- * up; no reading passes through the engine.
+ * {@code meterstore.system.meter_completeness}: per reading (the table's merge key without "from") and grid, how many
+ * intervals a period should hold on the German metering calendar and how many winning versions the table holds,
+ * DST-aware, on gas days for gas. The engine gets a table handle (as trino-base-jdbc's {@code query} hands one over)
+ * whose one split counts the winners of both tiers per day where they lie (in PostgreSQL for the hot tier, from the key
+ * columns of the cold files) and rolls them up; no reading passes through the engine.
  */
 public final class MeterCompletenessFunction
         extends AbstractConnectorTableFunction
@@ -85,7 +86,8 @@ public final class MeterCompletenessFunction
                         ScalarArgumentSpecification.builder().name(MALO_IDS).type(new ArrayType(VARCHAR)).defaultValue(null).build(),
                         ScalarArgumentSpecification.builder().name(OBIS_CODES).type(new ArrayType(VARCHAR)).defaultValue(null).build(),
                         ScalarArgumentSpecification.builder().name(SEEN_SINCE).type(MeterstoreTypes.TIMESTAMP_TZ_MICROS).defaultValue(null).build()),
-                new DescribedTable(CompletenessColumn.descriptor()),
+                // the columns follow the table's merge key: its further columns (melo_id, a tenant) tell its readings apart
+                GENERIC_TABLE,
                 "Per reading and grid: the intervals a period should hold on the metering calendar against the winning versions stored");
         this.tables = requireNonNull(tables, "tables is null");
     }
@@ -125,10 +127,11 @@ public final class MeterCompletenessFunction
         }
         TupleDomain<MeterstoreColumnHandle> constraint = TupleDomain.intersect(domains.build());
 
+        Table icebergTable = tables.pinIcebergTable(table);
         PinnedWatermark pinned;
         try {
             // pinned as a read of readings pins: both tiers split at the watermark of this snapshot
-            pinned = WatermarkReader.current(tables.pinIcebergTable(table));
+            pinned = WatermarkReader.current(icebergTable);
         }
         catch (MeterstoreException e) {
             throw MeterstoreErrorCode.toTrinoException(e);
@@ -141,8 +144,11 @@ public final class MeterCompletenessFunction
                 constraint,
                 false,
                 true,
-                Optional.empty());
+                Optional.empty())
+                // a reading is the table's merge key without "from": a MeLo's or a tenant's readings are counted apart
+                .withShape(tables.pinnedShape(table, icebergTable));
         return TableFunctionAnalysis.builder()
+                .returnedType(CompletenessColumnHandle.descriptor(readings.keyColumns()))
                 .handle(new CompletenessFunctionHandle(CompletenessTableHandle.of(readings, period, seenSince)))
                 .build();
     }

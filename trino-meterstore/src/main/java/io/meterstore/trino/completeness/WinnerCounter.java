@@ -8,6 +8,7 @@ import io.meterstore.core.InvalidReadingException;
 import io.meterstore.core.Quality;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.Sparte;
+import io.meterstore.core.TableColumns;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.TrinoException;
@@ -16,6 +17,7 @@ import io.trino.spi.connector.SourcePage;
 
 import java.time.Instant;
 import java.time.LocalDate;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,16 +31,17 @@ import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Counts the winners of one read into a {@link CompletenessTally}: per reading, grid and balancing day, the rows inside
- * the period (with how many are substituted or not billable), and the grid each reading last had in the roster window.
+ * Counts the winners of one read into a {@link CompletenessTally}: per reading (the merge key without "from"), grid and
+ * balancing day, the rows inside the period (with how many are substituted or not billable), and the grid each reading
+ * last had in the roster window.
  * Rows of a reading's day arrive together (every split is read in key order), so the count runs until the key changes
  * and the tally sees one entry per run (per page). "from" is decoded only where the day alone does not place a row (at the
  * edges of the period and of the roster window) and for the first and last row of a run.
  */
 final class WinnerCounter
 {
-    /** The columns a read for the report returns, in this order. */
-    static final List<MeterstoreColumnHandle> COLUMNS = ImmutableList.of(
+    // the columns a read for the report returns, in this order, then the key's further columns
+    private static final List<MeterstoreColumnHandle> COLUMNS = ImmutableList.of(
             MeterstoreTypes.columnHandle(ReadingsColumn.MALO_ID),
             MeterstoreTypes.columnHandle(ReadingsColumn.OBIS_CODE),
             MeterstoreTypes.columnHandle(ReadingsColumn.SPARTE),
@@ -53,6 +56,7 @@ final class WinnerCounter
     private static final int QUALITY = 4;
     private static final int BALANCING_DAY = 5;
     private static final int FROM = 6;
+    private static final int FIRST_KEY_COLUMN = 7;
     private static final Slice SUBSTITUTED = utf8Slice(Quality.SUBSTITUTED.name());
 
     /** Where a winner lies on its commodity's period; {@link HotWinnerCounts} names them by ordinal. */
@@ -88,6 +92,8 @@ final class WinnerCounter
         }
     }
 
+    private final List<MeterstoreColumnHandle> columns;
+    private final int keyColumns;
     private final Bounds[] bounds;
     private final Optional<Set<Slice>> maloIds;
     private final Optional<Set<Slice>> obisCodes;
@@ -97,6 +103,7 @@ final class WinnerCounter
 
     // the run being counted
     private Slice maloId;
+    private final Slice[] keyValues;
     private Slice obisCode;
     private Sparte sparte;
     private Slice resolution;
@@ -115,10 +122,18 @@ final class WinnerCounter
      * @param maloIds the meters the report lists, if it lists some: a cold read returns every row of the row groups it
      * cannot prune, so the rows are filtered here, as the engine filters them for a query
      * @param obisCodes the OBIS codes the report lists, if it lists some
+     * @param table the columns of the table: a reading is counted per the values of its key's further columns too (melo_id, a tenant)
      */
-    WinnerCounter(CompletenessPeriod period, Optional<Instant> seenSince, Optional<Set<Slice>> maloIds, Optional<Set<Slice>> obisCodes)
+    WinnerCounter(CompletenessPeriod period, Optional<Instant> seenSince, Optional<Set<Slice>> maloIds, Optional<Set<Slice>> obisCodes, TableColumns table)
     {
         requireNonNull(period, "period is null");
+        requireNonNull(table, "table is null");
+        this.columns = ImmutableList.<MeterstoreColumnHandle>builder()
+                .addAll(COLUMNS)
+                .addAll(table.keyColumns().stream().map(MeterstoreTypes::columnHandle).toList())
+                .build();
+        this.keyColumns = table.keyColumns().size();
+        this.keyValues = new Slice[keyColumns];
         requireNonNull(seenSince, "seenSince is null");
         this.maloIds = requireNonNull(maloIds, "maloIds is null");
         this.obisCodes = requireNonNull(obisCodes, "obisCodes is null");
@@ -137,6 +152,10 @@ final class WinnerCounter
         Block qualities = page.getBlock(QUALITY);
         Block days = page.getBlock(BALANCING_DAY);
         Block froms = page.getBlock(FROM);
+        Block[] keyBlocks = new Block[keyColumns];
+        for (int index = 0; index < keyColumns; index++) {
+            keyBlocks[index] = page.getBlock(FIRST_KEY_COLUMN + index);
+        }
         for (int position = 0; position < page.getPositionCount(); position++) {
             Slice rowMalo = VARCHAR.getSlice(maloBlock, position);
             Slice rowObis = VARCHAR.getSlice(obisBlock, position);
@@ -153,10 +172,14 @@ final class WinnerCounter
                     && rowSparte == sparte
                     && rowMalo.equals(maloId)
                     && rowObis.equals(obisCode)
-                    && rowResolution.equals(resolution);
+                    && rowResolution.equals(resolution)
+                    && sameKeyValues(keyBlocks, position);
             if (!sameRun) {
                 flush();
                 maloId = rowMalo;
+                for (int index = 0; index < keyColumns; index++) {
+                    keyValues[index] = VARCHAR.getSlice(keyBlocks[index], position);
+                }
                 obisCode = rowObis;
                 sparte = rowSparte;
                 resolution = rowResolution;
@@ -185,11 +208,28 @@ final class WinnerCounter
         flush();
     }
 
+    // a key's versions are sorted by "from" before its further columns, so two MeLos' rows of one day may alternate
+    private boolean sameKeyValues(Block[] keyBlocks, int position)
+    {
+        for (int index = 0; index < keyColumns; index++) {
+            if (!VARCHAR.getSlice(keyBlocks[index], position).equals(keyValues[index])) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The columns a read for the report returns, in this order: those {@link #add} takes a page of. */
+    List<MeterstoreColumnHandle> columns()
+    {
+        return columns;
+    }
+
     /**
      * Winners another reader has already counted per reading, grid, balancing day and placement (the ordinal of a
      * {@link Placement}), with the first and last interval start among them: a run, as {@link #add} finds them.
      */
-    void addCounts(String maloId, String obisCode, String sparteName, String resolution, LocalDate day, int placement, long winners, long substituted, long notBillable, Instant first, Instant last)
+    void addCounts(String maloId, List<String> keyValues, String obisCode, String sparteName, String resolution, LocalDate day, int placement, long winners, long substituted, long notBillable, Instant first, Instant last)
     {
         // the commodity first: a row of an unknown one has no period to be placed in
         Sparte known = sparte(utf8Slice(sparteName));
@@ -197,7 +237,7 @@ final class WinnerCounter
         if (placement != Placement.OUTSIDE.ordinal()) {
             rows += winners;
         }
-        CompletenessTally.Reading reading = new CompletenessTally.Reading(maloId, obisCode, known);
+        CompletenessTally.Reading reading = new CompletenessTally.Reading(maloId, keyValues, obisCode, known);
         switch (Placement.values()[placement]) {
             case INSIDE -> tally.add(reading, resolution, day, winners, substituted, notBillable, first, last);
             case ROSTER -> tally.addToRoster(reading, resolution, last);
@@ -213,7 +253,7 @@ final class WinnerCounter
         // rows of a run arrive in "from" order, so its first and last rows bound it
         Instant first = MeterstoreTypes.fromEpochMicros(MeterstoreTypes.epochMicros(runFroms, runFirst));
         Instant last = MeterstoreTypes.fromEpochMicros(MeterstoreTypes.epochMicros(runFroms, runLast));
-        CompletenessTally.Reading reading = new CompletenessTally.Reading(maloId.toStringUtf8(), obisCode.toStringUtf8(), sparte);
+        CompletenessTally.Reading reading = new CompletenessTally.Reading(maloId.toStringUtf8(), Arrays.stream(keyValues).map(Slice::toStringUtf8).toList(), obisCode.toStringUtf8(), sparte);
         switch (placement) {
             case INSIDE -> tally.add(reading, resolution.toStringUtf8(), LocalDate.ofEpochDay(day), actual, substituted, notBillable, first, last);
             case ROSTER -> tally.addToRoster(reading, resolution.toStringUtf8(), last);
