@@ -1,6 +1,7 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableMap;
+import io.meterstore.archiver.cli.ArchiverCli;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
@@ -40,9 +41,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -62,6 +67,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
@@ -471,6 +477,13 @@ final class TestMeterstoreMergeKeys
                     List.of(maloId, "b", "8", "8", "0", "0", "true"));
         }
 
+        // bin/archiver completeness prints the MeLo of each row between MALO and OBIS
+        List<String> lines = archiverCompleteness(RETAINED_REGISTERS, "2026-01");
+        assertThat(lines.getFirst().split(" +")).containsExactly("TABLE", "MALO", "MELO_ID", "OBIS", "SPARTE", "RES", "EXPECTED", "ACTUAL", "MISSING", "SURPLUS", "FIRST", "GAP", "NOTE");
+        assertThat(lines.subList(1, lines.size() - 1).stream().map(line -> List.of(line.split(" +"))).toList()).containsExactly(
+                List.of(RETAINED_REGISTERS, maloId, MELO_A, "1-0:1.8.0", "STROM", "P1D", "31", "1", "30", "0", "2026-01-01"),
+                List.of(RETAINED_REGISTERS, maloId, MELO_B, "1-0:1.8.0", "STROM", "P1D", "31", "1", "30", "0", "2026-01-01"));
+        assertThat(lines.getLast()).isEqualTo("%s: 2 reading(s) and grid(s) over settlement month 2026-01: 2 incomplete, 0 silent, 60 interval(s) missing".formatted(RETAINED_REGISTERS));
     }
 
     // ---- expectations
@@ -815,6 +828,30 @@ final class TestMeterstoreMergeKeys
     private static String completeness(String table, String arguments)
     {
         return "SELECT * FROM TABLE(meterstore.system.meter_completeness(table_name => '%s', %s))".formatted(table, arguments);
+    }
+
+    private List<String> archiverCompleteness(String table, String month)
+            throws IOException
+    {
+        Path config = Files.createTempFile("archiver", ".properties");
+        try {
+            Files.writeString(config, """
+                    meterstore.postgresql.url=%s
+                    meterstore.postgresql.user=%s
+                    meterstore.iceberg.warehouse=%s
+                    """.formatted(warehouse.database().jdbcUrl(), warehouse.database().user(), warehouse.location()));
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int exitCode = new ArchiverCli(new PrintStream(out, true, UTF_8), new PrintStream(err, true, UTF_8), InstantSource.system()).run(new String[] {
+                    "completeness", "--config", config.toString(), "--table", table, "--month", month,
+                    "--trino", "jdbc:trino://%s/meterstore".formatted(queryRunner.getCoordinator().getAddress())});
+            assertThat(err.toString(UTF_8)).isEmpty();
+            assertThat(exitCode).isEqualTo(ArchiverCli.EXIT_OK);
+            return out.toString(UTF_8).lines().toList();
+        }
+        finally {
+            Files.delete(config);
+        }
     }
 
     private List<String> columnNames(String sql)

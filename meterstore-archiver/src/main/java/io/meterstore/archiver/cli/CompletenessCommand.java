@@ -14,6 +14,7 @@ import java.net.ConnectException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
@@ -25,6 +26,7 @@ import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.stream.Collectors;
@@ -181,33 +183,40 @@ final class CompletenessCommand
 
     private boolean report(Connection connection, String table, Options options)
     {
-        String sql = sql(table, options);
         int rows = 0;
         int incomplete = 0;
         int silent = 0;
         long missing = 0;
-        out.println(HEADER.formatted("TABLE", "MALO", "OBIS", "SPARTE", "RES", "EXPECTED", "ACTUAL", "MISSING", "SURPLUS", "FIRST GAP", "NOTE"));
-        try (Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
-            while (result.next()) {
-                long actual = result.getLong("actual");
-                boolean measurable = result.getBoolean("measurable");
-                String note = actual == 0 ? "delivered nothing in the period" : measurable ? "" : "not measurable: no fixed number of intervals a day";
-                out.println(HEADER.formatted(
-                        table,
-                        result.getString("malo_id"),
-                        result.getString("obis_code"),
-                        result.getString("sparte"),
-                        result.getString("resolution"),
-                        result.getLong("expected"),
-                        actual,
-                        result.getLong("missing"),
-                        result.getLong("surplus"),
-                        Optional.ofNullable(result.getString("first_gap")).orElse("-"),
-                        note).stripTrailing());
-                rows++;
-                incomplete += result.getBoolean("complete") ? 0 : 1;
-                silent += actual == 0 ? 1 : 0;
-                missing += result.getLong("missing");
+        try (Statement statement = connection.createStatement()) {
+            List<String> keyColumns = keyColumns(statement, table, options);
+            String sql = sql(table, keyColumns, options);
+            out.println(HEADER.formatted("TABLE", withKeys("MALO", keyColumns.stream().map(column -> column.toUpperCase(Locale.ROOT)).toList()), "OBIS", "SPARTE", "RES", "EXPECTED", "ACTUAL", "MISSING", "SURPLUS", "FIRST GAP", "NOTE"));
+            try (ResultSet result = statement.executeQuery(sql)) {
+                while (result.next()) {
+                    long actual = result.getLong("actual");
+                    boolean measurable = result.getBoolean("measurable");
+                    String note = actual == 0 ? "delivered nothing in the period" : measurable ? "" : "not measurable: no fixed number of intervals a day";
+                    List<String> keyValues = new ArrayList<>();
+                    for (String column : keyColumns) {
+                        keyValues.add(result.getString(column));
+                    }
+                    out.println(HEADER.formatted(
+                            table,
+                            withKeys(result.getString("malo_id"), keyValues),
+                            result.getString("obis_code"),
+                            result.getString("sparte"),
+                            result.getString("resolution"),
+                            result.getLong("expected"),
+                            actual,
+                            result.getLong("missing"),
+                            result.getLong("surplus"),
+                            Optional.ofNullable(result.getString("first_gap")).orElse("-"),
+                            note).stripTrailing());
+                    rows++;
+                    incomplete += result.getBoolean("complete") ? 0 : 1;
+                    silent += actual == 0 ? 1 : 0;
+                    missing += result.getLong("missing");
+                }
             }
         }
         catch (SQLException e) {
@@ -224,7 +233,43 @@ final class CompletenessCommand
         return true;
     }
 
-    static String sql(String table, Options options)
+    /**
+     * The columns of the table's merge key besides malo_id, obis_code and "from" (melo_id, identity columns such as a
+     * tenant): the report has a row per their values and shows them between malo_id and obis_code. Its columns are
+     * asked of the report itself with LIMIT 0, which Trino answers from the plan without counting a reading.
+     */
+    private static List<String> keyColumns(Statement statement, String table, Options options)
+            throws SQLException
+    {
+        try (ResultSet result = statement.executeQuery("SELECT * FROM TABLE(system.meter_completeness(%s)) LIMIT 0".formatted(arguments(table, options)))) {
+            ResultSetMetaData columns = result.getMetaData();
+            List<String> keyColumns = new ArrayList<>();
+            // column 1 is malo_id; the key's columns follow it up to obis_code
+            for (int column = 2; column <= columns.getColumnCount() && !columns.getColumnName(column).equals("obis_code"); column++) {
+                keyColumns.add(columns.getColumnName(column));
+            }
+            return keyColumns;
+        }
+    }
+
+    // the MaLo-ID and the key's values after it (a MeLo-ID is 33 characters), each in a column of its own; the MaLo-ID alone for the default key
+    private static String withKeys(String maloId, List<String> keyValues)
+    {
+        if (keyValues.isEmpty()) {
+            return maloId;
+        }
+        return "%-12s".formatted(maloId) + keyValues.stream().map(value -> " %-33s".formatted(value)).collect(Collectors.joining());
+    }
+
+    static String sql(String table, List<String> keyColumns, Options options)
+    {
+        String keys = keyColumns.stream().map(column -> "\"%s\", ".formatted(column.replace("\"", "\"\""))).collect(Collectors.joining());
+        return ("SELECT malo_id, %sobis_code, sparte, resolution, expected, actual, missing, surplus, CAST(first_gap AS varchar) AS first_gap, complete, measurable "
+                + "FROM TABLE(system.meter_completeness(%s))%s ORDER BY malo_id, %sobis_code, sparte, resolution")
+                .formatted(keys, arguments(table, options), options.gapsOnly() ? " WHERE NOT complete" : "", keys);
+    }
+
+    private static String arguments(String table, Options options)
     {
         List<String> arguments = new ArrayList<>();
         arguments.add("table_name => '%s'".formatted(table.replace("'", "''")));
@@ -240,9 +285,7 @@ final class CompletenessCommand
         if (!options.obisCodes().isEmpty()) {
             arguments.add("obis_codes => ARRAY[%s]".formatted(options.obisCodes().stream().map(code -> "'" + code + "'").collect(Collectors.joining(", "))));
         }
-        return "SELECT malo_id, obis_code, sparte, resolution, expected, actual, missing, surplus, CAST(first_gap AS varchar) AS first_gap, complete, measurable "
-                + "FROM TABLE(system.meter_completeness(%s))%s ORDER BY malo_id, obis_code, sparte, resolution"
-                .formatted(String.join(", ", arguments), options.gapsOnly() ? " WHERE NOT complete" : "");
+        return String.join(", ", arguments);
     }
 
     private static List<String> list(String value)
