@@ -686,7 +686,7 @@ final class TestMeterstoreMergeKeys
     {
         return new Reading(ReadingsGenerator.maloId(7), Optional.empty(), "1-0:1.8.0", Sparte.STROM, from, Optional.of(from.plus(length)), new BigDecimal(value), MeasurementUnit.KWH,
                 version.equals(BigInteger.ONE) ? Quality.MEASURED : Quality.CORRECTED, length.equals(Duration.ofHours(1)) ? "PT1H" : "PT15M", "MSCONS", Optional.empty(), Optional.empty(),
-                version, Reading.versionScope(operator, Sparte.STROM, from), T1, MeteringCalendar.balancingDay(Sparte.STROM, from), List.of(Optional.of(tenant)));
+                version, Reading.versionScope(operator, Sparte.STROM, from), T1, MeteringCalendar.balancingDay(Sparte.STROM, from), List.of(Optional.of(tenant), Optional.empty()));
     }
 
     /** A plain PostgreSQL INSERT of {@code reading} into the tenant table's hot tier, as a tool that is not MeterStore would write it. */
