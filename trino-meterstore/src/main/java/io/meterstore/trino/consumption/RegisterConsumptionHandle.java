@@ -1,7 +1,8 @@
 package io.meterstore.trino.consumption;
 
 import com.google.common.collect.ImmutableList;
-import io.trino.spi.function.table.ConnectorTableFunctionHandle;
+import io.meterstore.trino.system.ProcessedTableFunctionHandle;
+import io.trino.spi.function.table.TableFunctionProcessorProvider;
 import io.trino.spi.type.Type;
 
 import java.util.List;
@@ -22,7 +23,7 @@ public record RegisterConsumptionHandle(
         Type valueType,
         Type consumptionType,
         int sparteChannel)
-        implements ConnectorTableFunctionHandle
+        implements ProcessedTableFunctionHandle
 {
     public RegisterConsumptionHandle
     {
@@ -34,6 +35,12 @@ public record RegisterConsumptionHandle(
         requireNonNull(consumptionType, "consumptionType is null");
         checkArgument(!partitionColumns.isEmpty() && partitionColumns.size() == partitionTypes.size(), "a type for each of one or more partition columns expected");
         checkArgument(sparteChannel >= 0 && sparteChannel <= partitionColumns.size() + 2, "sparteChannel out of range");
+    }
+
+    @Override
+    public TableFunctionProcessorProvider processorProvider()
+    {
+        return RegisterConsumptionFunction.processorProvider();
     }
 
     public int fromChannel()

@@ -1,8 +1,6 @@
 package io.meterstore.trino.system;
 
 import com.google.common.collect.ImmutableList;
-import io.meterstore.trino.consumption.RegisterConsumptionFunction;
-import io.meterstore.trino.consumption.RegisterConsumptionHandle;
 import io.trino.spi.function.AggregationImplementation;
 import io.trino.spi.function.BoundSignature;
 import io.trino.spi.function.FunctionBundle;
@@ -147,8 +145,8 @@ public final class MeterstoreFunctions
         @Override
         public TableFunctionProcessorProvider getTableFunctionProcessorProvider(ConnectorTableFunctionHandle functionHandle)
         {
-            if (functionHandle instanceof RegisterConsumptionHandle) {
-                return RegisterConsumptionFunction.processorProvider();
+            if (functionHandle instanceof ProcessedTableFunctionHandle processed) {
+                return processed.processorProvider();
             }
             // meter_completeness becomes a table scan (MeterstoreMetadata.applyTableFunction) and never gets here
             throw new IllegalArgumentException("No processor for table function handle " + functionHandle);
