@@ -162,8 +162,7 @@ final class TestMeterstoreAttributeColumns
         // an identity column declared after an attribute column
         assertRefused("CREATE TABLE refused (%s, contract_ref varchar, tenant varchar) WITH (identity_columns = ARRAY['tenant'])".formatted(READINGS_COLUMNS), INVALID_TABLE_PROPERTY.toErrorCode().getCode(),
                 "CREATE TABLE 'metering.refused' declares identity_columns [tenant], but its column list has [contract_ref, tenant] after the readings columns: declare each identity column as '<name> varchar' right after the readings columns");
-        assertThat(warehouse.catalog().tableExists(TableIdentifier.of(SCHEMA, "refused"))).isFalse();
-        assertThat(client.postgres("SELECT count(*) FROM pg_class WHERE relname LIKE 'refused%'")).isEqualTo(0L);
+        client.assertNothingCreated("refused");
     }
 
     @Test

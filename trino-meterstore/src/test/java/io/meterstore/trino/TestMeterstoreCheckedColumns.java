@@ -108,8 +108,7 @@ final class TestMeterstoreCheckedColumns
                 "Checked column 'region' is neither a readings column nor one of identity_columns and attribute_columns: declare it there first");
         assertRefused("CREATE TABLE refused %s WITH (checked_columns = ARRAY['malo_id:EIC'])".formatted(COLUMNS), invalidProperty,
                 "Column 'malo_id' is checked as MALO, the identifier it holds: write malo_id:MALO, or leave it out of checked_columns");
-        assertThat(warehouse.catalog().tableExists(TableIdentifier.of(SCHEMA, "refused"))).isFalse();
-        assertThat(client.postgres("SELECT count(*) FROM pg_class WHERE relname LIKE 'refused%'")).isEqualTo(0L);
+        client.assertNothingCreated("refused");
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.meterstore.trino;
 
 import io.meterstore.testing.TestingWarehouse;
+import org.apache.iceberg.catalog.TableIdentifier;
 import io.trino.testing.DistributedQueryRunner;
 
 import java.sql.Connection;
@@ -9,6 +10,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 
+import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static java.util.Objects.requireNonNull;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -66,5 +68,13 @@ record TestingClient(DistributedQueryRunner queryRunner, TestingWarehouse wareho
             assertThat(result.next()).as(sql).isTrue();
             return result.getObject(1);
         }
+    }
+
+    /** Asserts that a refused CREATE TABLE left nothing behind: no Iceberg table {@code table}, no PostgreSQL relation named after it. */
+    void assertNothingCreated(String table)
+            throws SQLException
+    {
+        assertThat(warehouse.catalog().tableExists(TableIdentifier.of(SCHEMA, table))).as("Iceberg table " + table).isFalse();
+        assertThat(postgres("SELECT count(*) FROM pg_class WHERE relname LIKE '%s%%'".formatted(table))).as("PostgreSQL relations " + table).isEqualTo(0L);
     }
 }
