@@ -194,9 +194,13 @@ final class HotPartitionReader
      */
     private Reading reading(PgBinaryCopyReader row, RowKey key)
     {
-        List<Optional<String>> attributes = new ArrayList<>(columns.attributes().size());
-        for (int index = 0; index < columns.attributes().size(); index++) {
-            attributes.add(optionalText(row, columns.attributeChannel(index)));
+        // no list to fill for a table of the readings columns alone, most tables: this runs for every archived row
+        List<Optional<String>> attributes = List.of();
+        if (columns.hasAttributes()) {
+            attributes = new ArrayList<>(columns.attributes().size());
+            for (int index = 0; index < columns.attributes().size(); index++) {
+                attributes.add(optionalText(row, columns.attributeChannel(index)));
+            }
         }
         return new Reading(
                 key.maloId(),
