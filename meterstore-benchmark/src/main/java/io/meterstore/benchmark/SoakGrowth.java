@@ -1,6 +1,7 @@
 package io.meterstore.benchmark;
 
 import com.google.common.collect.Iterables;
+import io.meterstore.core.ColdPartitions;
 import io.meterstore.testing.TestingWarehouse;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.FileScanTask;
@@ -130,8 +131,6 @@ record SoakGrowth(
 
     private static YearMonth month(ContentFile<?> file)
     {
-        // month("from"): months since 1970-01
-        Integer months = file.partition().get(0, Integer.class);
-        return YearMonth.of(1970, 1).plusMonths(months);
+        return ColdPartitions.month(file);
     }
 }

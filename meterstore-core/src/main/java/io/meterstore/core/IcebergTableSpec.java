@@ -24,8 +24,8 @@ import static io.meterstore.core.MeterstoreException.Reason.TABLE_LAYOUT_UNSUPPO
 
 /**
  * The cold tier's table: Iceberg format v2 (verified after creation, never v3, which many engines cannot read),
- * partitioned by month("from") (day partitions would make ~3,650 small partitions a decade), sorted by the merge key
- * and version, ZSTD, bloom filters on the point-lookup columns, 512 MiB target files.
+ * partitioned by each identity column, then month("from") ({@link ColdPartitions}; day partitions would make ~3,650
+ * small partitions a decade), sorted by the merge key and version, ZSTD, bloom filters on the point-lookup columns, 512 MiB target files.
  */
 public final class IcebergTableSpec
 {
@@ -37,9 +37,10 @@ public final class IcebergTableSpec
 
     private IcebergTableSpec() {}
 
+    /** The partition spec of a table of the default shape: month("from"). */
     public static PartitionSpec partitionSpec(Schema schema)
     {
-        return PartitionSpec.builderFor(schema).month(ReadingsColumn.FROM.columnName()).build();
+        return ColdPartitions.spec(schema, TableColumns.READINGS);
     }
 
     public static SortOrder sortOrder(Schema schema)
@@ -153,7 +154,7 @@ public final class IcebergTableSpec
             Schema schema = columns.icebergSchema();
             try {
                 table = catalog.buildTable(identifier, schema)
-                        .withPartitionSpec(partitionSpec(schema))
+                        .withPartitionSpec(ColdPartitions.spec(schema, columns))
                         .withSortOrder(sortOrder(schema, columns.keyNames()))
                         .withProperties(properties())
                         .withProperties(extraProperties)
@@ -190,7 +191,8 @@ public final class IcebergTableSpec
 
     /**
      * Verifies what MeterStore relies on: format v2, the readings schema by field id and type (and the attribute columns
-     * the table's shape declares, each an optional string after them), month("from") partitions.
+     * the table's shape declares, each an optional string after them), partitions by its identity columns and month("from")
+     * ({@link ColdPartitions#accepted}).
      * The format version is checked rather than trusted because it is a reserved property: a library default moving
      * to v3 must fail loudly instead of silently migrating a decade of history.
      */
@@ -211,13 +213,10 @@ public final class IcebergTableSpec
             });
         }
         PartitionSpec spec = table.spec();
-        boolean monthOfFrom = spec.fields().size() == 1
-                && spec.fields().getFirst().sourceId() == ReadingsColumn.FROM.fieldId()
-                && spec.fields().getFirst().transform().toString().equals("month");
-        if (!monthOfFrom) {
-            throw new MeterstoreException(TABLE_LAYOUT_UNSUPPORTED,
-                    "Iceberg table '%s' is partitioned by %s: a readings table is partitioned by month(\"from\")"
-                            .formatted(table.name(), spec.fields().stream().map(PartitionField::toString).toList()));
+        TableColumns columns = TableColumns.of(table);
+        if (!ColdPartitions.accepted(spec, columns)) {
+            throw new MeterstoreException(TABLE_LAYOUT_UNSUPPORTED, "Iceberg table '%s' is partitioned by %s: %s"
+                    .formatted(table.name(), spec.fields().stream().map(PartitionField::toString).toList(), ColdPartitions.describe(columns)));
         }
     }
 }

@@ -41,6 +41,12 @@ public final class PartitionMonths
         return PARTITION_EPOCH.plusMonths(monthsSinceEpoch);
     }
 
+    /** The month("from") partition value of {@code month}: months since January 1970. */
+    public static int partitionValue(YearMonth month)
+    {
+        return (month.getYear() - PARTITION_EPOCH.getYear()) * 12 + month.getMonthValue() - PARTITION_EPOCH.getMonthValue();
+    }
+
     /** Iceberg: "from" in {@code month}. */
     public static Expression iceberg(YearMonth month)
     {

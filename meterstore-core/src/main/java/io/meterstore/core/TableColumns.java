@@ -130,6 +130,21 @@ public final class TableColumns
         return keyColumns.stream().map(TableColumn::name).toList();
     }
 
+    /**
+     * The identity columns of the table's shape ({@link TableShape#identityColumns()}), in declaration order: the key
+     * columns that are not readings columns, each also a partition field of the cold tier ({@link ColdPartitions}).
+     */
+    public List<TableColumn> identityColumns()
+    {
+        return keyColumns.stream().filter(TableColumn::attributeColumn).collect(ImmutableList.toImmutableList());
+    }
+
+    /** The channels of {@link #identityColumns()} in a page of every column. */
+    public int[] identityChannels()
+    {
+        return identityColumns().stream().mapToInt(columns::indexOf).toArray();
+    }
+
     /** The channels of {@link #keyColumns()} in a page of every column. */
     public int[] keyChannels()
     {
@@ -174,6 +189,17 @@ public final class TableColumns
             values.add(column.is(ReadingsColumn.MELO_ID) ? reading.meloId() : reading.attributes().get(attributes.indexOf(column)));
         }
         return values.build();
+    }
+
+    /** The values of {@link #identityColumns()} in {@code reading}, a reading of this table, which holds one in each. */
+    public List<String> identityValues(Reading reading)
+    {
+        if (keyColumns.isEmpty()) {
+            return List.of();
+        }
+        return identityColumns().stream()
+                .map(column -> reading.attributes().get(attributes.indexOf(column)).orElseThrow(() -> new IllegalArgumentException("Identity column '%s' of a reading holds no value".formatted(column.name()))))
+                .collect(ImmutableList.toImmutableList());
     }
 
     /**

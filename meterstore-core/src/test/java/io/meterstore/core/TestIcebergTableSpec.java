@@ -1,5 +1,6 @@
 package io.meterstore.core;
 
+import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.SortDirection;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.time.YearMonth;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -199,6 +201,46 @@ final class TestIcebergTableSpec
     }
 
     @Test
+    void testIdentityColumnsArePartitionFields()
+    {
+        TableShape tenants = new TableShape(TableShape.TimeModel.INTERVAL, TableShape.ReadingIdentifier.MALO_ID, List.of("tenant", "contract"), List.of("note"), TableShape.DEFAULT.checkedColumns());
+        Table table = IcebergTableSpec.createIfMissing(catalog, TableIdentifier.of(NAMESPACE, "tenants"), tenants.properties());
+        assertThat(table.spec().fields()).extracting(field -> table.schema().findColumnName(field.sourceId()) + ":" + field.transform())
+                .containsExactly("tenant:identity", "contract:identity", "from:month");
+        // a file's month is its partition's last field, whatever comes before it
+        PartitionData partition = ColdPartitions.partition(table, YearMonth.of(2026, 3), List.of("a", "k-17"));
+        assertThat(partition.get(0, String.class)).isEqualTo("a");
+        assertThat(partition.get(1, String.class)).isEqualTo("k-17");
+        assertThat(ColdPartitions.month(partition)).isEqualTo(YearMonth.of(2026, 3));
+
+        // a table of that shape created before identity columns were partition fields keeps working
+        Schema schema = TableColumns.of(tenants).icebergSchema();
+        Table monthOnly = catalog.buildTable(TableIdentifier.of(NAMESPACE, "tenants_by_month"), schema)
+                .withPartitionSpec(IcebergTableSpec.partitionSpec(schema))
+                .withProperties(tenants.properties())
+                .withProperty("format-version", "2")
+                .create();
+        IcebergTableSpec.verify(monthOnly);
+        assertThat(ColdPartitions.month(ColdPartitions.partition(monthOnly, YearMonth.of(2026, 3), List.of("a", "k-17")))).isEqualTo(YearMonth.of(2026, 3));
+
+        // identity fields in another order, or of a column that is not an identity column, are another layout
+        for (PartitionSpec other : List.of(
+                PartitionSpec.builderFor(schema).identity("contract").identity("tenant").month("from").build(),
+                PartitionSpec.builderFor(schema).identity("tenant").identity("note").month("from").build(),
+                PartitionSpec.builderFor(schema).identity("tenant").month("from").build())) {
+            Table wrong = catalog.buildTable(TableIdentifier.of(NAMESPACE, "tenants_" + other.fields().size() + "_" + other.fields().get(1).name()), schema)
+                    .withPartitionSpec(other)
+                    .withProperties(tenants.properties())
+                    .withProperty("format-version", "2")
+                    .create();
+            assertThatThrownBy(() -> IcebergTableSpec.verify(wrong))
+                    .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(TABLE_LAYOUT_UNSUPPORTED))
+                    .hasMessageEndingWith("]: a readings table of identity columns [tenant, contract] is partitioned by identity(tenant), identity(contract), month(\"from\") "
+                            + "(or by month(\"from\") alone, as one created before identity columns were partition fields)");
+        }
+    }
+
+    @Test
     void testOtherPartitioningRejected()
     {
         catalog.createNamespace(NAMESPACE);
@@ -225,6 +267,15 @@ final class TestIcebergTableSpec
                 .create();
         assertThatThrownBy(() -> IcebergTableSpec.verify(monthOfRecordedAt))
                 .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(TABLE_LAYOUT_UNSUPPORTED));
+
+        // a table of the default shape has no identity column to partition by
+        Table meterAndMonth = catalog.buildTable(TableIdentifier.of(NAMESPACE, "by_meter_and_month"), schema)
+                .withPartitionSpec(PartitionSpec.builderFor(schema).identity("malo_id").month("from").build())
+                .withProperty("format-version", "2")
+                .create();
+        assertThatThrownBy(() -> IcebergTableSpec.verify(meterAndMonth))
+                .isInstanceOfSatisfying(MeterstoreException.class, e -> assertThat(e.reason()).isEqualTo(TABLE_LAYOUT_UNSUPPORTED))
+                .hasMessageEndingWith("]: a readings table is partitioned by month(\"from\")");
 
         Table monthAndMeter = catalog.buildTable(TableIdentifier.of(NAMESPACE, "by_month_and_meter"), schema)
                 .withPartitionSpec(PartitionSpec.builderFor(schema).month("from").identity("malo_id").build())

@@ -6,10 +6,10 @@ import io.meterstore.core.ResolutionRule;
 import io.meterstore.core.TableColumns;
 import io.trino.spi.Page;
 import org.apache.iceberg.DataFile;
-import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.Table;
 
 import java.io.IOException;
+import java.time.YearMonth;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -18,7 +18,7 @@ import java.util.Optional;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Writes one month partition in the resolved layout: the winner of every (malo_id, obis_code, "from", version_scope)
+ * Writes one month in the resolved layout (in each of its partitions, {@link MonthFileWriter}): the winner of every (malo_id, obis_code, "from", version_scope)
  * into {@link ColdFileRole#WINNERS} files, every version it supersedes into {@link ColdFileRole#SUPERSEDED} files,
  * both sorted by (malo_id, obis_code, "from", version) and rolled over at the table's target file size.
  * <p>
@@ -37,14 +37,14 @@ public final class ResolvedMonthWriter
     // the channels of the key's columns after malo_id, obis_code and "from": none for the default key
     private final int[] keyChannels;
 
-    public ResolvedMonthWriter(Table table, PartitionData partition, String namePrefix, long targetFileSize)
+    public ResolvedMonthWriter(Table table, YearMonth month, String namePrefix, long targetFileSize)
     {
         requireNonNull(table, "table is null");
-        requireNonNull(partition, "partition is null");
+        requireNonNull(month, "month is null");
         requireNonNull(namePrefix, "namePrefix is null");
         this.keyChannels = TableColumns.of(table).keyChannels();
-        this.winners = new MonthFileWriter(table, partition, namePrefix, Optional.of(ColdFileRole.WINNERS), targetFileSize);
-        this.superseded = new MonthFileWriter(table, partition, namePrefix, Optional.of(ColdFileRole.SUPERSEDED), targetFileSize);
+        this.winners = new MonthFileWriter(table, month, namePrefix, Optional.of(ColdFileRole.WINNERS), targetFileSize);
+        this.superseded = new MonthFileWriter(table, month, namePrefix, Optional.of(ColdFileRole.SUPERSEDED), targetFileSize);
     }
 
     /** The files of one month: its winners files and its superseded files, either possibly empty. */

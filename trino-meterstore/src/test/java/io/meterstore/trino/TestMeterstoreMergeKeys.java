@@ -1,5 +1,6 @@
 package io.meterstore.trino;
 
+import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.cli.ArchiverCli;
 import io.meterstore.archiver.cycle.ArchivalCycle;
@@ -11,9 +12,9 @@ import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.MonthCompaction.Compacted;
 import io.meterstore.archiver.maintenance.RetentionPeriod;
 import io.meterstore.archiver.maintenance.TableMaintenance;
+import io.meterstore.core.ColdPartitions;
 import io.meterstore.core.HotTier;
 import io.meterstore.core.MeteringCalendar;
-import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
@@ -30,8 +31,10 @@ import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.trino.testing.DistributedQueryRunner;
+import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -59,6 +62,7 @@ import java.time.LocalDate;
 import java.time.YearMonth;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -192,6 +196,10 @@ final class TestMeterstoreMergeKeys
         assertThat(icebergTable(METERING_POINTS).schema().findField("melo_id").isRequired()).isTrue();
         assertThat(icebergTable(TENANTS).sortOrder().fields()).extracting(field -> icebergTable(TENANTS).schema().findColumnName(field.sourceId()))
                 .containsExactly("malo_id", "obis_code", "from", "tenant", "version");
+        // partitioned by each identity column, then month("from"), as the Rust MeterStore's tables are
+        assertThat(icebergTable(TENANTS).spec().fields()).extracting(field -> icebergTable(TENANTS).schema().findColumnName(field.sourceId()) + ":" + field.transform())
+                .containsExactly("tenant:identity", "from:month");
+        assertThat(icebergTable(METERING_POINTS).spec().fields()).extracting(field -> field.transform().toString()).containsExactly("month");
     }
 
     @Test
@@ -255,6 +263,7 @@ final class TestMeterstoreMergeKeys
         assertMatches(TENANTS);
         List<Map<String, Object>> cold = assertEnginesAgree(TENANTS).rows();
         assertThat(cold).extracting(row -> row.get("tenant")).containsOnly("a", "b");
+        assertEachFileInItsTenantsPartition();
         assertThat(cold).extracting(row -> row.get("grid_area")).containsOnly(GRID_AREA, null);
 
         // a late correction below W of every third winner of tenant b: tenant a's of the same key stays the winner
@@ -267,6 +276,7 @@ final class TestMeterstoreMergeKeys
         insert(TENANTS, late);
         assertMatches(TENANTS);
         assertThat(assertEnginesAgree(TENANTS).deleteFiles()).as("the superseded winners deleted by position, DuckDB applying the deletes").isPositive();
+        assertEachFileInItsTenantsPartition();
 
         MaintenanceOutcome outcome = new TableMaintenance(warehouse.catalog(), TableIdentifier.of(SCHEMA, TENANTS), hotTier(TENANTS), () -> warehouse.database().connect(),
                 new MaintenanceSettings(SnapshotRetention.DEFAULT, Duration.ofDays(3), Duration.ofHours(1), CompactionSettings.DEFAULTS), InstantSource.fixed(COMPACTION_TIME))
@@ -274,6 +284,7 @@ final class TestMeterstoreMergeKeys
         assertThat(outcome.compaction().orElseThrow().compacted()).extracting(Compacted::month).containsExactly(YearMonth.of(2026, 3));
         assertMatches(TENANTS);
         assertEnginesAgree(TENANTS);
+        assertEachFileInItsTenantsPartition();
 
         String erased = ReadingsGenerator.maloId(1);
         long rows = written.get(TENANTS).stream().filter(reading -> reading.maloId().equals(erased)).count();
@@ -282,6 +293,43 @@ final class TestMeterstoreMergeKeys
         assertThat(written.get(TENANTS)).isNotEmpty();
         assertMatches(TENANTS);
         assertEnginesAgree(TENANTS);
+        assertEachFileInItsTenantsPartition();
+    }
+
+    /**
+     * Every data and delete file of the tenants' table lies in the partition of its tenant and month: the rows of a data
+     * file hold its partition's tenant, a position delete file names data files of its own partition (Iceberg applies it
+     * to none other), and a scan for one tenant plans that tenant's files alone.
+     */
+    private void assertEachFileInItsTenantsPartition()
+            throws Exception
+    {
+        org.apache.iceberg.Table table = icebergTable(TENANTS);
+        // the tenants of each data file's rows, as Trino's Iceberg connector reads them
+        Map<String, String> tenantOfFile = new HashMap<>();
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("SELECT \"$path\", min(tenant), count(DISTINCT tenant) FROM iceberg.%s.%s GROUP BY 1".formatted(SCHEMA, TENANTS))) {
+            while (result.next()) {
+                assertThat(result.getLong(3)).as("tenants of %s", result.getString(1)).isEqualTo(1);
+                tenantOfFile.put(result.getString(1), result.getString(2));
+            }
+        }
+        Set<String> partitionTenants = new TreeSet<>();
+        try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+            for (FileScanTask task : tasks) {
+                String tenant = task.file().partition().get(0, String.class);
+                partitionTenants.add(tenant);
+                assertThat(tenantOfFile.getOrDefault(task.file().location(), tenant)).as(task.file().location()).isEqualTo(tenant);
+                for (DeleteFile delete : task.deletes()) {
+                    assertThat(delete.partition().get(0, String.class)).as(delete.location()).isEqualTo(tenant);
+                    assertThat(ColdPartitions.month(delete)).as(delete.location()).isEqualTo(ColdPartitions.month(task.file()));
+                }
+            }
+        }
+        assertThat(partitionTenants).containsExactly("a", "b");
+        try (CloseableIterable<FileScanTask> tasks = table.newScan().filter(Expressions.equal("tenant", "a")).planFiles()) {
+            assertThat(ImmutableList.copyOf(tasks)).isNotEmpty().allSatisfy(task -> assertThat(task.file().partition().get(0, String.class)).isEqualTo("a"));
+        }
     }
 
     @Test
@@ -762,7 +810,7 @@ final class TestMeterstoreMergeKeys
     {
         Set<YearMonth> months = new TreeSet<>();
         try (CloseableIterable<FileScanTask> tasks = icebergTable(table).newScan().planFiles()) {
-            tasks.forEach(task -> months.add(PartitionMonths.ofPartitionValue(task.file().partition().get(0, Integer.class))));
+            tasks.forEach(task -> months.add(ColdPartitions.month(task.file())));
         }
         return months;
     }

@@ -23,7 +23,6 @@ import io.meterstore.core.TableShape;
 import io.meterstore.core.TableColumns;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
-import io.meterstore.parquet.MonthFileWriter;
 import io.meterstore.parquet.ResolvedMonthWriter;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Table;
@@ -315,7 +314,7 @@ public final class ArchivalCycle
                 YearMonth month = PartitionMonths.of(monthStart);
                 Instant monthEnd = min(to, PartitionMonths.end(month));
                 Optional<Instant> readTo = monthEnd.isBefore(to) ? Optional.of(monthEnd) : Optional.empty();
-                ResolvedMonthWriter writer = new ResolvedMonthWriter(table, MonthFileWriter.monthPartition(table, month), namePrefix + "-" + month, targetFileSize);
+                ResolvedMonthWriter writer = new ResolvedMonthWriter(table, month, namePrefix + "-" + month, targetFileSize);
                 try {
                     reader.read(connection, partition.name(), monthStart, readTo, to, check, page -> {
                         writer.write(page);

@@ -3,7 +3,7 @@ package io.meterstore.archiver.maintenance;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableSortedMap;
 import io.meterstore.core.ColdFileRole;
-import io.meterstore.core.PartitionMonths;
+import io.meterstore.core.ColdPartitions;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
@@ -169,7 +169,6 @@ public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, in
 
     public static YearMonth month(ContentFile<?> file)
     {
-        // month("from"), the only partition field IcebergTableSpec.verify accepts
-        return PartitionMonths.ofPartitionValue(file.partition().get(0, Integer.class));
+        return ColdPartitions.month(file);
     }
 }

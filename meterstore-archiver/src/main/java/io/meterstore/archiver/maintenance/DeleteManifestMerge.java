@@ -1,6 +1,8 @@
 package io.meterstore.archiver.maintenance;
 
 import io.meterstore.archiver.cycle.ArchivalException;
+import io.meterstore.core.ColdPartitions;
+import io.meterstore.core.PartitionMonths;
 import org.apache.iceberg.DataTask;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
@@ -66,7 +68,7 @@ final class DeleteManifestMerge
                 for (DeleteFile file : reader) {
                     Long snapshotId = addedBy.get(file.location());
                     checkState(snapshotId != null && file.dataSequenceNumber() != null, "Delete file '%s' of manifest '%s' has no live entry in snapshot %s", file.location(), manifest.path(), snapshot.snapshotId());
-                    Optional<Integer> month = file.partition().size() == 0 ? Optional.empty() : Optional.ofNullable(file.partition().get(0, Integer.class));
+                    Optional<Integer> month = file.partition().size() == 0 ? Optional.empty() : Optional.of(PartitionMonths.partitionValue(ColdPartitions.month(file)));
                     // the reader reuses its file objects: keep a copy
                     byMonth.computeIfAbsent(new Month(file.specId(), month), _ -> new ArrayList<>())
                             .add(new Entry(file.copy(), snapshotId, file.dataSequenceNumber(), file.fileSequenceNumber()));

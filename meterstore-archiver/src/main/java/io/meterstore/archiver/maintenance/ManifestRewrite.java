@@ -3,6 +3,7 @@ package io.meterstore.archiver.maintenance;
 import com.google.common.collect.ImmutableSet;
 import io.airlift.log.Logger;
 import io.meterstore.archiver.cycle.ArchivalException;
+import io.meterstore.core.ColdPartitions;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkRepublished;
@@ -90,7 +91,7 @@ public final class ManifestRewrite
             // re-derived from the fresh base on every attempt: an archival commit in between moves W, and the rewrite follows
             TieringWatermark watermark = WatermarkReader.current(table).watermark();
             RewriteManifests rewrite = table.rewriteManifests()
-                    .clusterBy(file -> file.partition().get(0, Integer.class))
+                    .clusterBy(file -> ColdPartitions.month(file))
                     .rewriteIf(manifest -> rewritten.contains(manifest.path()))
                     .set(WATERMARK_KEY, watermark.toProperty())
                     .set(ROW_COUNT_KEY, "0")
@@ -167,10 +168,11 @@ public final class ManifestRewrite
     private static Optional<Integer> singleMonth(ManifestFile manifest)
     {
         List<PartitionFieldSummary> partitions = manifest.partitions();
-        if (partitions == null || partitions.size() != 1) {
+        if (partitions == null || partitions.isEmpty()) {
             return Optional.empty();
         }
-        PartitionFieldSummary summary = partitions.getFirst();
+        // month("from") is the last field (ColdPartitions): a month's manifest holds the files of every partition of it
+        PartitionFieldSummary summary = partitions.getLast();
         if (summary.lowerBound() == null || summary.upperBound() == null || Boolean.TRUE.equals(summary.containsNull())) {
             return Optional.empty();
         }

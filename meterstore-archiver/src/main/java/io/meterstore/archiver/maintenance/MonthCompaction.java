@@ -16,7 +16,6 @@ import io.meterstore.core.WatermarkReader;
 import io.meterstore.core.WatermarkRepublished;
 import io.meterstore.parquet.LiveRowsMerge;
 import io.meterstore.parquet.LiveRowsMerge.LiveFile;
-import io.meterstore.parquet.MonthFileWriter;
 import io.meterstore.parquet.PositionDeleteRows;
 import io.meterstore.parquet.ResolvedMonthWriter;
 import io.meterstore.parquet.ResolvedMonthWriter.ResolvedFiles;
@@ -330,7 +329,7 @@ public final class MonthCompaction
             live.add(new LiveFile(dataFile.location(), dataFile.fileSizeInBytes(), positions));
             expectedRows += dataFile.recordCount() - positions.length;
         }
-        ResolvedMonthWriter writer = new ResolvedMonthWriter(table, MonthFileWriter.monthPartition(table, month), CompactedFiles.namePrefix(now.truncatedTo(ChronoUnit.SECONDS), month), settings.targetFileSizeBytes());
+        ResolvedMonthWriter writer = new ResolvedMonthWriter(table, month, CompactedFiles.namePrefix(now.truncatedTo(ChronoUnit.SECONDS), month), settings.targetFileSizeBytes());
         ResolvedFiles files;
         long rows;
         try {

@@ -4,6 +4,7 @@ import com.google.common.collect.ImmutableList;
 import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.cycle.Failpoints;
 import io.meterstore.archiver.cycle.Failpoints.Failpoint;
+import io.meterstore.core.ColdPartitions;
 import io.meterstore.core.ErasureLog;
 import io.meterstore.core.ErasureLog.Erasure;
 import io.meterstore.core.ErasureLog.NewErasure;
@@ -242,7 +243,7 @@ public final class RetentionSweep
         }
         try (CloseableIterable<FileScanTask> tasks = table.newScan().filter(Tier.COLD.iceberg(cut)).planFiles()) {
             for (FileScanTask task : tasks) {
-                YearMonth month = PartitionMonths.ofPartitionValue(task.file().partition().get(0, Integer.class));
+                YearMonth month = ColdPartitions.month(task.file());
                 if (!PartitionMonths.end(month).isAfter(cut)) {
                     ColdMonth cold = months.computeIfAbsent(month, _ -> new ColdMonth(new ArrayList<>(), new HashMap<>()));
                     cold.files().add(task.file());

@@ -3,7 +3,9 @@ package io.meterstore.trino.cold;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.ColdFileRole;
+import io.meterstore.core.ColdPartitions;
 import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.PartitionMonths;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.cold.RowGroupKeys.RowGroup;
@@ -277,8 +279,8 @@ public final class ColdSplitStream
             while (iterator.hasNext()) {
                 FileScanTask task = iterator.next();
                 verifyReadable(task);
-                // IcebergTableSpec.verify checked the spec is exactly month("from")
-                byMonth.computeIfAbsent(task.file().partition().get(0, Integer.class), month -> new ArrayList<>()).add(task);
+                // a month's files are those of every partition of it: the resolution of a key spans them
+                byMonth.computeIfAbsent(PartitionMonths.partitionValue(ColdPartitions.month(task.file())), month -> new ArrayList<>()).add(task);
             }
         }
         catch (IOException e) {

@@ -3,6 +3,7 @@ package io.meterstore.trino.write;
 import com.google.common.collect.ImmutableList;
 import io.airlift.log.Logger;
 import io.meterstore.core.ColdFileRole;
+import io.meterstore.core.ColdPartitions;
 import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.TableColumns;
 import io.meterstore.parquet.LiveRowsMerge;
@@ -16,7 +17,6 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileScanTask;
-import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.io.CloseableIterable;
@@ -96,7 +96,7 @@ final class ColdErasure
                 DataFile file = task.file();
                 long[] deleted = deletedPositions(table, task);
                 Optional<ColdFileRole> role = ColdFileRole.of(file.location()).filter(fileRole -> fileRole != ColdFileRole.POSITION_DELETES);
-                MonthFileWriter writer = new MonthFileWriter(table, partition(table, file), "%s-%05d".formatted(namePrefix, sequence), role, targetFileSize);
+                MonthFileWriter writer = new MonthFileWriter(table, ColdPartitions.month(file), "%s-%05d".formatted(namePrefix, sequence), role, targetFileSize);
                 long[] erasedInFile = {0};
                 try {
                     LiveRowsMerge.merge(TableColumns.of(table), table.io(), List.of(new LiveFile(file.location(), file.fileSizeInBytes(), deleted)), PAGE_ROWS, page -> {
@@ -203,12 +203,5 @@ final class ColdErasure
             }
         }
         return count == page.getPositionCount() ? page : page.getPositions(kept, 0, count);
-    }
-
-    private static PartitionData partition(Table table, DataFile file)
-    {
-        PartitionData partition = new PartitionData(table.spec().partitionType());
-        partition.set(0, file.partition().get(0, Integer.class));
-        return partition;
     }
 }

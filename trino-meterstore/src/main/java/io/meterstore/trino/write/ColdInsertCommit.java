@@ -119,7 +119,7 @@ final class ColdInsertCommit
             resolvedMonth = Optional.of(new ResolvedMonthCorrection(lookup, session, table, pinned, next, namePrefix + "-" + next, targetFileSize));
             return;
         }
-        writer = Optional.of(new MonthFileWriter(table, MonthFileWriter.monthPartition(table, next), namePrefix + "-" + next, targetFileSize));
+        writer = Optional.of(new MonthFileWriter(table, next, namePrefix + "-" + next, targetFileSize));
     }
 
     private void writePage()

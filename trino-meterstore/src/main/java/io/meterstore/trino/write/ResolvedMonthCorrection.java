@@ -2,12 +2,12 @@ package io.meterstore.trino.write;
 
 import io.airlift.log.Logger;
 import io.meterstore.core.ColdFileRole;
+import io.meterstore.core.ColdPartitions;
 import io.meterstore.core.PartitionMonths;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ResolutionRule;
 import io.meterstore.core.TableColumns;
 import io.meterstore.core.WatermarkReader.PinnedWatermark;
-import io.meterstore.parquet.MonthFileWriter;
 import io.meterstore.parquet.PositionDeleteFileWriter;
 import io.meterstore.parquet.ResolvedMonthWriter;
 import io.meterstore.trino.write.ColdRedeliveryLookup.ScopedKey;
@@ -57,7 +57,7 @@ final class ResolvedMonthCorrection
     private final ConnectorSession session;
     private final Table table;
     private final PinnedWatermark pinned;
-    private final PartitionData partition;
+    private final YearMonth month;
     private final String namePrefix;
     private final ResolvedMonthWriter writer;
     // the table's columns: a stored winner copied into a superseded file keeps its attribute values
@@ -75,9 +75,8 @@ final class ResolvedMonthCorrection
         this.pinned = requireNonNull(pinned, "pinned is null");
         requireNonNull(month, "month is null");
         this.namePrefix = requireNonNull(namePrefix, "namePrefix is null");
-        // a winners file of this month lies in this month's partition, as its deletes must
-        this.partition = MonthFileWriter.monthPartition(table, month);
-        this.writer = new ResolvedMonthWriter(table, partition, namePrefix, targetFileSize);
+        this.month = month;
+        this.writer = new ResolvedMonthWriter(table, month, namePrefix, targetFileSize);
         this.columns = TableColumns.of(table);
     }
 
@@ -120,7 +119,8 @@ final class ResolvedMonthCorrection
         int sequence = 0;
         for (Map.Entry<String, Positions> file : deletedPositions.entrySet()) {
             sequence++;
-            deleteFiles.add(PositionDeleteFileWriter.write(table, partition, ColdFileRole.POSITION_DELETES.fileName(namePrefix, sequence), file.getKey(), file.getValue().sorted()));
+            // a delete file lies in the partition of the data file it deletes from, or Iceberg does not apply it
+            deleteFiles.add(PositionDeleteFileWriter.write(table, file.getValue().partition(), ColdFileRole.POSITION_DELETES.fileName(namePrefix, sequence), file.getKey(), file.getValue().sorted()));
         }
         deletedPositions.clear();
         deletes.addAll(deleteFiles);
@@ -185,7 +185,8 @@ final class ResolvedMonthCorrection
                 winner.ifPresent(previous -> {
                     // the superseded winner moves: a copy for readings_versions, a position delete for readings
                     superseded.add(previous.reading());
-                    deletedPositions.computeIfAbsent(previous.dataFile(), file -> new Positions()).add(previous.position());
+                    deletedPositions.computeIfAbsent(previous.dataFile(), _ -> new Positions(ColdPartitions.partition(table, month, columns.identityValues(previous.reading()))))
+                            .add(previous.position());
                 });
             }
             start = end;
@@ -218,10 +219,22 @@ final class ResolvedMonthCorrection
     }
 
     /** Row positions of one data file, unboxed. */
+    /** The positions one data file loses, and its partition: the month's, of its rows' identity columns' values. */
     private static final class Positions
     {
+        private final PartitionData partition;
         private long[] values = new long[16];
         private int size;
+
+        Positions(PartitionData partition)
+        {
+            this.partition = partition;
+        }
+
+        PartitionData partition()
+        {
+            return partition;
+        }
 
         void add(long position)
         {
