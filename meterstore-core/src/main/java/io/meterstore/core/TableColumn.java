@@ -82,6 +82,15 @@ public record TableColumn(String name, ColumnKind kind, int fieldId, boolean nul
         return readingsColumn().isEmpty();
     }
 
+    /**
+     * Whether this is a column of the merge key besides malo_id, obis_code and "from" ({@link TableColumns#keyColumns()}):
+     * melo_id in a table keyed by it, or an identity column. Every row holds a value in it, and every version of a key the same.
+     */
+    public boolean keyColumn()
+    {
+        return !nullable && (attributeColumn() || is(ReadingsColumn.MELO_ID));
+    }
+
     public Type icebergType()
     {
         return kind.icebergType();

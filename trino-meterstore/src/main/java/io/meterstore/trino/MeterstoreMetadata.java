@@ -702,12 +702,14 @@ public class MeterstoreMetadata
     }
 
     /**
-     * The domains of {@code predicate} on readings columns: those the tiers can push into their reads. A predicate on an
-     * attribute column stays with Trino, which applies it to every row the tiers return.
+     * The domains of {@code predicate} on readings columns and the key's identity columns: those the tiers can push into
+     * their reads (a tenant's predicate prunes the other tenants' Iceberg partitions). A predicate on an attribute column
+     * stays with Trino, which applies it to every row the tiers return.
      */
     private static TupleDomain<MeterstoreColumnHandle> storedColumns(TupleDomain<ColumnHandle> predicate)
     {
-        return predicate.filter((column, _) -> column instanceof MeterstoreColumnHandle stored && !stored.attributeColumn()).transformKeys(MeterstoreColumnHandle.class::cast);
+        return predicate.filter((column, _) -> column instanceof MeterstoreColumnHandle stored && (!stored.attributeColumn() || stored.column().keyColumn()))
+                .transformKeys(MeterstoreColumnHandle.class::cast);
     }
 
     /** The stored columns of a table of {@code columns}: the readings columns, then its attribute columns. */

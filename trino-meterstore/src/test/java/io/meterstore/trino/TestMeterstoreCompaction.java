@@ -1,7 +1,6 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
-import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
 import io.meterstore.archiver.maintenance.CompactionSettings;
@@ -30,8 +29,6 @@ import io.meterstore.testing.ReadingsOracle.View;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.base.MeterstoreMetrics;
-import io.trino.execution.QueryInfo;
-import io.trino.operator.OperatorStats;
 import io.trino.parquet.AbstractParquetDataSource;
 import io.trino.parquet.Column;
 import io.trino.parquet.ParquetDataSourceId;
@@ -42,10 +39,7 @@ import io.trino.parquet.metadata.ParquetMetadata;
 import io.trino.parquet.reader.MetadataReader;
 import io.trino.parquet.reader.ParquetReader;
 import io.trino.parquet.reader.RowGroupInfo;
-import io.trino.plugin.base.metrics.LongCount;
 import io.trino.spi.connector.SourcePage;
-import io.trino.spi.metrics.Metric;
-import io.trino.spi.metrics.Metrics;
 import io.trino.spi.type.LongTimestampWithTimeZone;
 import io.trino.testing.AbstractTestQueryFramework;
 import io.trino.testing.MaterializedResult;
@@ -410,17 +404,7 @@ final class TestMeterstoreCompaction
     private Map<String, Long> metrics(String sql)
     {
         MaterializedResultWithPlan result = getDistributedQueryRunner().executeWithPlan(getSession(), sql);
-        QueryInfo queryInfo = getDistributedQueryRunner().getCoordinator().getQueryManager().getFullQueryInfo(result.queryId());
-        Metrics metrics = queryInfo.getQueryStats().getOperatorSummaries().stream()
-                .map(OperatorStats::getConnectorMetrics)
-                .reduce(Metrics.EMPTY, Metrics::mergeWith);
-        ImmutableMap.Builder<String, Long> counts = ImmutableMap.builder();
-        for (Map.Entry<String, Metric<?>> entry : metrics.getMetrics().entrySet()) {
-            if (entry.getValue() instanceof LongCount count) {
-                counts.put(entry.getKey(), count.getTotal());
-            }
-        }
-        return counts.buildOrThrow();
+        return TestingPlans.connectorCounts(getDistributedQueryRunner(), result);
     }
 
     private ReadingsOracle oracle()

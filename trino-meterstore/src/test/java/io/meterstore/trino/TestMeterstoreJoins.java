@@ -1,6 +1,5 @@
 package io.meterstore.trino;
 
-import com.google.common.collect.ImmutableMap;
 import com.google.common.util.concurrent.Futures;
 import io.meterstore.core.MeteringCalendar;
 import io.meterstore.core.Quality;
@@ -12,12 +11,7 @@ import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.trino.Session;
-import io.trino.execution.QueryInfo;
-import io.trino.operator.OperatorStats;
-import io.trino.plugin.base.metrics.LongCount;
 import io.trino.server.DynamicFilterService.DynamicFiltersStats;
-import io.trino.spi.metrics.Metric;
-import io.trino.spi.metrics.Metrics;
 import io.trino.testing.AbstractTestQueryFramework;
 import io.trino.testing.MaterializedResult;
 import io.trino.testing.MaterializedRow;
@@ -631,17 +625,7 @@ final class TestMeterstoreJoins
     /** The connector's counts of a query: every operator's connector metrics, which hold its page sources' and split sources'. */
     private Map<String, Long> metrics(MaterializedResultWithPlan result)
     {
-        QueryInfo queryInfo = getDistributedQueryRunner().getCoordinator().getQueryManager().getFullQueryInfo(result.queryId());
-        Metrics operatorMetrics = queryInfo.getQueryStats().getOperatorSummaries().stream()
-                .map(OperatorStats::getConnectorMetrics)
-                .reduce(Metrics.EMPTY, Metrics::mergeWith);
-        ImmutableMap.Builder<String, Long> counts = ImmutableMap.builder();
-        for (Map.Entry<String, Metric<?>> entry : operatorMetrics.getMetrics().entrySet()) {
-            if (entry.getValue() instanceof LongCount count) {
-                counts.put(entry.getKey(), count.getTotal());
-            }
-        }
-        return counts.buildOrThrow();
+        return TestingPlans.connectorCounts(getDistributedQueryRunner(), result);
     }
 
     // ------------------------------------------------------------------ build sides

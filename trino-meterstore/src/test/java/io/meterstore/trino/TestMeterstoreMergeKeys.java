@@ -30,7 +30,9 @@ import io.meterstore.testing.ReadingsOracle;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.base.MeterstoreErrorCode;
+import io.meterstore.trino.base.MeterstoreMetrics;
 import io.trino.testing.DistributedQueryRunner;
+import io.trino.testing.QueryRunner.MaterializedResultWithPlan;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -264,6 +266,15 @@ final class TestMeterstoreMergeKeys
         List<Map<String, Object>> cold = assertEnginesAgree(TENANTS).rows();
         assertThat(cold).extracting(row -> row.get("tenant")).containsOnly("a", "b");
         assertEachFileInItsTenantsPartition();
+        // a query for one tenant reads that tenant's partitions alone, and its winners
+        String tenantSum = "SELECT count(*), sum(value) FROM meterstore.%s.%s WHERE \"from\" < %s".formatted(SCHEMA, TENANTS, ReadingsInserts.timestamp(ARCHIVED_TO));
+        MaterializedResultWithPlan all = queryRunner.executeWithPlan(queryRunner.getDefaultSession(), tenantSum);
+        MaterializedResultWithPlan tenantA = queryRunner.executeWithPlan(queryRunner.getDefaultSession(), tenantSum + " AND tenant = 'a'");
+        List<Row> coldWinnersOfA = winners(TENANTS, Instant.MAX).stream().filter(row -> row.tenant().equals(Optional.of("a")) && row.from().isBefore(ARCHIVED_TO)).toList();
+        assertThat(tenantA.result().getMaterializedRows().getFirst().getField(0)).isEqualTo((long) coldWinnersOfA.size());
+        assertThat((BigDecimal) tenantA.result().getMaterializedRows().getFirst().getField(1)).isEqualByComparingTo(sum(coldWinnersOfA));
+        long allFiles = TestingPlans.connectorCounts(queryRunner, all).get(MeterstoreMetrics.COLD_DATA_FILES);
+        assertThat(TestingPlans.connectorCounts(queryRunner, tenantA).get(MeterstoreMetrics.COLD_DATA_FILES)).isPositive().isLessThan(allFiles);
         assertThat(cold).extracting(row -> row.get("grid_area")).containsOnly(GRID_AREA, null);
 
         // a late correction below W of every third winner of tenant b: tenant a's of the same key stays the winner

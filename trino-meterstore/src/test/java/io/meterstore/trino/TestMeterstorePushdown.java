@@ -1,6 +1,5 @@
 package io.meterstore.trino;
 
-import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.HotTierSupersession;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
@@ -10,11 +9,6 @@ import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.base.MeterstoreMetrics;
 import io.trino.Session;
-import io.trino.execution.QueryInfo;
-import io.trino.operator.OperatorStats;
-import io.trino.plugin.base.metrics.LongCount;
-import io.trino.spi.metrics.Metric;
-import io.trino.spi.metrics.Metrics;
 import io.trino.testing.AbstractTestQueryFramework;
 import io.trino.testing.MaterializedResult;
 import io.trino.testing.QueryRunner;
@@ -325,16 +319,6 @@ final class TestMeterstorePushdown
     private Map<String, Long> metrics(Session session, String sql)
     {
         MaterializedResultWithPlan result = getDistributedQueryRunner().executeWithPlan(session, sql);
-        QueryInfo queryInfo = getDistributedQueryRunner().getCoordinator().getQueryManager().getFullQueryInfo(result.queryId());
-        Metrics operatorMetrics = queryInfo.getQueryStats().getOperatorSummaries().stream()
-                .map(OperatorStats::getConnectorMetrics)
-                .reduce(Metrics.EMPTY, Metrics::mergeWith);
-        ImmutableMap.Builder<String, Long> counts = ImmutableMap.builder();
-        for (Map.Entry<String, Metric<?>> entry : operatorMetrics.getMetrics().entrySet()) {
-            if (entry.getValue() instanceof LongCount count) {
-                counts.put(entry.getKey(), count.getTotal());
-            }
-        }
-        return counts.buildOrThrow();
+        return TestingPlans.connectorCounts(getDistributedQueryRunner(), result);
     }
 }

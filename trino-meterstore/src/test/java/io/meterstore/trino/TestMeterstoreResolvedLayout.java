@@ -1,12 +1,12 @@
 package io.meterstore.trino;
 
-import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.ManifestRewrite;
 import io.meterstore.archiver.maintenance.OrphanFiles;
 import io.meterstore.archiver.maintenance.SnapshotExpiry;
 import io.meterstore.core.ColdFileCheck;
 import io.meterstore.core.ColdFileRole;
+import io.meterstore.core.ColdPartitions;
 import io.meterstore.core.LocalFileIo;
 import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
@@ -24,11 +24,6 @@ import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.base.MeterstoreMetrics;
 import io.trino.Session;
-import io.trino.execution.QueryInfo;
-import io.trino.operator.OperatorStats;
-import io.trino.plugin.base.metrics.LongCount;
-import io.trino.spi.metrics.Metric;
-import io.trino.spi.metrics.Metrics;
 import io.trino.testing.AbstractTestQueryFramework;
 import io.trino.testing.MaterializedResult;
 import io.trino.testing.QueryRunner.MaterializedResultWithPlan;
@@ -451,17 +446,7 @@ final class TestMeterstoreResolvedLayout
     private Map<String, Long> metrics(Session session, String sql)
     {
         MaterializedResultWithPlan result = getDistributedQueryRunner().executeWithPlan(session, sql);
-        QueryInfo queryInfo = getDistributedQueryRunner().getCoordinator().getQueryManager().getFullQueryInfo(result.queryId());
-        Metrics metrics = queryInfo.getQueryStats().getOperatorSummaries().stream()
-                .map(OperatorStats::getConnectorMetrics)
-                .reduce(Metrics.EMPTY, Metrics::mergeWith);
-        ImmutableMap.Builder<String, Long> counts = ImmutableMap.builder();
-        for (Map.Entry<String, Metric<?>> entry : metrics.getMetrics().entrySet()) {
-            if (entry.getValue() instanceof LongCount count) {
-                counts.put(entry.getKey(), count.getTotal());
-            }
-        }
-        return counts.buildOrThrow();
+        return TestingPlans.connectorCounts(getDistributedQueryRunner(), result);
     }
 
     private static String month(YearMonth month)
@@ -528,10 +513,10 @@ final class TestMeterstoreResolvedLayout
         return tasks;
     }
 
-    /** The month partition of a data file: Iceberg's month transform counts months since January 1970. */
+    /** The month partition of a data file. */
     private static YearMonth monthOf(DataFile file)
     {
-        return YearMonth.of(1970, 1).plusMonths(file.partition().get(0, Integer.class));
+        return ColdPartitions.month(file);
     }
 
     /** The first row of each row group of a data file, from its Parquet footer. */

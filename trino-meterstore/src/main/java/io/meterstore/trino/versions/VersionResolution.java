@@ -56,15 +56,17 @@ public record VersionResolution(boolean resolve, Optional<Long> knownAtEpochMicr
     }
 
     /**
-     * The part of a predicate that may be applied before resolution. A predicate on any other column (value,
-     * quality, ...) would drop the winning version and let an older one win, so it stays with Trino, after resolution.
+     * The part of a predicate that may be applied before resolution: on the merge key's columns (malo_id, obis_code,
+     * "from", and a table's melo_id or identity columns where its key holds them), which select every version of a key or
+     * none. A predicate on any other column (value, quality, ...) would drop the winning version and let an older one
+     * win, so it stays with Trino, after resolution.
      */
     public TupleDomain<MeterstoreColumnHandle> pushable(TupleDomain<MeterstoreColumnHandle> predicate)
     {
         if (!resolve) {
             return predicate;
         }
-        return predicate.filter((column, _) -> column.readingsColumn().filter(KEY_COLUMNS::contains).isPresent());
+        return predicate.filter((column, _) -> column.readingsColumn().filter(KEY_COLUMNS::contains).isPresent() || column.column().keyColumn());
     }
 
     /** The predicate the tiers prune with: the pushable part, and recorded_at <= t for AS OF. */
