@@ -251,7 +251,9 @@ final class TestMeterstoreMergeKeys
         Reading correction = corrections.getFirst();
         client.execute(insertSql(TENANTS, List.of(correction)));
         assertThatThrownBy(() -> client.execute(insertSql(TENANTS, List.of(tenant(correction, "a", correction.version(), correction.value().add(BigDecimal.ONE), T2)))))
-                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getErrorCode()).isEqualTo(MeterstoreErrorCode.METERSTORE_CONFLICTING_REDELIVERY.toErrorCode().getCode()));
+                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getErrorCode()).isEqualTo(MeterstoreErrorCode.METERSTORE_CONFLICTING_REDELIVERY.toErrorCode().getCode()))
+                // the refusal names the whole reading, its tenant with it
+                .hasMessageContaining("Reading (malo_id '%s', tenant 'a', obis_code '%s', \"from\" ".formatted(correction.maloId(), correction.obisCode()));
         assertThat(client.value("SELECT count(*) FROM %s_versions".formatted(TENANTS))).isEqualTo((long) written.get(TENANTS).size());
     }
 

@@ -211,7 +211,7 @@ public final class ColdRedeliveryLookup
             if (previous != null) {
                 throw new TrinoException(METERSTORE_UNSUPPORTED_TABLE_LAYOUT,
                         "Reading %s has a live row in two winners files of table '%s' ('%s' and '%s'), which the resolved layout rules out: the month was changed by another tool; rewrite it (rewrite_data_files) and run the statement again"
-                                .formatted(RowDescription.describe(reading), table.name(), previous.dataFile(), path));
+                                .formatted(RowDescription.describe(reading, columns), table.name(), previous.dataFile(), path));
             }
         });
         return stored;

@@ -129,7 +129,7 @@ final class ReadingRulesCheck
         Optional<ReadingRules.ViolationException> violation = ReadingRules.violation(cold, staged, columns);
         if (violation.isEmpty()) {
             throw new TrinoException(METERSTORE_WRITE_FAILED, "INSERT found %s and %s breaking a rule of the readings model, which MeterStore cannot name; nothing of this statement was written"
-                    .formatted(RowDescription.describe(cold), RowDescription.describe(staged)));
+                    .formatted(RowDescription.describe(cold, columns), RowDescription.describe(staged, columns)));
         }
         throw new TrinoException(METERSTORE_INVALID_READING, "%s (the other stored in Iceberg table '%s'); nothing of this statement was written"
                 .formatted(violation.get().getMessage(), coldTable), violation.get());
@@ -244,7 +244,7 @@ final class ReadingRulesCheck
         if (violation.isEmpty()) {
             // PostgreSQL and ReadingRules disagree: never write what one of them refused
             throw new TrinoException(METERSTORE_WRITE_FAILED, "INSERT found %s and %s breaking a rule of the readings model, which MeterStore cannot name; nothing of this statement was written"
-                    .formatted(RowDescription.describe(earlier), RowDescription.describe(later)));
+                    .formatted(RowDescription.describe(earlier, columns), RowDescription.describe(later, columns)));
         }
         String where = pair.earlier().staged() && pair.later().staged() ? "both in this statement" : "the other stored in " + storedIn;
         throw new TrinoException(METERSTORE_INVALID_READING, "%s (%s); nothing of this statement was written".formatted(violation.get().getMessage(), where), violation.get());

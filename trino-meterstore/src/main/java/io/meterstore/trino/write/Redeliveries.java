@@ -29,7 +29,7 @@ final class Redeliveries
             return;
         }
         throw new TrinoException(METERSTORE_CONFLICTING_REDELIVERY, "Reading %s was already written with different values (%s) and %s: a changed value needs a new version; nothing of this statement was written"
-                .formatted(RowDescription.describe(reading), String.join(", ", differences(stored, reading, columns)), where));
+                .formatted(RowDescription.describe(reading, columns), String.join(", ", differences(stored, reading, columns)), where));
     }
 
     private static List<String> differences(Reading stored, Reading reading, TableColumns columns)

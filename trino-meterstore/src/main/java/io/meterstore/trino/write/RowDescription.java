@@ -2,13 +2,17 @@ package io.meterstore.trino.write;
 
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsColumn;
+import io.meterstore.core.TableColumn;
+import io.meterstore.core.TableColumns;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.trino.base.MeterstoreTypes;
 import io.trino.spi.block.Block;
 import io.trino.spi.type.Int128;
 import io.trino.spi.type.LongTimestampWithTimeZone;
 
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import static io.meterstore.trino.base.MeterstoreTypes.TIMESTAMP_TZ_MICROS;
 import static io.meterstore.trino.base.MeterstoreTypes.VERSION;
@@ -21,7 +25,19 @@ final class RowDescription
 
     static String describe(Reading reading)
     {
-        return "(malo_id '%s', obis_code '%s', \"from\" %s, version %s)".formatted(reading.maloId(), reading.obisCode(), TieringWatermark.formatInstant(reading.from()), reading.version());
+        return describe(reading, TableColumns.READINGS);
+    }
+
+    /** {@code reading} of a table of {@code columns}: its merge key's other columns (a tenant, melo_id) after malo_id, as the key orders them. */
+    static String describe(Reading reading, TableColumns columns)
+    {
+        StringBuilder key = new StringBuilder();
+        List<TableColumn> keyColumns = columns.keyColumns();
+        List<Optional<String>> values = columns.keyValues(reading);
+        for (int index = 0; index < keyColumns.size(); index++) {
+            key.append(", %s %s".formatted(keyColumns.get(index).name(), values.get(index).map(value -> "'" + value + "'").orElse("NULL")));
+        }
+        return "(malo_id '%s'%s, obis_code '%s', \"from\" %s, version %s)".formatted(reading.maloId(), key, reading.obisCode(), TieringWatermark.formatInstant(reading.from()), reading.version());
     }
 
     static String describe(ReadingsPages.PageBlocks pageBlocks, int position)
