@@ -69,25 +69,16 @@ public final class ReadingRules
 
     /**
      * The rule {@code later} breaks against {@code earlier}, two readings of a table of {@code columns} with
-     * {@code earlier} sorting first by ("from", version), if they are versions of one channel and break one.
+     * {@code earlier} sorting first by ("from", version), if they are versions of one channel and break one. The
+     * refusal names the whole reading, the key's other columns between malo_id and obis_code (melo_id 'DE...', tenant
+     * 'a'), so that the rows can be found.
      */
     public static Optional<ViolationException> violation(Reading earlier, Reading later, TableColumns columns)
     {
-        if (!columns.keyValues(earlier).equals(columns.keyValues(later))) {
-            return Optional.empty();
-        }
-        return violation(earlier, later);
-    }
-
-    /**
-     * The rule {@code later} breaks against {@code earlier}, two versions of one channel of the default key with
-     * {@code earlier} sorting first by ("from", version), if any. Spans that do not meet break nothing.
-     */
-    public static Optional<ViolationException> violation(Reading earlier, Reading later)
-    {
         requireNonNull(earlier, "earlier is null");
         requireNonNull(later, "later is null");
-        if (!earlier.maloId().equals(later.maloId()) || !earlier.obisCode().equals(later.obisCode())) {
+        requireNonNull(columns, "columns is null");
+        if (!earlier.maloId().equals(later.maloId()) || !earlier.obisCode().equals(later.obisCode()) || !columns.keyValues(earlier).equals(columns.keyValues(later))) {
             return Optional.empty();
         }
         boolean sameSpan = earlier.from().equals(later.from()) && earlier.to().equals(later.to());
@@ -98,8 +89,8 @@ public final class ReadingRules
                 return Optional.empty();
             }
             return Optional.of(new ViolationException(ONE_OPERATOR_PER_READING,
-                    "Reading (malo_id '%s', obis_code '%s', \"from\" %s) belongs to network operator %s (version %s, scope '%s'); version %s under operator %s (scope '%s') is refused by rule %s: a reading has one network operator. A meter that moved to another operator starts a new range of readings: write the intervals from the change on under the new operator"
-                            .formatted(later.maloId(), later.obisCode(), TieringWatermark.formatInstant(later.from()),
+                    "Reading (%s, \"from\" %s) belongs to network operator %s (version %s, scope '%s'); version %s under operator %s (scope '%s') is refused by rule %s: a reading has one network operator. A meter that moved to another operator starts a new range of readings: write the intervals from the change on under the new operator"
+                            .formatted(channel(later, columns), TieringWatermark.formatInstant(later.from()),
                                     earlierOperator, earlier.version(), earlier.versionScope(),
                                     later.version(), laterOperator, later.versionScope(), ONE_OPERATOR_PER_READING)));
         }
@@ -108,21 +99,36 @@ public final class ReadingRules
         }
         if (earlier.version().equals(later.version())) {
             return Optional.of(new ViolationException(SPANS_DO_NOT_OVERLAP,
-                    "Version %s of reading (malo_id '%s', obis_code '%s') has two spans that overlap, %s (%s) and %s (%s), and would count the time they share twice (rule %s): send each interval of a version once"
-                            .formatted(later.version(), later.maloId(), later.obisCode(), span(earlier), earlier.resolution(), span(later), later.resolution(), SPANS_DO_NOT_OVERLAP)));
+                    "Version %s of reading (%s) has two spans that overlap, %s (%s) and %s (%s), and would count the time they share twice (rule %s): send each interval of a version once"
+                            .formatted(later.version(), channel(later, columns), span(earlier), earlier.resolution(), span(later), later.resolution(), SPANS_DO_NOT_OVERLAP)));
         }
         Reading stored = earlier.version().compareTo(later.version()) < 0 ? earlier : later;
         Reading other = stored == earlier ? later : earlier;
         return Optional.of(new ViolationException(ONE_GRID_PER_READING,
-                "Version %s of reading (malo_id '%s', obis_code '%s') spans %s (%s), which overlaps %s (%s) of version %s on another grid, so both would count (rule %s): send version %s on the grid of version %s, as intervals of %s, or as the same spans"
-                        .formatted(other.version(), other.maloId(), other.obisCode(), span(other), other.resolution(), span(stored), stored.resolution(), stored.version(),
+                "Version %s of reading (%s) spans %s (%s), which overlaps %s (%s) of version %s on another grid, so both would count (rule %s): send version %s on the grid of version %s, as intervals of %s, or as the same spans"
+                        .formatted(other.version(), channel(other, columns), span(other), other.resolution(), span(stored), stored.resolution(), stored.version(),
                                 ONE_GRID_PER_READING, other.version(), stored.version(), stored.resolution())));
+    }
+
+    /**
+     * The rule {@code later} breaks against {@code earlier}, two versions of one channel of the default key with
+     * {@code earlier} sorting first by ("from", version), if any. Spans that do not meet break nothing.
+     */
+    public static Optional<ViolationException> violation(Reading earlier, Reading later)
+    {
+        return violation(earlier, later, TableColumns.READINGS);
     }
 
     /** Throws the rule {@code later} breaks against {@code earlier}, if any. */
     public static void requireCompatible(Reading earlier, Reading later)
     {
-        Optional<ViolationException> violation = violation(earlier, later);
+        requireCompatible(earlier, later, TableColumns.READINGS);
+    }
+
+    /** Throws the rule {@code later} breaks against {@code earlier}, two readings of a table of {@code columns}, if any. */
+    public static void requireCompatible(Reading earlier, Reading later, TableColumns columns)
+    {
+        Optional<ViolationException> violation = violation(earlier, later, columns);
         if (violation.isPresent()) {
             throw violation.get();
         }
@@ -167,7 +173,7 @@ public final class ReadingRules
             }
             Reading before = lastOfChannel.put(columns.keyValues(reading), reading);
             if (before != null) {
-                requireCompatible(before, reading);
+                requireCompatible(before, reading, columns);
             }
             last = Optional.of(reading);
         }
@@ -199,6 +205,17 @@ public final class ReadingRules
             return false;
         }
         return left.from().isBefore(right.end()) && right.from().isBefore(left.end());
+    }
+
+    // the reading's channel as a refusal names it: malo_id, the key's other columns, obis_code
+    private static String channel(Reading reading, TableColumns columns)
+    {
+        StringBuilder channel = new StringBuilder("malo_id '%s'".formatted(reading.maloId()));
+        List<Optional<String>> values = columns.keyValues(reading);
+        for (int index = 0; index < values.size(); index++) {
+            channel.append(", %s %s".formatted(columns.keyColumns().get(index).name(), values.get(index).map(value -> "'" + value + "'").orElse("NULL")));
+        }
+        return channel.append(", obis_code '%s'".formatted(reading.obisCode())).toString();
     }
 
     private static String span(Reading reading)

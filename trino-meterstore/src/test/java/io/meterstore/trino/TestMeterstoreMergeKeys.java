@@ -21,6 +21,7 @@ import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingRules;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.TableShape;
+import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.Sparte;
 import io.meterstore.core.Sparte.MeasurementUnit;
 import io.meterstore.core.WatermarkReader;
@@ -92,7 +93,8 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
  * past the retention from both tiers, every column of the rows it keeps (both tenants', both MeLos', the attribute's
  * NULL, "to" NULL, a hot day) read back as before, one audit row each in {@code "T$erasures"}, and a second sweep
  * changes nothing. {@code meter_completeness} counts per reading of the key: a row per MeLo of a point table (cold
- * January, hot April) and per tenant, the key's column after malo_id.
+ * January, hot April) and per tenant, the key's column after malo_id. The rules between versions judge each tenant's
+ * and each MeLo's versions apart, and a refusal names the whole reading (tenant 'a', melo_id '...').
  */
 @TestInstance(PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -119,6 +121,8 @@ final class TestMeterstoreMergeKeys
     private static final Instant T1 = Instant.parse("2026-04-03T06:00:00Z");
     private static final Instant T2 = Instant.parse("2026-04-04T06:00:00Z");
     private static final Instant T3 = Instant.parse("2026-04-20T06:00:00Z");
+    // the hot hour of the MeLo-keyed table's rules and completeness
+    private static final Instant METERING_POINTS_HOUR = Instant.parse("2026-04-10T08:00:00Z");
     private static final Instant ARCHIVED_TO = Instant.parse("2026-04-02T00:00:00Z");
     private static final Instant COMPACTION_TIME = Instant.parse("2026-05-01T00:00:00Z");
     // with a retention of 1y in June 2027 the settlement years up to 2025 are past: the UTC months up to November 2025 go,
@@ -628,10 +632,14 @@ final class TestMeterstoreMergeKeys
 
             // within one tenant each rule still refuses, nothing written
             long versions = (long) client.value("SELECT count(*) FROM %s_versions".formatted(TENANTS));
-            assertRefused(insertSql(TENANTS, List.of(interval("a", hour, Duration.ofMinutes(15), SECOND_OPERATOR_ID, BigInteger.TWO, "0.5"))), ReadingRules.ONE_OPERATOR_PER_READING);
+            // each refusal names the whole reading, the tenant between malo_id and obis_code, so that its rows can be found
+            String maloId = hourOfB.maloId();
+            assertRefused(insertSql(TENANTS, List.of(interval("a", hour, Duration.ofMinutes(15), SECOND_OPERATOR_ID, BigInteger.TWO, "0.5"))), ReadingRules.ONE_OPERATOR_PER_READING,
+                    "Reading (malo_id '%s', tenant 'a', obis_code '1-0:1.8.0', \"from\" %s)".formatted(maloId, TieringWatermark.formatInstant(hour)));
             assertRefused(insertSql(TENANTS, List.of(interval("b", hour.plus(Duration.ofMinutes(15)), Duration.ofMinutes(15), SECOND_OPERATOR_ID, BigInteger.ONE, "0.5"))),
-                    ReadingRules.SPANS_DO_NOT_OVERLAP);
-            assertRefused(insertSql(TENANTS, List.of(interval("a", hour, Duration.ofHours(1), ReadingsGenerator.DEFAULT_OPERATOR_ID, BigInteger.TWO, "1.25"))), ReadingRules.ONE_GRID_PER_READING);
+                    ReadingRules.SPANS_DO_NOT_OVERLAP, "Version 1 of reading (malo_id '%s', tenant 'b', obis_code '1-0:1.8.0') has two spans".formatted(maloId));
+            assertRefused(insertSql(TENANTS, List.of(interval("a", hour, Duration.ofHours(1), ReadingsGenerator.DEFAULT_OPERATOR_ID, BigInteger.TWO, "1.25"))), ReadingRules.ONE_GRID_PER_READING,
+                    "Version 2 of reading (malo_id '%s', tenant 'a', obis_code '1-0:1.8.0') spans".formatted(maloId));
             assertThat(client.value("SELECT count(*) FROM %s_versions".formatted(TENANTS))).isEqualTo(versions);
             assertThat((BigDecimal) client.value("SELECT sum(value) FROM %s WHERE malo_id = '%s' AND \"from\" >= %s AND \"from\" < %s".formatted(
                     TENANTS, hourOfB.maloId(), ReadingsInserts.timestamp(hour), ReadingsInserts.timestamp(hour.plus(Duration.ofHours(1))))))
@@ -691,6 +699,33 @@ final class TestMeterstoreMergeKeys
             written.get(TENANTS).add(hourOfE);
         }
         assertMatches(TENANTS);
+    }
+
+    @Test
+    @Order(12)
+    void testRulesCompareTheVersionsOfEachMeteringLocation()
+            throws Exception
+    {
+        // MeLo A's hour as quarter-hours under one operator, the first half of MeLo B's under another: two readings of
+        // one (malo_id, obis_code, "from"), each with its own operator
+        List<Reading> meloA = new ArrayList<>();
+        for (int quarter = 0; quarter < 4; quarter++) {
+            meloA.add(meloInterval(MELO_A, METERING_POINTS_HOUR.plus(Duration.ofMinutes(15L * quarter)), ReadingsGenerator.DEFAULT_OPERATOR_ID, BigInteger.ONE));
+        }
+        insert(METERING_POINTS, meloA);
+        insert(METERING_POINTS, List.of(
+                meloInterval(MELO_B, METERING_POINTS_HOUR, SECOND_OPERATOR_ID, BigInteger.ONE),
+                meloInterval(MELO_B, METERING_POINTS_HOUR.plus(Duration.ofMinutes(15)), SECOND_OPERATOR_ID, BigInteger.ONE)));
+
+        // a second operator on MeLo A is refused naming the MeLo, nothing written
+        long versions = (long) client.value("SELECT count(*) FROM %s_versions".formatted(METERING_POINTS));
+        assertRefused(insertSql(METERING_POINTS, List.of(meloInterval(MELO_A, METERING_POINTS_HOUR, SECOND_OPERATOR_ID, BigInteger.TWO))), ReadingRules.ONE_OPERATOR_PER_READING,
+                "Reading (malo_id '%s', melo_id '%s', obis_code '1-0:1.8.0', \"from\" %s) belongs to network operator %s".formatted(
+                        ReadingsGenerator.maloId(7), MELO_A, TieringWatermark.formatInstant(METERING_POINTS_HOUR), ReadingsGenerator.DEFAULT_OPERATOR_ID));
+        assertThat(client.value("SELECT count(*) FROM %s_versions".formatted(METERING_POINTS))).isEqualTo(versions);
+        assertThat(allColumns("SELECT melo_id, split_part(version_scope, ':', 1), count(*) FROM %s WHERE malo_id = '%s' GROUP BY 1, 2".formatted(METERING_POINTS, ReadingsGenerator.maloId(7))))
+                .containsExactly(List.of(MELO_A, ReadingsGenerator.DEFAULT_OPERATOR_ID, "4"), List.of(MELO_B, SECOND_OPERATOR_ID, "2"));
+        assertMatches(METERING_POINTS);
     }
 
     // the functions the rules' triggers of the tenant table and its partitions run
@@ -759,6 +794,14 @@ final class TestMeterstoreMergeKeys
                 .formatted(TENANTS, reading.maloId(), reading.obisCode(), reading.sparte(), reading.from(), reading.end(), reading.value().toPlainString(), reading.unit(),
                         reading.quality(), reading.resolution(), reading.sourceKind(), reading.version(), reading.versionScope(), reading.recordedAt(), reading.balancingDay(),
                         reading.attributes().getFirst().orElseThrow());
+    }
+
+    /** A quarter-hour of {@code meloId} under the tenant table's meter's MaLo, from {@code from}, under {@code operator}'s scope. */
+    private static Reading meloInterval(String meloId, Instant from, String operator, BigInteger version)
+    {
+        return new Reading(ReadingsGenerator.maloId(7), Optional.of(meloId), "1-0:1.8.0", Sparte.STROM, from, Optional.of(from.plus(Duration.ofMinutes(15))), new BigDecimal("0.25"),
+                MeasurementUnit.KWH, version.equals(BigInteger.ONE) ? Quality.MEASURED : Quality.CORRECTED, "PT15M", "MSCONS", Optional.empty(), Optional.empty(),
+                version, Reading.versionScope(operator, Sparte.STROM, from), T1, MeteringCalendar.balancingDay(Sparte.STROM, from), List.of());
     }
 
     private static Reading withMelo(Reading base, Optional<String> meloId)
@@ -927,10 +970,10 @@ final class TestMeterstoreMergeKeys
         return names;
     }
 
-    private void assertRefused(String sql, String message)
+    private void assertRefused(String sql, String... messages)
     {
         assertThatThrownBy(() -> client.execute(sql))
                 .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getErrorCode()).as(e.getMessage()).isEqualTo(MeterstoreErrorCode.METERSTORE_INVALID_READING.toErrorCode().getCode()))
-                .hasMessageContaining(message);
+                .satisfies(e -> assertThat(e.getMessage()).contains(messages));
     }
 }
