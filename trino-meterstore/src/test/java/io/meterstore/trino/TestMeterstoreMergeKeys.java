@@ -64,6 +64,7 @@ import java.time.InstantSource;
 import java.time.LocalDate;
 import java.time.YearMonth;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -93,8 +94,9 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
  * past the retention from both tiers, every column of the rows it keeps (both tenants', both MeLos', the attribute's
  * NULL, "to" NULL, a hot day) read back as before, one audit row each in {@code "T$erasures"}, and a second sweep
  * changes nothing. {@code meter_completeness} counts per reading of the key: a row per MeLo of a point table (cold
- * January, hot April) and per tenant, the key's column after malo_id. The rules between versions judge each tenant's
- * and each MeLo's versions apart, and a refusal names the whole reading (tenant 'a', melo_id '...').
+ * January, hot April) and of an interval table, and per tenant, the key's column after malo_id. The rules between
+ * versions judge each tenant's and each MeLo's versions apart, and a refusal names the whole reading (tenant 'a',
+ * melo_id '...').
  */
 @TestInstance(PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -726,6 +728,20 @@ final class TestMeterstoreMergeKeys
         assertThat(allColumns("SELECT melo_id, split_part(version_scope, ':', 1), count(*) FROM %s WHERE malo_id = '%s' GROUP BY 1, 2".formatted(METERING_POINTS, ReadingsGenerator.maloId(7))))
                 .containsExactly(List.of(MELO_A, ReadingsGenerator.DEFAULT_OPERATOR_ID, "4"), List.of(MELO_B, SECOND_OPERATOR_ID, "2"));
         assertMatches(METERING_POINTS);
+    }
+
+    @Test
+    @Order(13)
+    void testCompletenessCountsEachMeteringLocationOfAnIntervalTable()
+            throws Exception
+    {
+        // the hour of the test before: MeLo A delivered its four quarter-hours, MeLo B two of them
+        String range = "range_start => %s, range_end => %s".formatted(ReadingsInserts.timestamp(METERING_POINTS_HOUR), ReadingsInserts.timestamp(METERING_POINTS_HOUR.plus(Duration.ofHours(1))));
+        String report = "SELECT malo_id, melo_id, resolution, expected, actual, missing, surplus, CAST(first_gap AS varchar), complete FROM (%s)";
+        String maloId = ReadingsGenerator.maloId(7);
+        assertThat(allColumns(report.formatted(completeness(METERING_POINTS, range)))).containsExactly(
+                Arrays.asList(maloId, MELO_A, "PT15M", "4", "4", "0", "0", null, "true"),
+                Arrays.asList(maloId, MELO_B, "PT15M", "4", "2", "2", "0", "2026-04-10", "false"));
     }
 
     // the functions the rules' triggers of the tenant table and its partitions run
