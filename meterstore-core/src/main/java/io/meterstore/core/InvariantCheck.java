@@ -72,7 +72,7 @@ public final class InvariantCheck
             violations.add("CHECK constraint %s of table '%s' is NOT VALID: rows stored before the rules may break it (find them with SELECT * FROM %s WHERE NOT (%s)); repair them, then run bin/archiver create again"
                     .formatted(check, name, hotTier.qualifiedParent(), HotTierRules.checks(TableShape.ofProperties(table.properties()).orElse(TableShape.DEFAULT)).get(check)));
         }
-        violations.addAll(StoredRuleViolations.stillBroken(connection, hotTier));
+        violations.addAll(StoredRuleViolations.stillBroken(connection, hotTier, TableColumns.of(table).keyNames()));
         if (pinned.snapshotId().isPresent()) {
             violations.addAll(filesAtOrAboveWatermark(table, name, pinned.snapshotId().get(), watermark));
         }

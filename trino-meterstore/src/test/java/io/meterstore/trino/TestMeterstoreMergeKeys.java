@@ -39,6 +39,7 @@ import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.io.CloseableIterable;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -96,7 +97,8 @@ import static org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS;
  * changes nothing. {@code meter_completeness} counts per reading of the key: a row per MeLo of a point table (cold
  * January, hot April) and of an interval table, and per tenant, the key's column after malo_id. The rules between
  * versions judge each tenant's and each MeLo's versions apart, and a refusal names the whole reading (tenant 'a',
- * melo_id '...').
+ * melo_id '...'); pairs of rows stored before the rules are listed by {@code bin/archiver create} per tenant and
+ * reported by {@code "T$invariant"} until their own rows are repaired.
  */
 @TestInstance(PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -744,6 +746,74 @@ final class TestMeterstoreMergeKeys
                 Arrays.asList(maloId, MELO_B, "PT15M", "4", "2", "2", "0", "2026-04-10", "false"));
     }
 
+    @Test
+    @Order(14)
+    void testRowsStoredBeforeTheRulesAreListedPerTenant()
+            throws Exception
+    {
+        // tenants f and g each hold two versions of one quarter-hour under two operators, written while the rules'
+        // INSERT triggers were gone (a table from before the rules): the two pairs differ in nothing but the tenant
+        Instant quarterHour = Instant.parse("2026-04-11T08:00:00Z");
+        HotTier tenants = hotTier(TENANTS);
+        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement()) {
+            tenants.ensurePartition(connection, quarterHour);
+            String partition = tenants.partitions(connection).stream().filter(hot -> hot.contains(quarterHour)).findFirst().orElseThrow().name();
+            for (String relation : List.of(tenants.qualifiedParent(), tenants.qualifiedPartition(partition))) {
+                statement.execute("DROP TRIGGER meterstore_reading_rules_insert ON " + relation);
+            }
+            for (String tenant : List.of("f", "g")) {
+                statement.executeUpdate(plainInsert(interval(tenant, quarterHour, Duration.ofMinutes(15), ReadingsGenerator.DEFAULT_OPERATOR_ID, BigInteger.ONE, "0.25")));
+                statement.executeUpdate(plainInsert(interval(tenant, quarterHour, Duration.ofMinutes(15), SECOND_OPERATOR_ID, BigInteger.TWO, "0.5")));
+            }
+            // the kept pairs' table as an earlier release created it, keeping a pair of another table
+            statement.execute("DROP TABLE IF EXISTS metering.meterstore_rule_violations");
+            statement.execute("""
+                    CREATE TABLE metering.meterstore_rule_violations (
+                        "table" text NOT NULL, rule text NOT NULL, malo_id text NOT NULL, obis_code text NOT NULL,
+                        earlier_from timestamptz NOT NULL, earlier_version numeric(20, 0) NOT NULL, later_from timestamptz NOT NULL, later_version numeric(20, 0) NOT NULL,
+                        message text NOT NULL,
+                        PRIMARY KEY ("table", malo_id, obis_code, earlier_from, earlier_version, later_from, later_version))""");
+            statement.execute("INSERT INTO metering.meterstore_rule_violations VALUES ('plain', 'one_operator_per_reading', '41373559241', '1-0:1.8.0', now(), 1, now(), 2, 'kept before')");
+        }
+
+        // create again lists both pairs, each naming its tenant, and keeps both; a second create finds the same
+        String maloId = ReadingsGenerator.maloId(7);
+        String pair = "rule one_operator_per_reading in table \"metering\".\"mandanten\": reading (malo_id '%s', tenant '%%s', obis_code '1-0:1.8.0') version 1 over [2026-04-11T08:00:00Z, 2026-04-11T08:15:00Z)".formatted(maloId);
+        for (int run = 0; run < 2; run++) {
+            assertThat(archiver("create").stream().filter(line -> line.contains("Rows stored before the rules")).toList()).as("create, run %s", run + 1)
+                    .satisfiesExactly(
+                            line -> assertThat(line).contains(pair.formatted("f")),
+                            line -> assertThat(line).contains(pair.formatted("g")));
+        }
+        // the earlier release's table got the key's values, in its primary key, and still holds the other table's pair
+        assertThat(client.postgres("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'metering.meterstore_rule_violations'::regclass AND contype = 'p'"))
+                .isEqualTo("PRIMARY KEY (\"table\", malo_id, key_values, obis_code, earlier_from, earlier_version, later_from, later_version)");
+        assertThat(client.postgres("SELECT string_agg(\"table\" || ' ' || key_values::text, ', ' ORDER BY key_values) FROM metering.meterstore_rule_violations"))
+                .isEqualTo("plain {}, mandanten {f}, mandanten {g}");
+        assertThat(ruleViolations()).satisfiesExactly(
+                violation -> assertThat(violation).contains(pair.formatted("f")),
+                violation -> assertThat(violation).contains(pair.formatted("g")));
+
+        // tenant f's pair repaired by deleting its second operator's version: only tenant g's is still reported, though
+        // g's two rows have f's malo_id, obis_code, "from" and versions
+        try (Connection connection = warehouse.database().connect(); Statement statement = connection.createStatement()) {
+            assertThat(statement.executeUpdate("DELETE FROM metering.mandanten WHERE tenant = 'f' AND version = 2")).isEqualTo(1);
+            assertThat(ruleViolations()).singleElement(InstanceOfAssertFactories.STRING).contains(pair.formatted("g"));
+            assertThat(statement.executeUpdate("DELETE FROM metering.mandanten WHERE tenant = 'g' AND version = 2")).isEqualTo(1);
+            assertThat(ruleViolations()).isEmpty();
+        }
+        written.get(TENANTS).add(interval("f", quarterHour, Duration.ofMinutes(15), ReadingsGenerator.DEFAULT_OPERATOR_ID, BigInteger.ONE, "0.25"));
+        written.get(TENANTS).add(interval("g", quarterHour, Duration.ofMinutes(15), ReadingsGenerator.DEFAULT_OPERATOR_ID, BigInteger.ONE, "0.25"));
+        assertMatches(TENANTS);
+    }
+
+    // the violations "mandanten$invariant" reports of pairs of rows that break a rule
+    private List<String> ruleViolations()
+            throws SQLException
+    {
+        return allColumns("SELECT violation FROM \"%s$invariant\" WHERE violation LIKE '%%Rows stored before the rules%%'".formatted(TENANTS)).stream().map(List::getFirst).toList();
+    }
+
     // the functions the rules' triggers of the tenant table and its partitions run
     private List<String> rulesFunctions()
             throws SQLException
@@ -818,6 +888,30 @@ final class TestMeterstoreMergeKeys
         return new Reading(ReadingsGenerator.maloId(7), Optional.of(meloId), "1-0:1.8.0", Sparte.STROM, from, Optional.of(from.plus(Duration.ofMinutes(15))), new BigDecimal("0.25"),
                 MeasurementUnit.KWH, version.equals(BigInteger.ONE) ? Quality.MEASURED : Quality.CORRECTED, "PT15M", "MSCONS", Optional.empty(), Optional.empty(),
                 version, Reading.versionScope(operator, Sparte.STROM, from), T1, MeteringCalendar.balancingDay(Sparte.STROM, from), List.of());
+    }
+
+    /** The archiver's command line on the tenant table, as {@code bin/archiver <command>} runs it; its output's lines. */
+    private List<String> archiver(String command)
+            throws IOException
+    {
+        Path config = Files.createTempFile("archiver", ".properties");
+        try {
+            Files.writeString(config, """
+                    meterstore.postgresql.url=%s
+                    meterstore.postgresql.user=%s
+                    meterstore.iceberg.warehouse=%s
+                    meterstore.tables=%s
+                    """.formatted(warehouse.database().jdbcUrl(), warehouse.database().user(), warehouse.location(), TENANTS));
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int exitCode = new ArchiverCli(new PrintStream(out, true, UTF_8), new PrintStream(err, true, UTF_8), InstantSource.system()).run(new String[] {command, "--config", config.toString()});
+            assertThat(err.toString(UTF_8)).isEmpty();
+            assertThat(exitCode).isEqualTo(ArchiverCli.EXIT_OK);
+            return out.toString(UTF_8).lines().toList();
+        }
+        finally {
+            Files.delete(config);
+        }
     }
 
     private static Reading withMelo(Reading base, Optional<String> meloId)
