@@ -27,4 +27,17 @@ final class TestRetentionPeriod
         assertThatThrownBy(() -> RetentionPeriod.parse("36m")).hasMessage("Invalid retention '36m': write whole settlement years, e.g. '3y'");
         assertThatThrownBy(() -> RetentionPeriod.parse("0y")).hasMessage("Invalid retention '0y': write whole settlement years, e.g. '3y'");
     }
+
+    @Test
+    void testDaysForTheSoak()
+    {
+        RetentionPeriod tenDays = RetentionPeriod.ofDays(10);
+        assertThat(tenDays.toString()).isEqualTo("10d");
+        // the start of the Berlin day ten days before now's: at 22:00 UTC in winter Berlin's day is still the same
+        assertThat(tenDays.cut(Instant.parse("2026-11-20T22:00:00Z"))).isEqualTo(Instant.parse("2026-11-09T23:00:00Z"));
+        // in summer 22:00 UTC is midnight in Berlin, the next day
+        assertThat(tenDays.cut(Instant.parse("2026-07-20T22:00:00Z"))).isEqualTo(Instant.parse("2026-07-10T22:00:00Z"));
+        assertThatThrownBy(() -> RetentionPeriod.ofDays(0)).hasMessage("days must be at least 1");
+        assertThatThrownBy(() -> new RetentionPeriod(3, 10)).hasMessage("Exactly one of settlementYears and days must be positive");
+    }
 }
