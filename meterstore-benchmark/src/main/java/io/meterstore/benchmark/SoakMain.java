@@ -16,18 +16,22 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * {@code bin/soak}: one {@link SoakRun} on a fresh PostgreSQL data directory and warehouse under {@code soak.dir}
  * (default var/soak, deleted first), then its figures on the console and its report in the marked section of
  * {@code soak.report} (default docs/soak.md, {@link SoakReport}). The run's settings are system properties:
  * soak.days, soak.meters, soak.meters-per-statement, soak.correction-rate, soak.erasure-every, soak.engine-restarts, soak.archiver-kills,
- * soak.postgres-restarts, soak.storage-outages, soak.seed; soak.storage says where the warehouse lives ({@code s3}, the default: a bucket of an S3
+ * soak.postgres-restarts, soak.storage-outages, soak.retention-days ({@code off}, or the days the archiver's expire keeps the readings, 90 by default), soak.seed; soak.storage says where the warehouse lives ({@code s3}, the default: a bucket of an S3
  * server of the run's own under soak.dir, which the outages stop; or {@code local}).
  */
 public final class SoakMain
 {
     private static final Logger log = Logger.get(SoakMain.class);
+    // as a deployment keeps readings far longer than it takes corrections (60 days back) and its settlement lag: a
+    // year's run sweeps its first months, and no correction or redelivery of the workload reaches them
+    static final int DEFAULT_RETENTION_DAYS = 90;
 
     private SoakMain() {}
 
@@ -52,7 +56,9 @@ public final class SoakMain
                 Integer.getInteger("soak.archiver-kills", 12),
                 Integer.getInteger("soak.postgres-restarts", 12),
                 Integer.getInteger("soak.storage-outages", 12),
-                Long.getLong("soak.seed", 34));
+                retentionDays(System.getProperty("soak.retention-days", String.valueOf(DEFAULT_RETENTION_DAYS))),
+                Long.getLong("soak.seed", 34),
+                SoakRun.defaultLastDay());
         Path directory = Path.of(System.getProperty("soak.dir", "var/soak"));
         Path report = Path.of(System.getProperty("soak.report", "docs/soak.md"));
         int exit = 0;
@@ -85,6 +91,24 @@ public final class SoakMain
         System.exit(exit);
     }
 
+    /** {@code 90} (days), or {@code off}. */
+    private static OptionalInt retentionDays(String value)
+    {
+        if (value.trim().equalsIgnoreCase("off")) {
+            return OptionalInt.empty();
+        }
+        try {
+            int days = Integer.parseInt(value.trim());
+            if (days >= 1) {
+                return OptionalInt.of(days);
+            }
+        }
+        catch (NumberFormatException _) {
+            // refused below
+        }
+        throw new IllegalArgumentException("Invalid soak.retention-days '%s': write a number of days of at least 1 (e.g. 90), or 'off' for no retention".formatted(value));
+    }
+
     private static BenchmarkStorage storage(String value)
     {
         return switch (value.trim().toLowerCase(Locale.ROOT)) {
@@ -100,11 +124,11 @@ public final class SoakMain
         int sample = Math.min(7, days.size());
         return """
                 Soak: %s simulated days of %s meters (%s meters a statement, corrections %s of a day's rows, seed %s) in %s s
-                rows sent %,d (recorded by the oracle %,d); refused statements %s; erasures %s (lifted %s); archival commits %s; maintenance runs %s; faults injected and survived %s; failed during the storage outages, naming the storage %s
+                rows sent %,d (recorded by the oracle %,d); refused statements %s (rows of them past the retention %,d); retention sweeps %s; erasures %s (lifted %s); archival commits %s; maintenance runs %s; faults injected and survived %s; failed during the storage outages, naming the storage %s
                 oracle checks passed %s; dashboard queries %s
                 time per simulated day: first %s days %.2f s median, last %s days %.2f s median"""
                 .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.correctionRate(), settings.seed(), elapsed.toSeconds(),
-                        result.rowsSent(), result.rowsRecorded(), result.refused(), result.erasures(), result.lifts(), result.archivalCommits(), result.maintenanceRuns(), result.faults(), result.outageFailures(),
+                        result.rowsSent(), result.rowsRecorded(), result.refused(), result.rowsRefusedPastRetention(), result.sweeps(), result.erasures(), result.lifts(), result.archivalCommits(), result.maintenanceRuns(), result.faults(), result.outageFailures(),
                         result.checks(), result.dashboardQueries(),
                         sample, median(days.subList(0, sample)), sample, median(days.subList(days.size() - sample, days.size())));
     }

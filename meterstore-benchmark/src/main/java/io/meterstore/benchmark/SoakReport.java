@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
@@ -45,18 +46,21 @@ final class SoakReport
     {
         StringBuilder out = new StringBuilder();
         out.append(START).append("\n\n## The last run of bin/soak\n\n");
-        out.append("%s simulated days of %,d meters (%s meters a statement, corrections %s of a day's rows, an erasure every %s days, seed %s), run %s UTC in %s s (load average %.1f at its end).\n\n"
-                .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.correctionRate(), settings.erasureEvery(), settings.seed(),
+        out.append("%s simulated days of %,d meters (%s meters a statement, corrections %s of a day's rows, an erasure every %s days, %s, seed %s), run %s UTC in %s s (load average %.1f at its end).\n\n"
+                .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.correctionRate(), settings.erasureEvery(),
+                        settings.retentionDays().isPresent() ? "readings kept %s days".formatted(settings.retentionDays().getAsInt()) : "no retention", settings.seed(),
                         finished.truncatedTo(ChronoUnit.MINUTES).toString().replace('T', ' ').replace("Z", ""), elapsed.toSeconds(), loadAverage));
         out.append("| What | Count |\n|---|---:|\n");
         out.append("| rows sent | %,d |\n".formatted(result.rowsSent()));
         out.append("| rows recorded by the oracle (sent less the same-payload redeliveries) | %,d |\n".formatted(result.rowsRecorded()));
         result.refused().entrySet().stream().sorted(Map.Entry.comparingByKey())
                 .forEach(entry -> out.append("| refused statements: %s | %,d |\n".formatted(entry.getKey(), entry.getValue())));
+        out.append("| rows of the refused statements that fell in months the retention removed | %,d |\n".formatted(result.rowsRefusedPastRetention()));
         out.append("| erasures (DELETE) | %,d |\n".formatted(result.erasures()));
         out.append("| erasures lifted, their days delivered again | %,d |\n".formatted(result.lifts()));
         out.append("| archival commits | %,d |\n".formatted(result.archivalCommits()));
         out.append("| maintenance runs (compact, expire) | %,d |\n".formatted(result.maintenanceRuns()));
+        out.append("| retention sweeps that removed months | %,d |\n".formatted(result.sweeps().size()));
         result.faults().entrySet().stream().sorted(Map.Entry.comparingByKey())
                 .forEach(entry -> out.append("| faults injected and survived: %s | %,d |\n".formatted(entry.getKey(), entry.getValue())));
         result.outageFailures().entrySet().stream().sorted(Map.Entry.comparingByKey())
@@ -70,6 +74,15 @@ final class SoakReport
         out.append("| time per simulated day, median of the first %s days | %.2f s |\n".formatted(sample, first));
         out.append("| time per simulated day, median of the last %s days | %.2f s (%.2f x the first) |\n\n".formatted(sample, last, last / first));
 
+        if (!result.sweeps().isEmpty()) {
+            out.append("The retention's sweeps (expire on the evening after the day; rows as its audit rows count them, each the oracle's own count):\n\n");
+            out.append("| Evening of day | Cut | Months removed | Data files | Delete files | Cold rows | Hot rows |\n|---|---|---|---:|---:|---:|---:|\n");
+            for (SoakRun.Sweep sweep : result.sweeps()) {
+                out.append("| %s | %s | %s | %,d | %,d | %,d | %,d |\n".formatted(sweep.day(), sweep.cut(),
+                        sweep.months().stream().map(YearMonth::toString).collect(Collectors.joining(", ")), sweep.dataFiles(), sweep.deleteFiles(), sweep.coldRows(), sweep.hotRows()));
+            }
+            out.append('\n');
+        }
         out.append("How the store grew (after the first day, every 30th and the last; PostgreSQL: every relation of the table's schema, "
                 + "heap: the driver's JVM, engine included, after a GC):\n\n");
         out.append("| After day | Data files | Delete files | Metadata files | Snapshots | Manifests | Hot partitions | PostgreSQL tables | PostgreSQL indexes | Dead tuples | Heap after GC |\n");

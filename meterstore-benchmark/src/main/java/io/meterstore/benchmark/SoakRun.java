@@ -8,7 +8,10 @@ import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.cycle.Failpoints.Failpoint;
+import io.meterstore.archiver.maintenance.MaintenanceOutcome;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
+import io.meterstore.archiver.maintenance.RetentionPeriod;
+import io.meterstore.archiver.maintenance.RetentionSweep;
 import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.ErasureLog;
 import io.meterstore.core.IcebergCatalogs;
@@ -29,6 +32,8 @@ import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingS3Server;
 import io.meterstore.testing.TestingWarehouse;
 import io.trino.testing.DistributedQueryRunner;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -44,6 +49,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.time.LocalDate;
+import java.time.YearMonth;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -54,6 +60,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Random;
 import java.util.Set;
 import java.util.SortedMap;
@@ -84,7 +91,9 @@ import static java.util.Objects.requireNonNull;
  * corrections); on a schedule a conflicting redelivery, a second network operator's version and a correction on another
  * grid (all refused by the rules, counted); now and then a DELETE erasure of one meter's range, and a redelivery into
  * it (refused by the suppression list), every other erasure lifted days later and its days delivered again; a dashboard
- * queries beside the deliveries. That evening the archiver archives what is closed and, weekly, compacts and expires.
+ * queries beside the deliveries. That evening the archiver archives what is closed and, weekly, compacts and expires,
+ * sweeping the months past the readings' retention if the run has one (then the oracle removes them by its own rule,
+ * and the late corrections and redeliveries into them are sent and must be refused).
  * On a seeded schedule of their own: the Trino engine restarted before a day, PostgreSQL restarted in the middle of
  * one, the archiver killed (SIGKILL, in a JVM of its own) at a failpoint of the evening's cycle, the S3 server holding
  * the warehouse stopped through a day's deliveries and the evening's cycle tried during it. Then the oracle
@@ -120,12 +129,20 @@ public final class SoakRun
     // moment (Iceberg's own retries of a metadata read, about 90 s, remain) instead of after minutes (TestMeterstoreObjectStorageRestart's too)
     static final Map<String, String> STORAGE_RETRIES = Map.of("s3.max-error-retries", "1");
 
-    /** What to run. */
+    /**
+     * What to run: the days end on {@code lastDay} ({@link #defaultLastDay()}, or earlier: a test pins its days in the
+     * month); {@code retentionDays}, when present, is the readings' retention the archiver's expire sweeps by
+     * ({@link RetentionPeriod#ofDays}).
+     */
     public record Settings(int days, int meters, int metersPerStatement, double correctionRate, int erasureEvery, int engineRestarts, int archiverKills, int postgresRestarts,
-            int storageOutages, long seed)
+            int storageOutages, OptionalInt retentionDays, long seed, LocalDate lastDay)
     {
         public Settings
         {
+            requireNonNull(retentionDays, "retentionDays is null");
+            requireNonNull(lastDay, "lastDay is null");
+            checkArgument(retentionDays.isEmpty() || retentionDays.getAsInt() >= 1, "retentionDays must be at least 1");
+            checkArgument(!lastDay.isAfter(defaultLastDay()), "lastDay must be at most %s, two days before today (UTC), so that every recorded_at lies in the past", defaultLastDay());
             checkArgument(engineRestarts >= 0 && engineRestarts < days, "engineRestarts must be in [0, days)");
             checkArgument(archiverKills >= 0 && archiverKills < days, "archiverKills must be in [0, days)");
             checkArgument(postgresRestarts >= 0 && postgresRestarts < days, "postgresRestarts must be in [0, days)");
@@ -138,6 +155,27 @@ public final class SoakRun
                     MAX_METERS_PER_STATEMENT, QUERY_MAX_LENGTH);
             checkArgument(correctionRate >= 0 && correctionRate < 1, "correctionRate must be in [0, 1)");
             checkArgument(erasureEvery > 0, "erasureEvery must be positive");
+        }
+    }
+
+    /** The last simulated day by default: two days before today (UTC), delivered the morning of yesterday. */
+    public static LocalDate defaultLastDay()
+    {
+        return LocalDate.now(ZoneOffset.UTC).minusDays(2);
+    }
+
+    /**
+     * A sweep of the readings' retention that removed months, on the evening of {@code day}: the cut, the months, the
+     * data and delete files its commits removed (their snapshot summaries), the rows removed per tier as its audit rows
+     * count them, which the oracle's own count of the versions it removed matched.
+     */
+    public record Sweep(LocalDate day, Instant cut, List<YearMonth> months, long dataFiles, long deleteFiles, long coldRows, long hotRows)
+    {
+        public Sweep
+        {
+            requireNonNull(day, "day is null");
+            requireNonNull(cut, "cut is null");
+            months = List.copyOf(months);
         }
     }
 
@@ -169,10 +207,11 @@ public final class SoakRun
     /** What the run did and measured. */
     public record Result(int days, int meters, long rowsSent, long rowsRecorded, Map<String, Integer> refused, int erasures, int archivalCommits,
             int maintenanceRuns, Map<String, Integer> faults, Map<String, Integer> outageFailures, int checks, int dashboardQueries, int lifts, List<Duration> dayTimes,
-            List<SoakGrowth> growth)
+            List<SoakGrowth> growth, List<Sweep> sweeps, long rowsRefusedPastRetention)
     {
         public Result
         {
+            sweeps = List.copyOf(sweeps);
             refused = Map.copyOf(refused);
             faults = Map.copyOf(faults);
             outageFailures = Map.copyOf(outageFailures);
@@ -203,6 +242,11 @@ public final class SoakRun
     // what failed during the storage outages, as it must: the evening's archival cycle, the reads of cold data
     private final Map<String, Integer> outageFailures = new TreeMap<>();
     private final Set<ReadingKey> corrected = new HashSet<>();
+    private final List<Sweep> sweeps = new ArrayList<>();
+    // rows of the statements refused because they fell in a month the retention removed
+    private long rowsRefusedPastRetention;
+    // the morning after a sweep: one meter's batch of a swept day delivered again, which must be refused
+    private Optional<LocalDate> sweptRedelivery = Optional.empty();
     private long rowsSent;
     // the last day's deliveries, of its writes
     private Duration deliveryTime = Duration.ZERO;
@@ -228,8 +272,7 @@ public final class SoakRun
         this.tampering = requireNonNull(tampering, "tampering is null");
         checkArgument(settings.storageOutages() == 0 || warehouse.bucket().isPresent(),
                 "A storage outage stops the S3 server holding the warehouse, and this warehouse is a local directory: run the soak on S3 (bin/soak: -Dsoak.storage=s3) or without outages (-Dsoak.storage-outages=0)");
-        // the last simulated day is delivered the morning of yesterday (UTC): every recorded_at lies in the past
-        LocalDate lastDay = LocalDate.now(ZoneOffset.UTC).minusDays(2);
+        LocalDate lastDay = settings.lastDay();
         this.generator = ReadingsGenerator.builder()
                 .seed(settings.seed())
                 .meters(settings.meters())
@@ -259,7 +302,11 @@ public final class SoakRun
                 ? IcebergCatalogs.jdbc(warehouse.catalogSpec(), properties -> storage.get().fileIo("meterstore-soak"))
                 : warehouse.catalog();
         ArchivalCycle cycle = new ArchivalCycle(catalog, identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, ArchivalSettings.DEFAULTS, clock);
-        TableMaintenance maintenance = new TableMaintenance(catalog, identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, MaintenanceSettings.DEFAULTS, clock);
+        // the readings' retention as a deployment configured with one sweeps it, in expire, on the soak's clock
+        MaintenanceSettings maintenanceSettings = new MaintenanceSettings(MaintenanceSettings.DEFAULTS.retention(), MaintenanceSettings.DEFAULTS.orphanSafetyAge(),
+                MaintenanceSettings.DEFAULTS.readerGrace(), MaintenanceSettings.DEFAULTS.compaction(),
+                settings.retentionDays().isPresent() ? Optional.of(RetentionPeriod.ofDays(settings.retentionDays().getAsInt())) : Optional.empty());
+        TableMaintenance maintenance = new TableMaintenance(catalog, identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, maintenanceSettings, clock);
         Table table = catalog.loadTable(identifier);
         List<Duration> dayTimes = new ArrayList<>();
         List<SoakGrowth> growth = new ArrayList<>();
@@ -308,8 +355,11 @@ public final class SoakRun
                 archive(cycle, killed);
                 if (index % MAINTENANCE_EVERY == MAINTENANCE_EVERY - 1) {
                     maintenance.compact();
-                    maintenance.expire();
+                    MaintenanceOutcome expired = maintenance.expire();
                     maintenanceRuns++;
+                    if (settings.retentionDays().isPresent()) {
+                        swept(table, day, expired.swept().orElseThrow());
+                    }
                 }
                 long archived = System.nanoTime();
                 tampering.beforeCheck(day, warehouse);
@@ -336,7 +386,42 @@ public final class SoakRun
             storage.ifPresent(ColdStorage::close);
         }
         return new Result(settings.days(), settings.meters(), rowsSent, rowsRecorded, refused, erasures, archivalCommits, maintenanceRuns, faultsInjected, outageFailures, checks,
-                dashboardQueries, lifts, dayTimes, growth);
+                dashboardQueries, lifts, dayTimes, growth, sweeps, rowsRefusedPastRetention);
+    }
+
+    /**
+     * After the evening's expire: the oracle sweeps by its own rule at the same instant, and what it removed must be
+     * what the sweep's audit rows say it removed, at the same cut; the oracle's questions then check what is left.
+     */
+    private void swept(Table table, LocalDate day, RetentionSweep.Swept swept)
+    {
+        long removed = oracle.swept(simulatedNow.get(), settings.retentionDays().getAsInt());
+        Instant cut = swept.cut();
+        if (removed != swept.coldRows() + swept.hotRows() || !cut.equals(SoakOracle.retentionCut(simulatedNow.get(), settings.retentionDays().getAsInt()))) {
+            throw new DivergenceException("Oracle check failed after simulated day %s (%s passed before it): retention: the sweep %s; the oracle removed %s rows before %s"
+                    .formatted(day, checks, swept.describe(), removed, oracle.retainedFrom()));
+        }
+        checks++;
+        if (swept.months().isEmpty()) {
+            return;
+        }
+        // the files its commits removed, as their snapshot summaries count them
+        table.refresh();
+        long dataFiles = 0;
+        long deleteFiles = 0;
+        for (Snapshot snapshot : table.snapshots()) {
+            String month = snapshot.summary().get(RetentionSweep.MONTH_KEY);
+            if (month != null && swept.months().contains(YearMonth.parse(month))) {
+                dataFiles += Long.parseLong(snapshot.summary().getOrDefault(SnapshotSummary.DELETED_FILES_PROP, "0"));
+                deleteFiles += Long.parseLong(snapshot.summary().getOrDefault(SnapshotSummary.REMOVED_DELETE_FILES_PROP, "0"));
+            }
+        }
+        sweeps.add(new Sweep(day, cut, swept.months(), dataFiles, deleteFiles, swept.coldRows(), swept.hotRows()));
+        log.info("Soak day %s: retention: %s (%s data files, %s delete files); the oracle's rule removed every reading before %s",
+                day, swept.describe(), dataFiles, deleteFiles, oracle.retainedFrom());
+        // a sender redelivers a batch of a swept day next morning: refused, as every INSERT into a removed month
+        LocalDate last = MeteringCalendar.localDay(oracle.retainedFrom()).minusDays(1);
+        sweptRedelivery = Optional.of(last.isBefore(generator.startDay()) ? generator.startDay() : last);
     }
 
     private DistributedQueryRunner queryRunner(Map<String, String> storageOverrides)
@@ -467,6 +552,12 @@ public final class SoakRun
             restartPostgres(index);
         }
         redeliver(trino, index, day);
+        if (sweptRedelivery.isPresent()) {
+            // one meter's batch of the last day of a month the retention removed last night
+            List<Reading> batch = generator.readings(random.nextInt(settings.meters()), sweptRedelivery.get());
+            refusePastRetention(trino, batch, "retention_redelivery");
+            sweptRedelivery = Optional.empty();
+        }
         correct(trino, index, day, morning);
         if (index % 3 == 1) {
             conflictingRedelivery(trino, randomWinner(index, day));
@@ -494,6 +585,10 @@ public final class SoakRun
         int meter = random.nextInt(settings.meters());
         LocalDate earlier = day.minusDays(1 + random.nextInt(Math.min(10, index)));
         List<Reading> batch = generator.readings(meter, earlier);
+        if (batch.stream().anyMatch(oracle::isSwept)) {
+            refusePastRetention(trino, batch, "retention_redelivery");
+            return;
+        }
         if (batch.stream().anyMatch(oracle::isErased)) {
             refuse(trino, batch, ERASED, "erased");
             return;
@@ -521,12 +616,22 @@ public final class SoakRun
             ReadingKey key = again.get(random.nextInt(again.size()));
             winner(current, key).ifPresent(winner -> chosen.put(key, winner));
         }
+        Map<ReadingKey, Reading> pastRetention = new LinkedHashMap<>();
         for (int target = 0; target < 3 && chosen.size() < wanted; target++) {
             LocalDate late = day.minusDays(1 + random.nextInt(back));
             Instant lower = MeteringCalendar.startOfLocalDay(late);
             Instant upper = MeteringCalendar.startOfLocalDay(late.plusDays(1));
             List<Reading> winners = current.resolved(ReadingsOracle.fromRange(lower, upper));
             int share = (wanted - chosen.size()) / (3 - target);
+            if (lower.isBefore(oracle.retainedFrom())) {
+                // a day (or its first hour) of a month the retention removed: the sender corrects what it sent of it
+                List<Reading> sent = generator.readings(random.nextInt(settings.meters()), late).stream().filter(oracle::isSwept).toList();
+                for (int pick = 0; pick < share && !sent.isEmpty(); pick++) {
+                    Reading reading = sent.get(random.nextInt(sent.size()));
+                    pastRetention.putIfAbsent(new ReadingKey(reading.maloId(), reading.from()), reading);
+                }
+                continue;
+            }
             for (int pick = 0; pick < share && !winners.isEmpty(); pick++) {
                 Reading winner = winners.get(random.nextInt(winners.size()));
                 chosen.putIfAbsent(new ReadingKey(winner.maloId(), winner.from()), winner);
@@ -535,15 +640,27 @@ public final class SoakRun
         List<Reading> corrections = new ArrayList<>();
         int offset = 0;
         for (Reading winner : chosen.values()) {
-            // a version per row, recorded a millisecond apart: the version is the instant in microseconds, as the generator's
-            Instant recordedAt = morning.plusMillis(offset++);
-            BigDecimal value = winner.value().add(BigDecimal.valueOf(1 + random.nextInt(500), 3)).setScale(Reading.VALUE_SCALE);
-            corrections.add(new Reading(winner.maloId(), winner.meloId(), winner.obisCode(), winner.sparte(), winner.from(), winner.to(), value, winner.unit(),
-                    Quality.CORRECTED, winner.resolution(), "MANUAL_ENTRY", Optional.of("{\"soak\":\"correction\",\"day\":\"%s\"}".formatted(day)), winner.provenance(),
-                    epochMicros(recordedAt), winner.versionScope(), recordedAt, winner.balancingDay()));
+            corrections.add(correction(winner, morning.plusMillis(offset++), day));
             corrected.add(new ReadingKey(winner.maloId(), winner.from()));
         }
+        if (!pastRetention.isEmpty()) {
+            // the sender corrects what it sent of a month the retention removed: its own statement, refused as a whole
+            List<Reading> refusedCorrections = new ArrayList<>();
+            for (Reading sent : pastRetention.values()) {
+                refusedCorrections.add(correction(sent, morning.plusMillis(offset++), day));
+            }
+            refusePastRetention(trino, refusedCorrections, "retention_correction");
+        }
         write(trino, Kind.CORRECTION, day, corrections);
+    }
+
+    /** A new version of {@code winner} with another value, recorded at {@code recordedAt}: the version is the instant in microseconds, as the generator's. */
+    private Reading correction(Reading winner, Instant recordedAt, LocalDate day)
+    {
+        BigDecimal value = winner.value().add(BigDecimal.valueOf(1 + random.nextInt(500), 3)).setScale(Reading.VALUE_SCALE);
+        return new Reading(winner.maloId(), winner.meloId(), winner.obisCode(), winner.sparte(), winner.from(), winner.to(), value, winner.unit(),
+                Quality.CORRECTED, winner.resolution(), "MANUAL_ENTRY", Optional.of("{\"soak\":\"correction\",\"day\":\"%s\"}".formatted(day)), winner.provenance(),
+                epochMicros(recordedAt), winner.versionScope(), recordedAt, winner.balancingDay());
     }
 
     /** A stored version sent again with another value: refused, nothing written. */
@@ -624,6 +741,11 @@ public final class SoakRun
         lifts++;
         List<Reading> batches = new ArrayList<>(generator.readings(lift.meter(), lift.first()));
         batches.addAll(generator.readings(lift.meter(), lift.first().plusDays(1)));
+        if (batches.stream().anyMatch(oracle::isSwept)) {
+            // the lift lifts the DELETE, not the retention: a month removed since stays refused
+            refusePastRetention(trino, batches, "retention_redelivery");
+            return;
+        }
         write(trino, Kind.REDELIVERY, day, batches);
     }
 
@@ -746,6 +868,17 @@ public final class SoakRun
         }
     }
 
+    /**
+     * Sends {@code rows}, some of which lie in a month the retention removed: the write path refuses the whole statement
+     * as erased (METERSTORE_ERASED, naming the retention's erasure), nothing written, as any INSERT into an erasure.
+     */
+    private void refusePastRetention(Connection trino, List<Reading> rows, String reason)
+            throws SQLException
+    {
+        refuse(trino, rows, ERASED, reason);
+        rowsRefusedPastRetention += rows.size();
+    }
+
     /** Sends {@code rows}, which the store must refuse with a message saying {@code expected}; counts the refused statement under {@code reason}. */
     private void refuse(Connection trino, List<Reading> rows, String expected, String reason)
             throws SQLException
@@ -763,10 +896,12 @@ public final class SoakRun
         throw new DivergenceException("The store accepted what it must refuse (%s): %s".formatted(expected, rows.getFirst()));
     }
 
-    /** A stored winner of this day or one up to 40 days back, hot or cold; never an erased one (the oracle holds none). */
+    /** A stored winner of this day or one up to 40 days back, hot or cold; never an erased one nor one past the retention (the oracle holds none). */
     private Reading randomWinner(int index, LocalDate day)
     {
-        LocalDate stored = day.minusDays(random.nextInt(Math.min(index, 40) + 1));
+        // the first day the retention left rows of (the first hour of a Berlin month's first day lies in the UTC month before)
+        long kept = ChronoUnit.DAYS.between(MeteringCalendar.localDay(oracle.retainedFrom()), day);
+        LocalDate stored = day.minusDays(random.nextInt((int) Math.min(Math.min(index, 40), kept) + 1));
         List<Reading> winners = oracle.oracle().resolved(ReadingsOracle.fromRange(MeteringCalendar.startOfLocalDay(stored), MeteringCalendar.startOfLocalDay(stored.plusDays(1))));
         checkState(!winners.isEmpty(), "No readings of %s", stored);
         return winners.get(random.nextInt(winners.size()));

@@ -17,10 +17,12 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.LocalDate;
+import java.time.YearMonth;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -38,8 +40,12 @@ final class TestSoakRun
     {
         // one delivery statement a day (20 meters), so the run stays short; one restart of the Trino engine, one SIGKILL of
         // the archiver mid-cycle and one restart of PostgreSQL, on seeded days; PostgreSQL is a server of the test's own.
-        // No storage outage: its failed archival cycle alone takes about 90 s (Iceberg retries a metadata read 20 times)
-        SoakRun.Settings settings = new SoakRun.Settings(40, 20, 20, 0.03, 10, 1, 1, 1, 0, 34);
+        // No storage outage: its failed archival cycle alone takes about 90 s (Iceberg retries a metadata read 20 times).
+        // The days end on the 4th of a month, so the run begins on the 24th to 27th of the month two before, whose last days
+        // the retention of 17 days removes at the weekly expire of day 28 (and no other month, at no other evening), after
+        // the first erasure's lift (day 26) and before the second erasure (day 31), whatever the date of the run
+        LocalDate lastDay = SoakRun.defaultLastDay().getDayOfMonth() >= 4 ? SoakRun.defaultLastDay().withDayOfMonth(4) : SoakRun.defaultLastDay().minusMonths(1).withDayOfMonth(4);
+        SoakRun.Settings settings = new SoakRun.Settings(40, 20, 20, 0.03, 10, 1, 1, 1, 0, OptionalInt.of(17), 34, lastDay);
         Path directory = Files.createTempDirectory("meterstore-soak-");
         SoakRun.Result result;
         try (TestingPostgresServer server = TestingPostgresServer.restartable(Files.createDirectory(directory.resolve("pgdata")))) {
@@ -51,8 +57,9 @@ final class TestSoakRun
         }
 
         assertThat(result.days()).isEqualTo(40);
-        // two questions a day, and every fifth day three AS OF instants and meter_completeness, all passed
-        assertThat(result.checks()).isEqualTo(40 * 2 + 8 * 4);
+        // two questions a day, every fifth day three AS OF instants and meter_completeness, and after each of the five
+        // expires the retention's rows (the sweep's audit rows against the oracle's own rule), all passed
+        assertThat(result.checks()).isEqualTo(40 * 2 + 8 * 4 + 5);
         // the dashboards queried beside every day's deliveries after the first, and each answer was the oracle's
         assertThat(result.dashboardQueries()).isGreaterThanOrEqualTo(39);
         // every day's rows, and the corrections (3 % of a day's rows, from the second day on)
@@ -69,6 +76,23 @@ final class TestSoakRun
         // the killed archiver's too if it died after its commit
         assertThat(result.archivalCommits()).isEqualTo(40);
         assertThat(result.maintenanceRuns()).isEqualTo(5);
+        // one sweep, of the first month, on the evening after day 28: every version of its days (lifted and delivered
+        // again, corrected, erased) as the oracle counts them, and the first hour of the next month's first Berlin day
+        LocalDate firstDay = lastDay.minusDays(39);
+        assertThat(result.sweeps()).hasSize(1);
+        SoakRun.Sweep sweep = result.sweeps().getFirst();
+        assertThat(sweep.day()).isEqualTo(firstDay.plusDays(27));
+        assertThat(sweep.months()).containsExactly(YearMonth.from(firstDay));
+        assertThat(sweep.cut()).isEqualTo(MeteringCalendar.startOfLocalDay(MeteringCalendar.localDay(sweep.day().plusDays(1).atTime(22, 0).toInstant(ZoneOffset.UTC)).minusDays(17)));
+        // archived long before, its partitions dropped: nothing of it was hot
+        assertThat(sweep.hotRows()).isZero();
+        assertThat(sweep.coldRows()).isGreaterThanOrEqualTo(20L * 92 * (firstDay.lengthOfMonth() - firstDay.getDayOfMonth() + 1));
+        assertThat(sweep.dataFiles()).isPositive();
+        // the next morning a batch of the swept month delivered again, and the late corrections that reached it: refused
+        // as erased, whole statements, nothing written (the oracle recorded none of them and still agreed)
+        assertThat(result.refused()).containsEntry("retention_redelivery", 1);
+        assertThat(result.refused().get("retention_correction")).isPositive();
+        assertThat(result.rowsRefusedPastRetention()).isGreaterThanOrEqualTo(92L + result.refused().get("retention_correction"));
         // each fault once, on its seeded day (the archiver's at the seed's failpoint), and every check after them passed
         assertThat(result.faults()).isEqualTo(Map.of("engine_restart", 1, "archiver_sigkill_mid-stream", 1, "postgres_restart", 1));
     }
@@ -77,7 +101,7 @@ final class TestSoakRun
     void testOracleCatchesALostLateCorrection()
             throws Exception
     {
-        SoakRun.Settings settings = new SoakRun.Settings(12, 10, 10, 0.03, 10, 0, 0, 0, 0, 35);
+        SoakRun.Settings settings = new SoakRun.Settings(12, 10, 10, 0.03, 10, 0, 0, 0, 0, OptionalInt.empty(), 35, SoakRun.defaultLastDay());
         AtomicReference<Reading> lost = new AtomicReference<>();
         SoakRun.Tampering dropOne = new SoakRun.Tampering()
         {
@@ -104,7 +128,7 @@ final class TestSoakRun
             throws Exception
     {
         // two days: the fault is in the second's check, and every day more is time the suite spends
-        SoakRun.Settings settings = new SoakRun.Settings(2, 10, 10, 0.03, 10, 0, 0, 0, 0, 36);
+        SoakRun.Settings settings = new SoakRun.Settings(2, 10, 10, 0.03, 10, 0, 0, 0, 0, OptionalInt.empty(), 36, SoakRun.defaultLastDay());
         // the last simulated day is two days before today (SoakRun): hide the second's partition
         LocalDate hidden = LocalDate.now(ZoneOffset.UTC).minusDays(2);
         SoakRun.Tampering hidePartition = new SoakRun.Tampering()
