@@ -55,7 +55,7 @@ final class SoakReport
         out.append("| rows recorded by the oracle (sent less the same-payload redeliveries) | %,d |\n".formatted(result.rowsRecorded()));
         result.refused().entrySet().stream().sorted(Map.Entry.comparingByKey())
                 .forEach(entry -> out.append("| refused statements: %s | %,d |\n".formatted(entry.getKey(), entry.getValue())));
-        out.append("| rows of the refused statements that fell in months the retention removed | %,d |\n".formatted(result.rowsRefusedPastRetention()));
+        out.append("| rows of the statements refused for reaching months the retention removed | %,d |\n".formatted(result.rowsRefusedPastRetention()));
         out.append("| erasures (DELETE) | %,d |\n".formatted(result.erasures()));
         out.append("| erasures lifted, their days delivered again | %,d |\n".formatted(result.lifts()));
         out.append("| archival commits | %,d |\n".formatted(result.archivalCommits()));
