@@ -1,7 +1,9 @@
 package io.meterstore.trino;
 
+import com.google.common.annotations.VisibleForTesting;
 import com.google.common.collect.ImmutableSet;
 import com.google.inject.Inject;
+import com.google.inject.Injector;
 import com.google.inject.Provider;
 import io.airlift.bootstrap.LifeCycleManager;
 import io.meterstore.trino.completeness.MeterCompletenessFunction;
@@ -32,6 +34,7 @@ import static java.util.Objects.requireNonNull;
 public class MeterstoreConnector
         implements Connector
 {
+    private final Injector injector;
     private final LifeCycleManager lifeCycleManager;
     private final Provider<MeterstoreMetadata> metadata;
     private final MeterstoreSplitManager splitManager;
@@ -45,6 +48,7 @@ public class MeterstoreConnector
 
     @Inject
     public MeterstoreConnector(
+            Injector injector,
             LifeCycleManager lifeCycleManager,
             Provider<MeterstoreMetadata> metadata,
             MeterstoreSplitManager splitManager,
@@ -57,6 +61,7 @@ public class MeterstoreConnector
             RegisterConsumptionFunction consumptionFunction,
             LiftErasureProcedure liftErasure)
     {
+        this.injector = requireNonNull(injector, "injector is null");
         this.procedures = ImmutableSet.of(requireNonNull(liftErasure, "liftErasure is null").get());
         this.lifeCycleManager = requireNonNull(lifeCycleManager, "lifeCycleManager is null");
         this.metadata = requireNonNull(metadata, "metadata is null");
@@ -69,6 +74,13 @@ public class MeterstoreConnector
         this.tableFunctions = ImmutableSet.of(
                 requireNonNull(completenessFunction, "completenessFunction is null"),
                 requireNonNull(consumptionFunction, "consumptionFunction is null"));
+    }
+
+    /** The connector's services, for a test that looks at their state (the connection pool's queue), as Trino's Iceberg connector gives its own. */
+    @VisibleForTesting
+    public Injector getInjector()
+    {
+        return injector;
     }
 
     @Override

@@ -72,7 +72,14 @@ final class FairConnectionQueue
     /** The splits waiting for a turn. */
     synchronized int waiting()
     {
-        return queries.values().stream().mapToInt(query -> (int) query.waiting.stream().filter(waiter -> !waiter.future().isDone()).count()).sum();
+        return queries.values().stream().mapToInt(QueryTurns::waitingSplits).sum();
+    }
+
+    /** The splits of {@code queryId} waiting for a turn. */
+    synchronized int waiting(String queryId)
+    {
+        QueryTurns query = queries.get(queryId);
+        return query == null ? 0 : query.waitingSplits();
     }
 
     private void giveBack(String queryId)
@@ -145,6 +152,11 @@ final class FairConnectionQueue
         private QueryTurns(String queryId)
         {
             this.queryId = queryId;
+        }
+
+        private int waitingSplits()
+        {
+            return (int) waiting.stream().filter(waiter -> !waiter.future().isDone()).count();
         }
 
         // drops the waiters that gave up (a split closed before its turn, a query cancelled)

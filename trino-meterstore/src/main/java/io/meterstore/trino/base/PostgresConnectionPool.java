@@ -311,6 +311,13 @@ public final class PostgresConnectionPool
         return splitTurns.waiting();
     }
 
+    /** The splits of {@code queryId} waiting for a connection, for a test that waits on the pool instead of the clock. */
+    @VisibleForTesting
+    public int splitsWaiting(String queryId)
+    {
+        return splitTurns.waiting(queryId);
+    }
+
     private void lend(FairConnectionQueue.Turn turn, CompletableFuture<Connection> connection, long waitingSince)
     {
         Connection borrowed;
