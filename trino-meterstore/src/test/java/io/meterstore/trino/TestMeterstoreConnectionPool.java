@@ -46,6 +46,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static com.google.common.collect.MoreCollectors.onlyElement;
 import static java.util.concurrent.TimeUnit.SECONDS;
@@ -60,8 +61,8 @@ final class TestMeterstoreConnectionPool
 {
     private static final int MAX_CONNECTIONS = 2;
     private static final int PARTITIONS = 100;
-    // bounds a wait for what happens at once with turns by query, and never without them; generous for a loaded machine
-    // (a full run beside a benchmark missed 60 s), and a wait ends as soon as its condition holds
+    // bounds a wait only for a test that is stuck: each condition follows from the step before it, and a wait ends as
+    // soon as its condition holds
     private static final Duration AWAIT = Duration.ofMinutes(3);
 
     @Test
@@ -142,16 +143,16 @@ final class TestMeterstoreConnectionPool
                     .toList();
         }
         ReadingsOracle oracle = ReadingsOracle.of(generator.iterator());
-        // the light query: one meter in the first day's partition, the only partition whose statements do not wait
+        // the light query: one meter in the first day's partition, which no heavy query reads
         HotPartition lightPartition = partitions.getFirst();
         String meter = generator.iterator().next().maloId();
         String light = "SELECT count(*) FROM readings_versions WHERE malo_id = '%s' AND \"from\" >= from_iso8601_timestamp('%s') AND \"from\" < from_iso8601_timestamp('%s')"
                 .formatted(meter, lightPartition.start(), lightPartition.end());
         long lightCount = oracle.count(View.VERSIONS, ReadingsOracle.maloId(meter).and(ReadingsOracle.fromRange(lightPartition.start(), lightPartition.end())));
         assertThat(lightCount).isPositive();
-        // a heavy query: every version, a split for each partition
-        String heavy = "SELECT malo_id, \"from\", value FROM readings_versions";
-        long heavyCount = oracle.count(View.VERSIONS, ReadingsOracle.all());
+        // a heavy query: every version after that day, a split for each of the other partitions
+        String heavy = "SELECT malo_id, \"from\", value FROM readings_versions WHERE \"from\" >= from_iso8601_timestamp('%s')".formatted(lightPartition.end());
+        long heavyCount = oracle.count(View.VERSIONS, ReadingsOracle.fromAtOrAfter(lightPartition.end()));
 
         // three connections on the one node, one reserved for planning: splits hold two
         Map<String, TestingLockHolder> locks = new HashMap<>();
@@ -161,44 +162,51 @@ final class TestMeterstoreConnectionPool
                 .withCatalogOverrides(Map.of("meterstore.postgresql.max-connections", "3", "meterstore.postgresql.reserved-connections", "1"))
                 .build();
                 ExecutorService clients = Executors.newFixedThreadPool(3);
-                ScheduledExecutorService metadata = Executors.newSingleThreadScheduledExecutor();
-                // before the clients are waited for: a heavy query finishes only once its partitions are let go
+                ScheduledExecutorService planning = Executors.newSingleThreadScheduledExecutor();
+                // before the clients are waited for: a query finishes only once its partitions are let go
                 AutoCloseable _ = () -> locks.values().forEach(TestingLockHolder::close)) {
-            // every other partition's statements wait in PostgreSQL until the test lets them go
-            for (HotPartition partition : partitions.subList(1, partitions.size())) {
+            PostgresConnectionPool pool = ((MeterstoreConnector) queryRunner.getCoordinator().getConnector(MeterstoreQueryRunner.CATALOG)).getInjector().getInstance(PostgresConnectionPool.class);
+            // every partition's statements wait in PostgreSQL until the test lets them go, the light query's too: a split
+            // holding a connection is then a statement waiting for a lock, so the test sees which query holds each
+            for (HotPartition partition : partitions) {
                 locks.put(partition.name(), TestingLockHolder.lockIndexesOf(warehouse.database(), MeterstoreQueryRunner.SCHEMA, partition.name()));
             }
-            // a waiter fails once no connection came back for 30 s, and while the heavy splits wait on the test's locks
-            // none would: a metadata query every second gives one back, as planning does on a busy node, and shows that
-            // planning does not wait behind the splits holding theirs
-            AtomicInteger metadataQueries = new AtomicInteger();
-            metadata.scheduleWithFixedDelay(() -> {
-                queryRunner.execute("SELECT count(*) FROM \"readings$partitions\"");
-                metadataQueries.incrementAndGet();
+            // a waiter fails once no connection came back for 30 s, and while the splits wait on the test's locks none
+            // would: the test takes one and gives it back every second, as planning does on a busy node (a query's
+            // planning on a loaded machine can take longer than 30 s, so not a query)
+            Future<?> givingBack = planning.scheduleWithFixedDelay(() -> {
+                try (Connection _ = pool.connection()) {
+                    // given back at once
+                }
+                catch (SQLException e) {
+                    throw new RuntimeException(e);
+                }
             }, 0, 1, SECONDS);
             Future<Long> firstHeavy = clients.submit(() -> count(queryRunner, heavy));
             Future<Long> secondHeavy = clients.submit(() -> count(queryRunner, heavy));
             // both connections splits may hold are held by heavy splits waiting in PostgreSQL; the heavy queries' other
             // splits wait for the pool
-            await(() -> partitionsWaitedFor(warehouse).size() == 2, "two heavy splits wait for a lock");
+            await(() -> partitionsWaitedFor(warehouse).size() == 2, "two heavy splits wait for a lock", givingBack, firstHeavy, secondHeavy);
 
             // planned while the splits held both: planning took the reserved connection
             Future<Long> lightQuery = clients.submit(() -> count(queryRunner, light));
-            await(() -> blockedDrivers(queryRunner, light) > 0, "the light query's split waits for a connection");
+            String lightQueryId = awaitQueryId(queryRunner, light, givingBack, lightQuery);
+            await(() -> pool.splitsWaiting(lightQueryId) == 1, "the light query's split waits for a connection", givingBack, firstHeavy, secondHeavy, lightQuery);
 
-            // heavy splits end one partition at a time, each giving its connection back: the light query's turn comes
-            // within a connection or two (a heavy query served less may come first), not after the heavy queries' dozen
+            // heavy splits end one partition at a time, each giving its connection back, and whoever takes it waits on
+            // its partition's lock: the light query's turn comes within a connection for each heavy query served less
+            // than it, never after the heavy queries' dozen queued before it (first come, first served needs more)
             int partitionsLetGo = 0;
-            while (!lightQuery.isDone()) {
-                assertThat(partitionsLetGo).as("heavy partitions let go before the light query's turn").isLessThan(3);
+            while (!partitionsWaitedFor(warehouse).contains(lightPartition.name())) {
+                assertThat(partitionsLetGo).as("heavy partitions let go before the light query's turn").isLessThan(2);
                 locks.remove(partitionsWaitedFor(warehouse).getFirst()).close();
                 partitionsLetGo++;
-                // until the light query answered, or the connections given back went to heavy splits that wait again
-                await(() -> lightQuery.isDone() || partitionsWaitedFor(warehouse).size() == 2, "the connection given back is taken");
+                await(() -> partitionsWaitedFor(warehouse).size() == 2, "the connection given back is taken", givingBack, firstHeavy, secondHeavy, lightQuery);
             }
-            assertThat(lightQuery.get()).isEqualTo(lightCount);
-            int answered = metadataQueries.get();
-            await(() -> metadataQueries.get() > answered, "a metadata query answers while the heavy splits hold their connections");
+            // planning does not wait behind the splits holding theirs: a metadata query answers meanwhile
+            assertThat(queryRunner.execute("SELECT count(*) FROM \"readings$partitions\"").getOnlyValue()).isEqualTo((long) partitions.size());
+            locks.remove(lightPartition.name()).close();
+            assertThat(lightQuery.get(AWAIT.toSeconds(), SECONDS)).isEqualTo(lightCount);
             // the heavy queries are still running, their splits still waiting in PostgreSQL
             assertThat(firstHeavy).isNotDone();
             assertThat(secondHeavy).isNotDone();
@@ -270,12 +278,19 @@ final class TestMeterstoreConnectionPool
         }
     }
 
-    private static int blockedDrivers(DistributedQueryRunner queryRunner, String sql)
+    // the id the engine gave the query running sql, once it has one
+    private static String awaitQueryId(DistributedQueryRunner queryRunner, String sql, Future<?>... running)
+            throws Exception
     {
-        return queryRunner.getCoordinator().getQueryManager().getQueries().stream()
-                .filter(query -> query.getQuery().equals(sql) && !query.getState().isDone())
-                .mapToInt(query -> query.getQueryStats().getBlockedDrivers())
-                .sum();
+        AtomicReference<String> queryId = new AtomicReference<>();
+        await(() -> {
+            queryRunner.getCoordinator().getQueryManager().getQueries().stream()
+                    .filter(query -> query.getQuery().equals(sql))
+                    .findFirst()
+                    .ifPresent(query -> queryId.set(query.getQueryId().toString()));
+            return queryId.get() != null;
+        }, "the query is known to the engine", running);
+        return queryId.get();
     }
 
     private static QueryInfo queryInfo(DistributedQueryRunner queryRunner, String sql)
@@ -293,11 +308,22 @@ final class TestMeterstoreConnectionPool
                 throws Exception;
     }
 
-    private static void await(Condition condition, String what)
+    /**
+     * Waits until the condition holds. What it waits for happens once the test's last step did, so the bound is only for
+     * a test that is stuck; work the condition depends on that ends meanwhile (a query failing, the connections given
+     * back stopping) fails the test at once with its own error.
+     */
+    private static void await(Condition condition, String what, Future<?>... running)
             throws Exception
     {
         Instant deadline = Instant.now().plus(AWAIT);
         while (!condition.holds()) {
+            for (Future<?> future : running) {
+                if (future.isDone()) {
+                    future.get();
+                    throw new AssertionError("Ended before %s".formatted(what));
+                }
+            }
             if (Instant.now().isAfter(deadline)) {
                 throw new AssertionError("Not within %s: %s".formatted(AWAIT, what));
             }
