@@ -24,6 +24,8 @@ final class TestFairConnectionQueue
             });
         }
         assertThat(queue.waiting()).isEqualTo(3);
+        assertThat(queue.waiting("first")).isEqualTo(1);
+        assertThat(queue.waiting("heavy")).isZero();
         for (int turn = 0; turn < 3; turn++) {
             held.removeFirst().giveBack();
         }
@@ -41,14 +43,18 @@ final class TestFairConnectionQueue
         CompletableFuture<Void> second = new CompletableFuture<>();
         queue.take("cancelled", first, _ -> { throw new AssertionError("A split that gave up got a turn"); });
         queue.take("cancelled", second, _ -> { throw new AssertionError("A split that gave up got a turn"); });
+        assertThat(queue.waiting("cancelled")).isEqualTo(2);
         first.cancel(false);
+        assertThat(queue.waiting("cancelled")).isEqualTo(1);
         second.cancel(false);
         assertThat(queue.waiting()).isZero();
+        assertThat(queue.waiting("cancelled")).isZero();
         assertThat(queue.queries()).isEqualTo(2);
 
         held.removeFirst().giveBack();
         // nobody waits: the turn stays free, and neither query is remembered
         assertThat(queue.queries()).isZero();
+        assertThat(queue.waiting("cancelled")).isZero();
         queue.take("light", new CompletableFuture<>(), held::add);
         assertThat(held).hasSize(1);
     }
