@@ -218,10 +218,10 @@ public final class RetentionSweep
         }
     }
 
-    /** The data files of the current snapshot in UTC months that end at or before {@code cut}, by month. */
     /**
-     * A month's live files below the cut: its data files, and the position delete files that apply to them. A position
-     * delete file lies in the partition of the rows it deletes, so a month's are all among its files' tasks.
+     * A month's live files below the cut: its data files (of every partition of the month), and the position delete
+     * files that apply to them. A position delete file lies in the partition of the rows it deletes, so a month's are
+     * all among its files' tasks.
      */
     private record ColdMonth(List<DataFile> files, Map<String, Long> positionDeletes)
     {
@@ -235,6 +235,7 @@ public final class RetentionSweep
         }
     }
 
+    /** The live files of the current snapshot in UTC months that end at or before {@code cut}, by month. */
     private static Map<YearMonth, ColdMonth> coldMonths(Table table, Instant cut)
     {
         Map<YearMonth, ColdMonth> months = new TreeMap<>();
