@@ -35,6 +35,8 @@ public final class TableColumns
     private final List<TableColumn> attributes;
     private final List<TableColumn> keyColumns;
     private final int[] keyChannels;
+    // the key columns that are not readings columns: the identity columns, each a partition field of the cold tier
+    private final List<TableColumn> identityColumns;
 
     private TableColumns(TableShape.TimeModel timeModel, List<String> keyColumns, List<String> attributeColumns)
     {
@@ -62,6 +64,7 @@ public final class TableColumns
                 .map(name -> this.columns.stream().filter(column -> column.name().equals(name)).findFirst().orElseThrow())
                 .collect(ImmutableList.toImmutableList());
         this.keyChannels = this.keyColumns.stream().mapToInt(this.columns::indexOf).toArray();
+        this.identityColumns = this.keyColumns.stream().filter(TableColumn::attributeColumn).collect(ImmutableList.toImmutableList());
     }
 
     /** The columns of a table of {@code shape}. */
@@ -136,13 +139,13 @@ public final class TableColumns
      */
     public List<TableColumn> identityColumns()
     {
-        return keyColumns.stream().filter(TableColumn::attributeColumn).collect(ImmutableList.toImmutableList());
+        return identityColumns;
     }
 
     /** The channels of {@link #identityColumns()} in a page of every column. */
     public int[] identityChannels()
     {
-        return identityColumns().stream().mapToInt(columns::indexOf).toArray();
+        return identityColumns.stream().mapToInt(columns::indexOf).toArray();
     }
 
     /** The channels of {@link #keyColumns()} in a page of every column. */
@@ -194,10 +197,7 @@ public final class TableColumns
     /** The values of {@link #identityColumns()} in {@code reading}, a reading of this table, which holds one in each. */
     public List<String> identityValues(Reading reading)
     {
-        if (keyColumns.isEmpty()) {
-            return List.of();
-        }
-        return identityColumns().stream()
+        return identityColumns.stream()
                 .map(column -> reading.attributes().get(attributes.indexOf(column)).orElseThrow(() -> new IllegalArgumentException("Identity column '%s' of a reading holds no value".formatted(column.name()))))
                 .collect(ImmutableList.toImmutableList());
     }

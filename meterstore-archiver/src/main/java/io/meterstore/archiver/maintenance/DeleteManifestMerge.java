@@ -2,7 +2,6 @@ package io.meterstore.archiver.maintenance;
 
 import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.core.ColdPartitions;
-import io.meterstore.core.PartitionMonths;
 import org.apache.iceberg.DataTask;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
@@ -27,6 +26,7 @@ import org.apache.iceberg.types.Types.NestedField;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.YearMonth;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -68,7 +68,7 @@ final class DeleteManifestMerge
                 for (DeleteFile file : reader) {
                     Long snapshotId = addedBy.get(file.location());
                     checkState(snapshotId != null && file.dataSequenceNumber() != null, "Delete file '%s' of manifest '%s' has no live entry in snapshot %s", file.location(), manifest.path(), snapshot.snapshotId());
-                    Optional<Integer> month = file.partition().size() == 0 ? Optional.empty() : Optional.of(PartitionMonths.partitionValue(ColdPartitions.month(file)));
+                    Optional<YearMonth> month = file.partition().size() == 0 ? Optional.empty() : Optional.of(ColdPartitions.month(file));
                     // the reader reuses its file objects: keep a copy
                     byMonth.computeIfAbsent(new Month(file.specId(), month), _ -> new ArrayList<>())
                             .add(new Entry(file.copy(), snapshotId, file.dataSequenceNumber(), file.fileSequenceNumber()));
@@ -146,7 +146,7 @@ final class DeleteManifestMerge
         throw new IllegalStateException("Iceberg's entries metadata table has no column '%s'".formatted(name));
     }
 
-    private record Month(int specId, Optional<Integer> month)
+    private record Month(int specId, Optional<YearMonth> month)
     {
         Month
         {

@@ -5,7 +5,6 @@ import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.ColdFileRole;
 import io.meterstore.core.ColdPartitions;
 import io.meterstore.core.MeterstoreException;
-import io.meterstore.core.PartitionMonths;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.cold.RowGroupKeys.RowGroup;
@@ -31,6 +30,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayDeque;
+import java.time.YearMonth;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -272,15 +272,15 @@ public final class ColdSplitStream
     }
 
     /** The file scan tasks of the pinned snapshot by month of "from", in month order. */
-    private Map<Integer, List<FileScanTask>> listByMonth()
+    private Map<YearMonth, List<FileScanTask>> listByMonth()
     {
-        Map<Integer, List<FileScanTask>> byMonth = new TreeMap<>();
+        Map<YearMonth, List<FileScanTask>> byMonth = new TreeMap<>();
         try (CloseableIterator<FileScanTask> iterator = tasks.iterator()) {
             while (iterator.hasNext()) {
                 FileScanTask task = iterator.next();
                 verifyReadable(task);
                 // a month's files are those of every partition of it: the resolution of a key spans them
-                byMonth.computeIfAbsent(PartitionMonths.partitionValue(ColdPartitions.month(task.file())), month -> new ArrayList<>()).add(task);
+                byMonth.computeIfAbsent(ColdPartitions.month(task.file()), _ -> new ArrayList<>()).add(task);
             }
         }
         catch (IOException e) {
