@@ -233,6 +233,15 @@ public record TableShape(
         return PROPERTY_PREFIX + setting.replace('_', '-');
     }
 
+    /**
+     * Whether an Iceberg table's properties store a shape: what makes a table in MeterStore's namespace a readings table
+     * that was created by CREATE TABLE or the archiver's {@code create}, listed in {@code meterstore.tables} or not.
+     */
+    public static boolean isStoredIn(Map<String, String> properties)
+    {
+        return SETTINGS.stream().anyMatch(setting -> properties.containsKey(propertyName(setting)));
+    }
+
     /** The shape an Iceberg table stores in its properties; empty for a table created before shapes were declared. */
     public static Optional<TableShape> ofProperties(Map<String, String> properties)
     {

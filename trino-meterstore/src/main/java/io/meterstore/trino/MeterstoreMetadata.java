@@ -383,9 +383,11 @@ public class MeterstoreMetadata
     }
 
     /**
-     * CREATE TABLE of one of {@code meterstore.tables}: both tiers, by the creation the archiver's {@code create} runs,
-     * with the shape the WITH clause declares. The columns must be the readings columns; a shape this release cannot
-     * store, or one the table's {@code meterstore.tables} entry does not declare, is refused before anything is created.
+     * CREATE TABLE of a readings table: both tiers, by the creation the archiver's {@code create} runs, with the shape the
+     * WITH clause declares, stored with the table. A name {@code meterstore.tables} does not list is served from then on
+     * (and archived: the archiver finds it as this catalog does, by its stored shape). The columns must be the readings
+     * columns; a shape this release cannot store, or one the table's {@code meterstore.tables} entry does not declare, is
+     * refused before anything is created.
      */
     @Override
     public void createTable(ConnectorSession session, ConnectorTableMetadata tableMetadata, SaveMode saveMode)
@@ -397,11 +399,9 @@ public class MeterstoreMetadata
         if (!name.getSchemaName().equals(tables.schema())) {
             throw new TrinoException(NOT_SUPPORTED, "Schema '%s' of catalog '%s' does not exist: MeterStore creates readings tables in schema '%s' (meterstore.schema)".formatted(name.getSchemaName(), catalogName, tables.schema()));
         }
-        if (!tables.isResolvedTable(name)) {
-            String hint = tables.storageTableOfVersions(name).map(storage -> "create '%s', which is also read as '%s'".formatted(storage, name.getTableName()))
-                    .orElse("add '%s' to meterstore.tables in the catalogue's properties and in the archiver's configuration (so that it is archived), restart, then create it".formatted(name.getTableName()));
-            throw new TrinoException(NOT_SUPPORTED, "Table '%s' is not one of meterstore.tables %s of catalog '%s': %s".formatted(name, tables.storageTables(), catalogName, hint));
-        }
+        // a name meterstore.tables does not list becomes a readings table too: the catalog and the archiver find it by
+        // the shape its Iceberg table stores
+        tables.requireCreatableName(name);
         tableMetadata.getComment().ifPresent(_ -> {
             throw new TrinoException(NOT_SUPPORTED, "CREATE TABLE '%s' has a COMMENT, which MeterStore does not store: its PostgreSQL table's comment holds the table's shape; remove the COMMENT".formatted(name));
         });
@@ -531,9 +531,10 @@ public class MeterstoreMetadata
         if (schemaName.isPresent() && !schemaName.get().equals(tables.schema())) {
             return ImmutableList.of();
         }
+        List<String> served = tables.storageTables();
         return ImmutableList.<SchemaTableName>builder()
-                .addAll(tables.resolvedTables())
-                .addAll(tables.versionsTables())
+                .addAll(served.stream().map(table -> new SchemaTableName(tables.schema(), table)).toList())
+                .addAll(served.stream().map(table -> new SchemaTableName(tables.schema(), table + MeterstoreTables.VERSIONS_SUFFIX)).toList())
                 .build();
     }
 

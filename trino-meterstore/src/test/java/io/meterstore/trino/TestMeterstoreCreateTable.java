@@ -12,7 +12,9 @@ import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.trino.testing.DistributedQueryRunner;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,6 +41,7 @@ import java.util.stream.Stream;
 import static io.meterstore.trino.MeterstoreQueryRunner.SCHEMA;
 import static io.trino.spi.StandardErrorCode.INVALID_TABLE_PROPERTY;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
+import static io.trino.spi.StandardErrorCode.TABLE_ALREADY_EXISTS;
 import static io.trino.spi.StandardErrorCode.TABLE_NOT_FOUND;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -128,6 +131,43 @@ final class TestMeterstoreCreateTable
     }
 
     @Test
+    void testCreateTableOfANameTheCatalogueDoesNotList()
+            throws Exception
+    {
+        // an Iceberg table another engine created in the namespace: not MeterStore's, so neither served nor listed
+        warehouse.catalog().createTable(TableIdentifier.of(SCHEMA, "other_engine"), new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
+        assertRefused("SELECT count(*) FROM other_engine", TABLE_NOT_FOUND.toErrorCode().getCode(), "does not exist");
+
+        // a table whose name meterstore.tables does not list: created in both tiers with its shape, then served
+        client.execute("CREATE TABLE lastgang_neu " + COLUMNS + " WITH (time_model = 'interval')");
+        assertThat(warehouse.catalog().loadTable(TableIdentifier.of(SCHEMA, "lastgang_neu")).properties()).containsEntry("meterstore.time-model", "interval");
+        assertThat(client.value("SELECT value FROM \"lastgang_neu$config\" WHERE setting = 'shape_stored'")).isEqualTo("yes");
+        List<Reading> rows = new ArrayList<>();
+        ReadingsGenerator.builder().seed(33).meters(2).startDay(LocalDate.now(ZoneOffset.UTC).minusDays(2)).days(1).correctionsFraction(0.1).build().forEach(rows::add);
+        client.execute(ReadingsInserts.insert(rows).replaceFirst("INSERT INTO readings_versions", "INSERT INTO lastgang_neu_versions"));
+        BigDecimal total = rows.stream().map(Reading::value).reduce(BigDecimal.ZERO, BigDecimal::add);
+        long winners = ReadingsOracle.of(rows).count(ReadingsOracle.View.RESOLVED, ReadingsOracle.all());
+        assertThat((BigDecimal) client.value("SELECT sum(value) FROM lastgang_neu_versions")).isEqualByComparingTo(total);
+        assertThat(client.value("SELECT count(*) FROM lastgang_neu")).isEqualTo(winners);
+
+        // listed beside the configured tables, both names, with the columns its shape stores; the foreign table is not
+        List<String> tables = new ArrayList<>();
+        try (Connection connection = client.connect(); Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("SHOW TABLES")) {
+            while (result.next()) {
+                tables.add(result.getString(1));
+            }
+        }
+        assertThat(tables).contains("readings", "readings_versions", "lastgang_neu", "lastgang_neu_versions").doesNotContain("other_engine");
+        assertThat(client.value("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'metering' AND table_name = 'lastgang_neu'")).isEqualTo(17L);
+
+        // another catalog over the same tiers, whose meterstore.tables lists only readings, serves it too: the table
+        // carries its declaration, and the archiver finds it the same way
+        assertThat(client.value("SELECT count(*) FROM declared.metering.lastgang_neu")).isEqualTo(winners);
+        assertRefused("CREATE TABLE lastgang_neu " + COLUMNS, TABLE_ALREADY_EXISTS.toErrorCode().getCode(), "already exists");
+    }
+
+    @Test
     void testShapeOrColumnsThatCannotBeStoredCreateNothing()
             throws Exception
     {
@@ -141,11 +181,14 @@ final class TestMeterstoreCreateTable
                 "does not declare the readings columns: column 2 is 'value', a readings table's is 'melo_id'");
         assertRefused("CREATE TABLE zaehlerstaende " + COLUMNS.replace("melo_id varchar,", "melo_id varchar NOT NULL,"), NOT_SUPPORTED.toErrorCode().getCode(),
                 "column 'melo_id' is declared NOT NULL, which MeterStore does not enforce for it");
-        assertRefused("CREATE TABLE elsewhere " + COLUMNS, NOT_SUPPORTED.toErrorCode().getCode(),
-                "Table 'metering.elsewhere' is not one of meterstore.tables [readings, lastgang, zaehlerstaende, dropme] of catalog 'meterstore': add 'elsewhere' to meterstore.tables");
+        // names that are not a readings table's, whether meterstore.tables lists them or not
+        assertRefused("CREATE TABLE elsewhere_versions " + COLUMNS, NOT_SUPPORTED.toErrorCode().getCode(),
+                "Table name 'metering.elsewhere_versions' ends in '_versions', which names the versions of a readings table: create 'elsewhere', which is also read as 'elsewhere_versions'");
+        assertRefused("CREATE TABLE \"else-where\" " + COLUMNS, NOT_SUPPORTED.toErrorCode().getCode(),
+                "Table name 'metering.else-where' cannot name a readings table: use lowercase letters, digits and underscores, at most 47 characters");
         // nothing of any of them in either tier
         assertThat(warehouse.catalog().tableExists(TableIdentifier.of(SCHEMA, "zaehlerstaende"))).isFalse();
-        assertThat(client.postgres("SELECT count(*) FROM pg_class WHERE relname LIKE 'zaehlerstaende%' OR relname = 'elsewhere'")).isEqualTo(0L);
+        assertThat(client.postgres("SELECT count(*) FROM pg_class WHERE relname LIKE 'zaehlerstaende%' OR relname LIKE 'else%'")).isEqualTo(0L);
         assertRefused("SELECT count(*) FROM zaehlerstaende", TABLE_NOT_FOUND.toErrorCode().getCode(), "does not exist");
     }
 

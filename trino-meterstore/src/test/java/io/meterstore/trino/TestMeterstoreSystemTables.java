@@ -45,6 +45,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import static io.trino.spi.StandardErrorCode.TABLE_NOT_FOUND;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -307,7 +308,7 @@ final class TestMeterstoreSystemTables
                 ArchiverTables tables = new ArchiverTables(tiers, new ArchiverConfig(), storage.fileSystemFactory())) {
             ArchiverScheduler scheduler = new ArchiverScheduler(
                     tables,
-                    new ArchiverStats(ImmutableMap.of("readings", new TableArchiverStats("metering.readings", clock))),
+                    new ArchiverStats(ImmutableMap.of("readings", new TableArchiverStats("metering.readings", clock)), "metering", clock, Optional.empty()),
                     new SchedulerConfig(),
                     clock);
             scheduler.start();

@@ -3,6 +3,7 @@ package io.meterstore.trino.base;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
+import io.airlift.log.Logger;
 import io.meterstore.core.ArchivalHistory;
 import io.meterstore.core.ErasureKey;
 import io.meterstore.core.HotTier;
@@ -30,7 +31,9 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 
 import java.io.IOException;
@@ -40,6 +43,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -49,14 +53,16 @@ import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_CATALOG_UN
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_COLD_READ_FAILED;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_POSTGRES_UNAVAILABLE;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
+import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import static java.util.Objects.requireNonNull;
 
 /**
- * The configured readings tables and the way to each tier: the Iceberg catalogue for the cold tier, PostgreSQL
+ * The readings tables this catalog serves (configured or created) and the way to each tier: the Iceberg catalogue for the cold tier, PostgreSQL
  * connections for the hot tier. Foreign failures become MeterStore errors here and nowhere else.
  */
 public final class MeterstoreTables
 {
+    private static final Logger LOG = Logger.get(MeterstoreTables.class);
     public static final String VERSIONS_SUFFIX = "_versions";
     private static final Map<String, String> MANIFEST_CACHE = ImmutableMap.of(CatalogProperties.IO_MANIFEST_CACHE_ENABLED, "true");
 
@@ -68,6 +74,8 @@ public final class MeterstoreTables
     // the shape each table last pinned stores, checked against its entry when it was pinned: a query reads it from here
     private final Map<Table, TableShape> pinnedShapes = new WeakHashMap<>();
     private final Map<String, TableOperations> catalogOperations = new ConcurrentHashMap<>();
+    // the tables CREATE TABLE created beyond meterstore.tables, found by the shape their Iceberg table stores
+    private final Set<String> createdTables = ConcurrentHashMap.newKeySet();
     private final Optional<ErasureKey> erasureKey;
 
     /**
@@ -124,20 +132,39 @@ public final class MeterstoreTables
         return config.getSchema();
     }
 
-    /** The configured readings tables, by their name in both tiers. */
+    /**
+     * The readings tables this catalog serves, by their name in both tiers: those of {@code meterstore.tables}, then
+     * those CREATE TABLE (or the archiver's {@code create}) made beyond them, which the Iceberg namespace lists with
+     * the shape they store. A catalogue that cannot be listed leaves out the created tables not seen yet: a listing of
+     * the catalog never fails for the cold tier.
+     */
     public List<String> storageTables()
     {
-        return config.getTables();
+        List<String> created;
+        try {
+            created = translated(schema(), () -> listNamespace().stream()
+                    .map(TableIdentifier::name)
+                    .filter(table -> !config.getTables().contains(table))
+                    .filter(this::isCreatedTable)
+                    .sorted()
+                    .toList());
+        }
+        catch (TrinoException e) {
+            LOG.warn("Cannot list the Iceberg namespace '%s' for the tables CREATE TABLE created: %s", schema(), e.getMessage());
+            created = createdTables.stream().sorted().toList();
+        }
+        return ImmutableList.<String>builder().addAll(config.getTables()).addAll(created).build();
     }
 
-    public List<SchemaTableName> versionsTables()
+    private List<TableIdentifier> listNamespace()
     {
-        return config.getTables().stream().map(table -> new SchemaTableName(schema(), table + VERSIONS_SUFFIX)).collect(ImmutableList.toImmutableList());
-    }
-
-    public List<SchemaTableName> resolvedTables()
-    {
-        return config.getTables().stream().map(table -> new SchemaTableName(schema(), table)).collect(ImmutableList.toImmutableList());
+        try {
+            return catalog.get().listTables(Namespace.of(schema()));
+        }
+        catch (NoSuchNamespaceException e) {
+            // no table was created yet
+            return List.of();
+        }
     }
 
     /** The shape the {@code meterstore.tables} entry of {@code table} declares; empty for an entry that is its name alone. */
@@ -146,17 +173,17 @@ public final class MeterstoreTables
         return config.declaredShape(table);
     }
 
-    /** The storage table behind a {@code <table>_versions} name, if it is configured. */
+    /** The storage table behind a {@code <table>_versions} name, if this catalog serves it. */
     public Optional<String> storageTableOfVersions(SchemaTableName name)
     {
         if (!name.getSchemaName().equals(schema()) || !name.getTableName().endsWith(VERSIONS_SUFFIX)) {
             return Optional.empty();
         }
         String table = name.getTableName().substring(0, name.getTableName().length() - VERSIONS_SUFFIX.length());
-        return config.getTables().contains(table) ? Optional.of(table) : Optional.empty();
+        return isServed(table) ? Optional.of(table) : Optional.empty();
     }
 
-    /** The storage table behind a Trino name of either form, if it is configured. */
+    /** The storage table behind a Trino name of either form, if this catalog serves it. */
     public Optional<String> storageTableOf(SchemaTableName name)
     {
         return isResolvedTable(name) ? Optional.of(name.getTableName()) : storageTableOfVersions(name);
@@ -164,7 +191,59 @@ public final class MeterstoreTables
 
     public boolean isResolvedTable(SchemaTableName name)
     {
-        return name.getSchemaName().equals(schema()) && config.getTables().contains(name.getTableName());
+        return name.getSchemaName().equals(schema()) && isServed(name.getTableName());
+    }
+
+    /** Whether {@code table} is one of {@code meterstore.tables} or a readings table created beyond them. */
+    public boolean isServed(String table)
+    {
+        return config.getTables().contains(table) || isCreatedTable(table);
+    }
+
+    /**
+     * Whether {@code table}, which {@code meterstore.tables} does not list, is a readings table CREATE TABLE created: an
+     * Iceberg table in the namespace that stores a shape ({@link TableShape#isStoredIn}). Its PostgreSQL table is created
+     * first, so a creation that did not finish is not served, and CREATE TABLE finishes it. A table found is remembered
+     * until it is dropped; another name costs a look into the catalogue each time it is asked for.
+     */
+    private boolean isCreatedTable(String table)
+    {
+        if (createdTables.contains(table)) {
+            return true;
+        }
+        // a <table>_versions name is the raw relation of <table>, never a table of its own
+        if (!PartitionNaming.isValidTableName(table) || table.endsWith(VERSIONS_SUFFIX)) {
+            return false;
+        }
+        boolean created = translated(table, () -> {
+            try {
+                return TableShape.isStoredIn(catalog.get().loadTable(TableIdentifier.of(schema(), table)).properties());
+            }
+            catch (NoSuchTableException e) {
+                return false;
+            }
+        });
+        if (created) {
+            createdTables.add(table);
+        }
+        return created;
+    }
+
+    /**
+     * Refuses, before anything is created, a name CREATE TABLE cannot give a readings table beyond
+     * {@code meterstore.tables}: one PostgreSQL cannot name its partitions by, or one that is the versions relation's.
+     */
+    public void requireCreatableName(SchemaTableName name)
+    {
+        String table = name.getTableName();
+        if (table.endsWith(VERSIONS_SUFFIX)) {
+            throw new TrinoException(NOT_SUPPORTED, "Table name '%s' ends in '%s', which names the versions of a readings table: create '%s', which is also read as '%s'"
+                    .formatted(name, VERSIONS_SUFFIX, table.substring(0, table.length() - VERSIONS_SUFFIX.length()), table));
+        }
+        if (!PartitionNaming.isValidTableName(table)) {
+            throw new TrinoException(NOT_SUPPORTED, "Table name '%s' cannot name a readings table: use lowercase letters, digits and underscores, at most %s characters, so that PostgreSQL can name its partitions after it"
+                    .formatted(name, PartitionNaming.MAX_TABLE_NAME_LENGTH));
+        }
     }
 
     public Table loadIcebergTable(String table)
@@ -231,7 +310,11 @@ public final class MeterstoreTables
         TableIdentifier identifier = TableIdentifier.of(schema(), table);
         translated(table, () -> {
             try (Connection connection = connectPostgres()) {
-                return ReadingsTableCreation.create(connection, hotTier(table), catalog.get(), identifier, Optional.of(shape), "CREATE TABLE");
+                ReadingsTableCreation.Created created = ReadingsTableCreation.create(connection, hotTier(table), catalog.get(), identifier, Optional.of(shape), "CREATE TABLE");
+                if (!config.getTables().contains(table)) {
+                    createdTables.add(table);
+                }
+                return created;
             }
             catch (SQLException e) {
                 throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot create PostgreSQL table %s: %s".formatted(hotTier(table).qualifiedParent(), e.getMessage()), e);
@@ -260,6 +343,7 @@ public final class MeterstoreTables
         translated(table, () -> catalog.get().dropTable(identifier, true));
         catalogOperations.remove(table);
         lastPinned.remove(table);
+        createdTables.remove(table);
         return ImmutableList.<String>builder().addAll(dropped).add("Iceberg table '%s' and its files".formatted(identifier)).build();
     }
 
@@ -270,6 +354,8 @@ public final class MeterstoreTables
         if (cold) {
             return false;
         }
+        // a created table dropped elsewhere (by another catalog over the same tiers) is served no longer
+        createdTables.remove(table);
         try (Connection connection = connectPostgres()) {
             return !hotTier(table).parentExists(connection);
         }

@@ -155,22 +155,19 @@ public final class MeterCompletenessFunction
 
     private String tableName(Optional<String> name)
     {
-        List<String> configured = tables.storageTables();
         if (name.isEmpty()) {
-            if (configured.size() != 1) {
-                throw invalid("Name the table: this catalog serves %s, e.g. meter_completeness(table_name => '%s', ...)".formatted(configured, configured.getFirst()));
+            List<String> served = tables.storageTables();
+            if (served.size() != 1) {
+                throw invalid("Name the table: this catalog serves %s, e.g. meter_completeness(table_name => '%s', ...)".formatted(served, served.getFirst()));
             }
-            return configured.getFirst();
+            return served.getFirst();
         }
-        String table = name.get();
         // the report counts winners: the raw relation names the same table
-        if (table.endsWith(MeterstoreTables.VERSIONS_SUFFIX) && configured.contains(table.substring(0, table.length() - MeterstoreTables.VERSIONS_SUFFIX.length()))) {
-            return table.substring(0, table.length() - MeterstoreTables.VERSIONS_SUFFIX.length());
+        Optional<String> table = tables.storageTableOf(new SchemaTableName(tables.schema(), name.get()));
+        if (table.isEmpty()) {
+            throw invalid("Table '%s' is not a MeterStore table of this catalog: use one of %s".formatted(name.get(), tables.storageTables()));
         }
-        if (!configured.contains(table)) {
-            throw invalid("Table '%s' is not a MeterStore table of this catalog: use one of %s (configured by meterstore.tables)".formatted(table, configured));
-        }
-        return table;
+        return table.get();
     }
 
     private static CompletenessPeriod period(Optional<Instant> start, Optional<Instant> end, Optional<String> month)
