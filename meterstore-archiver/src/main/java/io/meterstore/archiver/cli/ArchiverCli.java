@@ -31,6 +31,7 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Arrays;
 import java.util.List;
+import java.util.EnumSet;
 import java.util.Optional;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -211,6 +212,11 @@ public final class ArchiverCli
         }
         try (ColdStorage storage = ColdStorage.create(configuration.resolvedProperties());
                 ArchiverTables tables = new ArchiverTables(configuration.tiers(), configuration.archiver(), storage.fileSystemFactory())) {
+            if (EnumSet.of(Command.ARCHIVE_ONCE, Command.EXPIRE, Command.COMPACT, Command.ERASURES).contains(command.get())) {
+                // the tables CREATE TABLE created beyond meterstore.tables are archived and kept too ('check' and 'status'
+                // look for them once they know the catalogue is there)
+                findCreatedTables(tables, err);
+            }
             return switch (command.get()) {
                 case CREATE -> createAll(tables);
                 case CHECK -> new ConfigurationCheck(configuration.archiver(), tables, out, err).run() ? EXIT_OK : EXIT_FAILED;
@@ -225,6 +231,21 @@ public final class ArchiverCli
         catch (IOException e) {
             err.println("Cannot close the Iceberg catalogue: " + Failures.describe(e));
             return EXIT_FAILED;
+        }
+    }
+
+    /** Adds the tables CREATE TABLE created to those {@code tables} lists; a failure is printed, and the configured ones follow. */
+    static void findCreatedTables(ArchiverTables tables, PrintStream err)
+    {
+        try {
+            tables.findCreatedTables();
+        }
+        catch (RuntimeException e) {
+            // a catalogue that cannot be reached fails each table's command too, which says so and what to check
+            if (!Failures.isConnectionFailure(e)) {
+                err.println("catalogue: cannot look for the tables CREATE TABLE created in namespace '%s', so only those of %s follow: %s"
+                        .formatted(tables.schema(), TiersConfig.TABLES_PROPERTY, Failures.describe(e)));
+            }
         }
     }
 

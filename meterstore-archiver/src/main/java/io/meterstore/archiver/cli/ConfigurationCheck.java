@@ -69,6 +69,10 @@ final class ConfigurationCheck
                 catalog = Optional.empty();
             }
             boolean passed = catalog.isPresent();
+            if (catalog.isPresent()) {
+                // the tables CREATE TABLE created beyond meterstore.tables are checked too
+                ArchiverCli.findCreatedTables(tables, err);
+            }
             for (String table : tables.tables()) {
                 passed &= checkTable(connection, catalog, table);
             }

@@ -64,6 +64,8 @@ final class StatusReport
                 err.println("catalogue: the Iceberg JDBC catalogue has no tables in '%s': run the archiver's 'create' command, or check meterstore.iceberg.jdbc-url".formatted(tables.tiers().catalogJdbcUrl()));
                 return false;
             }
+            // the tables CREATE TABLE created beyond meterstore.tables are reported too
+            ArchiverCli.findCreatedTables(tables, err);
             boolean healthy = true;
             for (String table : tables.tables()) {
                 healthy &= report(connection, table);

@@ -24,19 +24,22 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.airlift.concurrent.Threads.threadsNamed;
 import static java.lang.Thread.currentThread;
 import static java.util.Objects.requireNonNull;
-import static java.util.concurrent.Executors.newScheduledThreadPool;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 
 /**
- * Runs the cycles of every configured table: each table on its own thread, one cycle after another, a pause of the
+ * Runs the cycles of every table: each configured table, and each one CREATE TABLE created (looked for every schedule
+ * interval), on its own thread, one cycle after another, a pause of the
  * schedule interval after a cycle that found nothing to archive and none after one that archived (a backlog is worked
  * off at once). After each cycle the table's invariant is checked; once no window is left, the maintenance commands
  * that are due run (expire, compact), each under the table's lease like a cycle.
@@ -55,11 +58,14 @@ public final class ArchiverScheduler
     private final Duration interval;
     private final Duration shutdownTimeout;
     private final Duration maintenanceInterval;
-    private final ScheduledExecutorService executor;
+    private final ScheduledThreadPoolExecutor executor;
     private final AtomicBoolean draining = new AtomicBoolean();
 
     @GuardedBy("this")
     private boolean started;
+    // the tables whose cycles run: a thread each, and one that looks for tables CREATE TABLE created
+    @GuardedBy("this")
+    private final Set<String> scheduled = new HashSet<>();
 
     @Inject
     public ArchiverScheduler(ArchiverTables tables, ArchiverStats stats, SchedulerConfig config, InstantSource clock)
@@ -70,7 +76,7 @@ public final class ArchiverScheduler
         this.interval = config.getScheduleInterval();
         this.shutdownTimeout = config.getShutdownTimeout();
         this.maintenanceInterval = config.getMaintenanceInterval();
-        this.executor = newScheduledThreadPool(tables.tables().size(), threadsNamed("archiver-%s"));
+        this.executor = new ScheduledThreadPoolExecutor(tables.tables().size() + 1, threadsNamed("archiver-%s"));
     }
 
     @PostConstruct
@@ -82,11 +88,45 @@ public final class ArchiverScheduler
         // a warehouse it cannot write would fail every cycle after detaching a partition: refused before the first
         tables.requireWritableWarehouse();
         started = true;
-        for (String table : tables.tables()) {
+        tables.tables().forEach(this::schedule);
+        log.info("Archiving %s every %s", tables.tables().stream().map(tables::qualifiedName).toList(), interval);
+        executor.scheduleWithFixedDelay(this::findCreatedTables, 0, interval.toMillis(), MILLISECONDS);
+    }
+
+    private synchronized void schedule(String table)
+    {
+        if (draining.get() || !scheduled.add(table)) {
+            return;
+        }
+        executor.setCorePoolSize(scheduled.size() + 1);
+        try {
             // fixed delay: a long cycle never overlaps the next one of the same table
             executor.scheduleWithFixedDelay(() -> runCycles(table), 0, interval.toMillis(), MILLISECONDS);
         }
-        log.info("Archiving %s every %s", tables.tables().stream().map(tables::qualifiedName).toList(), interval);
+        catch (RejectedExecutionException e) {
+            // draining began meanwhile: no new cycle starts
+        }
+    }
+
+    /**
+     * Archives, from its first cycle on, each table CREATE TABLE created beyond meterstore.tables since the last look
+     * (every schedule interval): a table created through the connector is archived without restarting the archiver.
+     */
+    private void findCreatedTables()
+    {
+        List<String> found;
+        try {
+            found = tables.findCreatedTables();
+        }
+        catch (RuntimeException e) {
+            log.warn("Cannot look for tables CREATE TABLE created in namespace '%s': %s", tables.schema(), Failures.describe(e));
+            return;
+        }
+        for (String table : found) {
+            stats.addTable(table);
+            log.info("%s: created by CREATE TABLE; archiving it every %s", tables.qualifiedName(table), interval);
+            schedule(table);
+        }
     }
 
     /**
@@ -133,7 +173,8 @@ public final class ArchiverScheduler
 
     public List<TableInfo> tableInfos()
     {
-        return tables.tables().stream().map(table -> stats.table(table).info()).toList();
+        // a table found a moment ago is listed once it is counted
+        return tables.tables().stream().filter(stats::counts).map(table -> stats.table(table).info()).toList();
     }
 
     private void runCycles(String table)

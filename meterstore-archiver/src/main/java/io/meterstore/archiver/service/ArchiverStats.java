@@ -1,17 +1,22 @@
 package io.meterstore.archiver.service;
 
-import com.google.common.collect.ImmutableMap;
+import com.google.common.annotations.VisibleForTesting;
 import com.google.inject.Inject;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.archiver.maintenance.MaintenanceOutcome;
 import io.meterstore.core.InvariantReport;
+import io.meterstore.core.TiersConfig;
+import org.weakref.jmx.MBeanExporter;
 import org.weakref.jmx.Flatten;
 import org.weakref.jmx.Managed;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.InstantSource;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.DoubleStream;
 
 import static com.google.common.base.Preconditions.checkArgument;
@@ -24,22 +29,51 @@ import static java.util.Objects.requireNonNull;
 public final class ArchiverStats
 {
     private final Map<String, TableArchiverStats> tables;
+    private final String schema;
+    private final InstantSource clock;
+    private final Optional<MBeanExporter> exporter;
 
     // the totals over every table: each table's counters count into them too
     private final ArchiverCounters totals = new ArchiverCounters();
 
     @Inject
-    public ArchiverStats(Map<String, TableArchiverStats> tables)
+    public ArchiverStats(Map<String, TableArchiverStats> tables, TiersConfig tiers, InstantSource clock, MBeanExporter exporter)
     {
-        this.tables = ImmutableMap.copyOf(requireNonNull(tables, "tables is null"));
+        this(tables, tiers.getSchema(), clock, Optional.of(exporter));
     }
 
-    /** The statistics of {@code table}, as configured (without the schema). */
+    @VisibleForTesting
+    public ArchiverStats(Map<String, TableArchiverStats> tables, String schema, InstantSource clock, Optional<MBeanExporter> exporter)
+    {
+        this.tables = new ConcurrentHashMap<>(requireNonNull(tables, "tables is null"));
+        this.schema = requireNonNull(schema, "schema is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.exporter = requireNonNull(exporter, "exporter is null");
+    }
+
+    /** The statistics of {@code table} (without the schema). */
     public TableArchiverStats table(String table)
     {
         TableArchiverStats stats = tables.get(table);
-        checkArgument(stats != null, "Table '%s' is not configured", table);
+        checkArgument(stats != null, "Table '%s' is not archived here", table);
         return stats;
+    }
+
+    public boolean counts(String table)
+    {
+        return tables.containsKey(table);
+    }
+
+    /**
+     * Counts {@code table}, one CREATE TABLE created after the archiver started, from now on: exported under its name as
+     * the configured tables' are, and into the totals.
+     */
+    public void addTable(String table)
+    {
+        TableArchiverStats stats = new TableArchiverStats(schema + "." + table, clock);
+        if (tables.putIfAbsent(table, stats) == null) {
+            exporter.ifPresent(mbeans -> mbeans.exportWithGeneratedName(stats, TableArchiverStats.class, table));
+        }
     }
 
     public void cycleFinished(String table, ArchiveOutcome outcome, Duration elapsed)

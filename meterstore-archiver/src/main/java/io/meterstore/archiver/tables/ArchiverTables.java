@@ -11,6 +11,7 @@ import io.meterstore.archiver.maintenance.CompactionSettings;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.TableMaintenance;
 import io.meterstore.core.HotTier;
+import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.ReadingsTableCreation;
 import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.TableShape;
@@ -26,6 +27,8 @@ import jakarta.annotation.PreDestroy;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchNamespaceException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -34,17 +37,21 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArraySet;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static io.meterstore.archiver.cycle.ArchivalException.Reason.WAREHOUSE_NOT_WRITABLE;
 import static java.util.Objects.requireNonNull;
 
 /**
- * The configured readings tables and how to reach both tiers of each: PostgreSQL connections, the hot-tier DDL and
- * the Iceberg catalogue. The command line and the service build their cycles here, so both archive the same way.
+ * The readings tables this archiver archives (configured, or created by CREATE TABLE) and how to reach both tiers of
+ * each: PostgreSQL connections, the hot-tier DDL and the Iceberg catalogue. The command line and the service build their cycles here, so both archive the same way.
  * <p>
  * The catalogue is opened on first use and kept; a failed open is retried by the next caller, so a service started
  * while PostgreSQL is down reports failed cycles until it is back, instead of not starting at all.
@@ -56,7 +63,9 @@ public final class ArchiverTables
 
     private final TiersConfig tiers;
     private final ArchiverConfig config;
-    private final List<String> tables;
+    private final List<String> configured;
+    // the tables CREATE TABLE created beyond meterstore.tables, in the order they were found
+    private final Set<String> created = new CopyOnWriteArraySet<>();
     private final TrinoFileSystemFactory fileSystemFactory;
 
     @GuardedBy("this")
@@ -68,7 +77,7 @@ public final class ArchiverTables
         this.tiers = requireNonNull(tiers, "tiers is null");
         this.config = requireNonNull(config, "config is null");
         this.fileSystemFactory = requireNonNull(fileSystemFactory, "fileSystemFactory is null");
-        this.tables = ImmutableList.copyOf(tiers.getTables());
+        this.configured = ImmutableList.copyOf(tiers.getTables());
     }
 
     /** Where both tiers live and how to reach them, as the connector reads them too. */
@@ -77,10 +86,60 @@ public final class ArchiverTables
         return tiers;
     }
 
-    /** The configured table names, without the schema. */
+    /**
+     * The names of the tables this archiver archives, without the schema: those of {@code meterstore.tables}, then those
+     * {@link #findCreatedTables} found.
+     */
     public List<String> tables()
     {
-        return tables;
+        return ImmutableList.<String>builder().addAll(configured).addAll(created).build();
+    }
+
+    /**
+     * Finds the readings tables CREATE TABLE (through the connector) created beyond {@code meterstore.tables}: the Iceberg
+     * tables in the namespace that store a shape ({@link TableShape#isStoredIn}), as the connector finds them; another
+     * Iceberg table there is not MeterStore's and stays untouched. Returns the tables found for the first time, which
+     * {@link #tables} lists from then on. A table that cannot be loaded fails the search, naming it.
+     */
+    public List<String> findCreatedTables()
+    {
+        Namespace namespace = Namespace.of(tiers.getSchema());
+        List<TableIdentifier> identifiers;
+        try {
+            identifiers = catalog().listTables(namespace);
+        }
+        catch (NoSuchNamespaceException e) {
+            // nothing was created yet
+            return List.of();
+        }
+        List<String> found = new ArrayList<>();
+        for (TableIdentifier identifier : identifiers) {
+            String table = identifier.name();
+            if (configured.contains(table) || created.contains(table) || !PartitionNaming.isValidTableName(table)) {
+                continue;
+            }
+            Map<String, String> properties;
+            try {
+                properties = catalog().loadTable(identifier).properties();
+            }
+            catch (NoSuchTableException e) {
+                // dropped since the listing
+                continue;
+            }
+            catch (RuntimeException e) {
+                throw new IllegalStateException("Cannot read whether Iceberg table '%s' is a readings table: %s".formatted(identifier, Failures.describe(e)), e);
+            }
+            if (TableShape.isStoredIn(properties)) {
+                created.add(table);
+                found.add(table);
+            }
+        }
+        return found;
+    }
+
+    private boolean isArchived(String table)
+    {
+        return configured.contains(table) || created.contains(table);
     }
 
     public String schema()
@@ -96,13 +155,13 @@ public final class ArchiverTables
 
     public TableIdentifier identifier(String table)
     {
-        checkArgument(tables.contains(table), "Table '%s' is not configured", table);
+        checkArgument(isArchived(table), "Table '%s' is neither configured nor created", table);
         return TableIdentifier.of(Namespace.of(tiers.getSchema()), table);
     }
 
     public HotTier hotTier(String table)
     {
-        checkArgument(tables.contains(table), "Table '%s' is not configured", table);
+        checkArgument(isArchived(table), "Table '%s' is neither configured nor created", table);
         return tiers.hotTier(table, step());
     }
 

@@ -13,6 +13,8 @@ import io.meterstore.core.LocalFileIo;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingsSchema;
+import io.meterstore.core.ReadingsTableCreation;
+import io.meterstore.core.TableShape;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
@@ -53,6 +55,7 @@ import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
@@ -418,6 +421,43 @@ final class TestArchiverCli
                 assertThat(HOT_TIER.partitions(connection)).extracting(HotPartition::name)
                         .containsExactly("readings_2024_03_13_0000", "readings_2024_03_14_0000", "readings_2024_03_15_0000");
             }
+        }
+    }
+
+    @Test
+    void testTableCreatedBeyondTheConfigurationIsCheckedAndArchived()
+            throws Exception
+    {
+        try (TestingDatabase database = TestingPostgresServer.shared().createDatabase("cli_created")) {
+            TestingWarehouse warehouse = TestingWarehouse.create(database);
+            Path config = write("archiver.properties", properties(database, warehouse));
+            TestingClock clock = new TestingClock(MARCH_5.plus(Duration.ofDays(8)));
+            assertThat(run(new String[] {"create", "--config", config.toString()}, clock).exitCode()).isEqualTo(ArchiverCli.EXIT_OK);
+            // what CREATE TABLE through the connector runs, for a table meterstore.tables does not list; and an Iceberg
+            // table of another engine in the namespace, which is not MeterStore's
+            HotTier lastgang = new HotTier("metering", new PartitionNaming("lastgang", Duration.ofDays(1)), Duration.ofSeconds(5));
+            Catalog catalog = warehouse.catalog();
+            List<Reading> readings = utcDay(MARCH_5);
+            try (Connection connection = database.connect()) {
+                ReadingsTableCreation.create(connection, lastgang, catalog, TableIdentifier.of("metering", "lastgang"), Optional.of(TableShape.DEFAULT), "CREATE TABLE");
+                new ReadingsLoader(lastgang).load(connection, readings);
+                catalog.createTable(TableIdentifier.of("metering", "other_engine"), new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
+            }
+            finally {
+                ((Closeable) catalog).close();
+            }
+
+            Run run = run(new String[] {"check", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run.out()).contains("metering.readings: ok").contains("metering.lastgang: ok").doesNotContain("other_engine");
+
+            run = run(new String[] {"archive-once", "--config", config.toString()}, clock);
+            assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_OK);
+            assertThat(run.out()).contains("metering.readings: archived [1970-01-01T00:00:00Z, 2024-03-06T00:00:00Z): 0 rows")
+                    .containsPattern("metering\\.lastgang: archived \\[1970-01-01T00:00:00Z, 2024-03-06T00:00:00Z\\): %s rows in \\d+ files".formatted(readings.size()))
+                    .contains("metering.lastgang: created 2 partitions ahead of now: lastgang_2024_03_13_0000, lastgang_2024_03_14_0000")
+                    .doesNotContain("other_engine");
+            assertThat(run(new String[] {"status", "--config", config.toString()}, clock).out()).contains("metering.lastgang");
         }
     }
 

@@ -15,11 +15,18 @@ import io.meterstore.archiver.cycle.TestingArchiverTable;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.archiver.service.TableInfo.ColdTierInfo;
 import io.meterstore.archiver.service.TableInfo.MaintenanceInfo;
+import io.meterstore.core.HotTier;
 import io.meterstore.core.InvariantLog;
+import io.meterstore.core.PartitionNaming;
+import io.meterstore.core.ReadingsTableCreation;
+import io.meterstore.core.TableShape;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 
@@ -294,6 +301,48 @@ final class TestArchiverServer
                             .contains("which the write path refuses: Invalid MaLo-ID '%s'".formatted(maloId))
                             .endsWith("(refused by the archival cycle at 2024-03-14T06:00:00Z)");
                 }
+            }
+            finally {
+                injector.getInstance(LifeCycleManager.class).stop();
+            }
+        }
+    }
+
+    @Test
+    void testArchivesATableCreatedAfterItStarted()
+            throws Exception
+    {
+        try (TestingArchiverTable table = TestingArchiverTable.create("server_created");
+                HttpClient client = new JettyHttpClient()) {
+            table.clock().set(Instant.parse("2024-03-14T06:00:00Z"));
+            Injector injector = start(table, new CompletableFuture<>(), ImmutableMap.of());
+            try {
+                ArchiverStats stats = injector.getInstance(ArchiverStats.class);
+                // running, with nothing but the configured table to archive
+                await(() -> stats.table("readings").getCounters().getCyclesIdle().getTotalCount() > 0);
+                // what CREATE TABLE through the connector runs, for a table meterstore.tables does not list, with two days
+                // of readings in its hot tier; and an Iceberg table of another engine in the namespace, which is not MeterStore's
+                HotTier lastgang = new HotTier(TestingArchiverTable.SCHEMA, new PartitionNaming("lastgang", PartitionNaming.DEFAULT_STEP), java.time.Duration.ofSeconds(5));
+                TableIdentifier foreign = TableIdentifier.of(TestingArchiverTable.SCHEMA, "other_engine");
+                table.catalog().createTable(foreign, new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
+                long rows;
+                try (Connection connection = table.connect()) {
+                    ReadingsTableCreation.create(connection, lastgang, table.catalog(), TableIdentifier.of(TestingArchiverTable.SCHEMA, "lastgang"), Optional.of(TableShape.DEFAULT), "CREATE TABLE");
+                    rows = new ReadingsLoader(lastgang).load(connection, ReadingsGenerator.builder().meters(2).startDay(LocalDate.of(2024, 3, 5)).days(2).build());
+                }
+
+                // found within a schedule interval, archived as the configured table is, and counted under its own name
+                await(() -> stats.counts("lastgang") && stats.table("lastgang").getCounters().getCyclesIdle().getTotalCount() > 0);
+                assertThat(stats.table("lastgang").getCounters().getArchivedRows().getTotalCount()).isEqualTo(rows);
+                assertThat(WatermarkReader.current(table.catalog().loadTable(TableIdentifier.of(TestingArchiverTable.SCHEMA, "lastgang"))).watermark())
+                        .isEqualTo(TieringWatermark.of(Instant.parse("2024-03-07T00:00:00Z")));
+                assertThat(table.catalog().loadTable(foreign).currentSnapshot()).isNull();
+
+                URI server = injector.getInstance(HttpServerInfo.class).getHttpUri();
+                ArchiverInfo info = INFO_CODEC.fromJson(get(client, server.resolve("/v1/info")).getBody());
+                assertThat(info.tables()).extracting(TableInfo::name).containsExactly("metering.readings", "metering.lastgang");
+                assertThat(get(client, server.resolve("/metrics")).getBody().lines())
+                        .contains("io_meterstore_archiver_service_type_TableArchiverStats_name_lastgang_ArchivedRows " + rows);
             }
             finally {
                 injector.getInstance(LifeCycleManager.class).stop();

@@ -209,7 +209,7 @@ final class TestArchiverStats
     {
         return new ArchiverStats(ImmutableMap.of(
                 "readings", new TableArchiverStats("metering.readings", clock),
-                "gas_readings", new TableArchiverStats("metering.gas_readings", clock)));
+                "gas_readings", new TableArchiverStats("metering.gas_readings", clock)), "metering", clock, Optional.empty());
     }
 
     private static ArchiveOutcome archived(String table, long rows, long bytes)
