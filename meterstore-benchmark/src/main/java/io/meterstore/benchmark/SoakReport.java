@@ -59,7 +59,7 @@ final class SoakReport
         out.append("| erasures (DELETE) | %,d |\n".formatted(result.erasures()));
         out.append("| erasures lifted, their days delivered again | %,d |\n".formatted(result.lifts()));
         out.append("| archival commits | %,d |\n".formatted(result.archivalCommits()));
-        out.append("| maintenance runs (compact, expire) | %,d |\n".formatted(result.maintenanceRuns()));
+        out.append("| maintenance runs (expire, compact) | %,d |\n".formatted(result.maintenanceRuns()));
         out.append("| retention sweeps that removed months | %,d |\n".formatted(result.sweeps().size()));
         result.faults().entrySet().stream().sorted(Map.Entry.comparingByKey())
                 .forEach(entry -> out.append("| faults injected and survived: %s | %,d |\n".formatted(entry.getKey(), entry.getValue())));

@@ -91,7 +91,7 @@ import static java.util.Objects.requireNonNull;
  * corrections); on a schedule a conflicting redelivery, a second network operator's version and a correction on another
  * grid (all refused by the rules, counted); now and then a DELETE erasure of one meter's range, and a redelivery into
  * it (refused by the suppression list), every other erasure lifted days later and its days delivered again; a dashboard
- * queries beside the deliveries. That evening the archiver archives what is closed and, weekly, compacts and expires,
+ * queries beside the deliveries. That evening the archiver archives what is closed and, weekly, expires and compacts,
  * sweeping the months past the readings' retention if the run has one (then the oracle removes them by its own rule,
  * and the late corrections and redeliveries into them are sent and must be refused).
  * On a seeded schedule of their own: the Trino engine restarted before a day, PostgreSQL restarted in the middle of
@@ -354,12 +354,13 @@ public final class SoakRun
                 }
                 archive(cycle, killed);
                 if (index % MAINTENANCE_EVERY == MAINTENANCE_EVERY - 1) {
-                    maintenance.compact();
+                    // in the service's order (MaintenanceCommand): expire, with the retention's sweep, then compact
                     MaintenanceOutcome expired = maintenance.expire();
-                    maintenanceRuns++;
                     if (settings.retentionDays().isPresent()) {
                         swept(table, day, expired.swept().orElseThrow());
                     }
+                    maintenance.compact();
+                    maintenanceRuns++;
                 }
                 long archived = System.nanoTime();
                 tampering.beforeCheck(day, warehouse);
