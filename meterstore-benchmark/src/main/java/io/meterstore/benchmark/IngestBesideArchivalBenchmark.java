@@ -9,9 +9,12 @@ import io.meterstore.benchmark.BenchmarkResult.Target;
 import io.meterstore.benchmark.BenchmarkResult.Unit;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
+import io.meterstore.trino.base.PostgresConnectionPool;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -21,8 +24,13 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 import static com.google.common.base.Preconditions.checkState;
@@ -89,14 +97,15 @@ final class IngestBesideArchivalBenchmark
     {
         long rowsBefore = tierRows();
         TieringWatermark watermarkBefore = WatermarkReader.current(table).watermark();
-        IngestionStream.Beside<ArchiveOutcome> beside = stream.beside(() -> new ArchivalCycle(
+        LockWaits lockWaits = new LockWaits();
+        IngestionStream.Beside<ArchiveOutcome> beside = stream.beside(() -> lockWaits.sampledWhile(() -> new ArchivalCycle(
                 dataset.warehouse().catalog(),
                 TableIdentifier.of(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE),
                 BenchmarkDataset.HOT_TIER,
                 () -> dataset.database().connect(),
                 ArchivalSettings.DEFAULTS,
                 InstantSource.fixed(BenchmarkDataset.LATER))
-                .archiveOnce());
+                .archiveOnce()));
         log.info("W1: %s", beside.event().describe());
         table.refresh();
         TieringWatermark watermark = WatermarkReader.current(table).watermark();
@@ -118,6 +127,7 @@ final class IngestBesideArchivalBenchmark
 
         List<String> details = new ArrayList<>();
         details.add(beside.describe("an archival cycle (%s)".formatted(beside.event().describe())));
+        details.add(lockWaits.describe());
         details.add("The headline is the p95 of the statements that overlapped the cycle against the p95 of the stream alone; at small sizes a cycle overlaps a few statements only, so its p95 is their slowest.");
         details.add("Checks, after the cycle: %s.".formatted(failures.isEmpty()
                 ? "the cycle archived a day; every row the stream wrote is in PostgreSQL; nothing in Iceberg at or above W, nothing in PostgreSQL's attached partitions below it; Iceberg's %,d rows and PostgreSQL's %,d are the %,d before plus the stream's %,d, so every row is in exactly one tier, once"
@@ -126,6 +136,71 @@ final class IngestBesideArchivalBenchmark
         details.add("Afterwards the dataset is restored: the Iceberg table rolled back to its snapshot before W1, the partition the cycle archived attached again, the stream's rows and partitions dropped.");
         return new BenchmarkResult(ID, TITLE, LABEL, PEER, Unit.SECONDS, IngestionStream.p95(beside.during()), IngestionStream.p95(beside.alone()), TARGET,
                 failures.isEmpty() ? Comparison.SAME_RESULT : Comparison.MISMATCH, beside.error(), details);
+    }
+
+    /**
+     * What the connector's PostgreSQL sessions (the INSERTs' among them) waited for while the cycle ran, sampled from
+     * pg_stat_activity every {@value #SAMPLE_MILLIS} ms on a connection of its own: a statement waiting for a lock the
+     * cycle holds shows as wait_event_type 'Lock'; one held up by the CPU or the disk the cycle takes does not.
+     */
+    private final class LockWaits
+    {
+        private static final long SAMPLE_MILLIS = 20;
+
+        private int samples;
+        private int active;
+        private int waiting;
+        private final Map<String, Integer> events = new TreeMap<>();
+
+        <T> T sampledWhile(Callable<T> event)
+                throws Exception
+        {
+            AtomicBoolean done = new AtomicBoolean();
+            CompletableFuture<Void> sampler = CompletableFuture.runAsync(() -> sample(done));
+            try {
+                return event.call();
+            }
+            finally {
+                done.set(true);
+                sampler.join();
+            }
+        }
+
+        private void sample(AtomicBoolean done)
+        {
+            try (Connection connection = dataset.database().connect();
+                    PreparedStatement statement = connection.prepareStatement("""
+                            SELECT count(*), count(*) FILTER (WHERE wait_event_type = 'Lock'), string_agg(wait_event, ',') FILTER (WHERE wait_event_type = 'Lock')
+                            FROM pg_stat_activity WHERE datname = current_database() AND application_name = ? AND state = 'active'""")) {
+                statement.setString(1, PostgresConnectionPool.APPLICATION_NAME);
+                while (!done.get()) {
+                    try (ResultSet result = statement.executeQuery()) {
+                        result.next();
+                        samples++;
+                        active += result.getLong(1) > 0 ? 1 : 0;
+                        if (result.getLong(2) > 0) {
+                            waiting++;
+                            for (String kind : result.getString(3).split(",")) {
+                                events.merge(kind, 1, Integer::sum);
+                            }
+                        }
+                    }
+                    Thread.sleep(SAMPLE_MILLIS);
+                }
+            }
+            catch (SQLException e) {
+                throw new UncheckedIOException(new IOException("Cannot sample pg_stat_activity: " + e.getMessage(), e));
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        String describe()
+        {
+            return "Lock waits while the cycle ran (pg_stat_activity every %s ms, the connector's sessions): %,d samples, %,d with a statement of the connector running, %,d with one waiting for a lock%s."
+                    .formatted(SAMPLE_MILLIS, samples, active, waiting, events.isEmpty() ? "" : " (%s)".formatted(events));
+        }
     }
 
     /** Both tiers' rows: Iceberg's current snapshot and PostgreSQL's attached partitions. */
