@@ -13,8 +13,6 @@ import io.meterstore.trino.base.PostgresConnectionPool;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -29,7 +27,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
@@ -151,12 +148,14 @@ final class IngestBesideArchivalBenchmark
         private int active;
         private int waiting;
         private final Map<String, Integer> events = new TreeMap<>();
+        private Optional<String> failure = Optional.empty();
 
         <T> T sampledWhile(Callable<T> event)
                 throws Exception
         {
             AtomicBoolean done = new AtomicBoolean();
-            CompletableFuture<Void> sampler = CompletableFuture.runAsync(() -> sample(done));
+            // a thread of its own: the stream beside the cycle holds the common pool, which has one thread on two cores
+            Thread sampler = Thread.ofPlatform().name("w1-lock-waits").start(() -> sample(done));
             try {
                 return event.call();
             }
@@ -189,7 +188,7 @@ final class IngestBesideArchivalBenchmark
                 }
             }
             catch (SQLException e) {
-                throw new UncheckedIOException(new IOException("Cannot sample pg_stat_activity: " + e.getMessage(), e));
+                failure = Optional.of(e.getMessage());
             }
             catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -198,8 +197,9 @@ final class IngestBesideArchivalBenchmark
 
         String describe()
         {
-            return "Lock waits while the cycle ran (pg_stat_activity every %s ms, the connector's sessions): %,d samples, %,d with a statement of the connector running, %,d with one waiting for a lock%s."
-                    .formatted(SAMPLE_MILLIS, samples, active, waiting, events.isEmpty() ? "" : " (%s)".formatted(events));
+            return "Lock waits while the cycle ran (pg_stat_activity every %s ms, the connector's sessions): %,d samples, %,d with a statement of the connector running, %,d with one waiting for a lock%s%s."
+                    .formatted(SAMPLE_MILLIS, samples, active, waiting, events.isEmpty() ? "" : " (%s)".formatted(events),
+                            failure.map(message -> "; sampling stopped early: " + message).orElse(""));
         }
     }
 
