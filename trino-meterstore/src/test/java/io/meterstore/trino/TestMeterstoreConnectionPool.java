@@ -13,6 +13,7 @@ import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.base.MeterstoreConfig;
 import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.base.PostgresConnectionPool;
+import io.meterstore.trino.hot.HotReadFailpoints;
 import io.trino.execution.QueryInfo;
 import io.trino.operator.OperatorStats;
 import io.trino.plugin.base.metrics.TDigestHistogram;
@@ -44,6 +45,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -54,8 +56,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The hot tier's connections come from a bounded pool: a scan of 100 partitions never holds more than the pool's size,
- * a light query gets its turn while heavy ones hold every connection splits may take, and a read repeats on a fresh
- * connection when PostgreSQL closed the pooled ones.
+ * a light query gets its turn while heavy ones hold every connection splits may take, and waits for it, without
+ * failing, as long as they read rows, and a read repeats on a fresh connection when PostgreSQL closed the pooled ones.
  */
 final class TestMeterstoreConnectionPool
 {
@@ -64,6 +66,9 @@ final class TestMeterstoreConnectionPool
     // bounds a wait only for a test that is stuck: each condition follows from the step before it, and a wait ends as
     // soon as its condition holds
     private static final Duration AWAIT = Duration.ofMinutes(3);
+    private static final Duration STALL_TIMEOUT = Duration.ofSeconds(2);
+    // how long the heavy scan of the stall test takes between two pages: well within the stall timeout
+    private static final long PAGE_MILLIS = 400;
 
     @Test
     void testScanOfManyPartitionsHoldsAtMostThePool()
@@ -129,6 +134,84 @@ final class TestMeterstoreConnectionPool
     }
 
     @Test
+    void testLightQueryWaitsBeyondTheStallTimeoutWhileAHeavyScanReads()
+            throws Exception
+    {
+        TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("pool_progress"));
+        TestingMeterstoreTables.createTables(warehouse);
+        // one Berlin day of 1,000 meters: its first hour in one partition, the other 23 hours in the next, which the heavy
+        // scan reads in about twelve pages of 8,192 rows
+        ReadingsGenerator generator = ReadingsGenerator.builder().seed(13).meters(1_000).startDay(LocalDate.of(2026, 1, 1)).days(1).build();
+        List<HotPartition> partitions;
+        try (Connection connection = warehouse.database().connect()) {
+            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
+            partitions = TestingMeterstoreTables.hotTier().partitions(connection).stream()
+                    .sorted(Comparator.comparing(HotPartition::start))
+                    .toList();
+        }
+        assertThat(partitions).hasSize(2);
+        ReadingsOracle oracle = ReadingsOracle.of(generator.iterator());
+        // the light query: one meter in the first partition; the heavy one: every version in the second, one split that
+        // holds its connection until it read the partition to its end
+        HotPartition lightPartition = partitions.getFirst();
+        String meter = generator.iterator().next().maloId();
+        String light = "SELECT count(*) FROM readings_versions WHERE malo_id = '%s' AND \"from\" < from_iso8601_timestamp('%s')".formatted(meter, lightPartition.end());
+        long lightCount = oracle.count(View.VERSIONS, ReadingsOracle.maloId(meter).and(ReadingsOracle.fromBefore(lightPartition.end())));
+        assertThat(lightCount).isPositive();
+        String heavy = "SELECT malo_id, \"from\", value FROM readings_versions WHERE \"from\" >= from_iso8601_timestamp('%s')".formatted(lightPartition.end());
+        long heavyCount = oracle.count(View.VERSIONS, ReadingsOracle.fromAtOrAfter(lightPartition.end()));
+
+        // the heavy scan reads a page each time the test lets it
+        Semaphore pages = new Semaphore(0);
+        AtomicInteger pagesRead = new AtomicInteger();
+        // two connections on the one node, one reserved for planning: splits hold one; a waiter fails after 2 s of no progress
+        try (DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)
+                .withoutIceberg()
+                .setWorkerCount(0)
+                .withCatalogOverrides(Map.of(
+                        "meterstore.postgresql.max-connections", "2",
+                        "meterstore.postgresql.reserved-connections", "1",
+                        "meterstore.postgresql.pool-stall-timeout", STALL_TIMEOUT.toSeconds() + "s"))
+                .build();
+                ExecutorService clients = Executors.newFixedThreadPool(2);
+                // before the clients are waited for: the heavy scan finishes only once its pages are let go
+                AutoCloseable _ = () -> {
+                    HotReadFailpoints.setAfterPage(_ -> {});
+                    pages.release(Integer.MAX_VALUE / 2);
+                }) {
+            PostgresConnectionPool pool = ((MeterstoreConnector) queryRunner.getCoordinator().getConnector(MeterstoreQueryRunner.CATALOG)).getInjector().getInstance(PostgresConnectionPool.class);
+            HotReadFailpoints.setAfterPage(_ -> {
+                pagesRead.incrementAndGet();
+                pages.acquireUninterruptibly();
+            });
+            Future<Long> heavyQuery = clients.submit(() -> count(queryRunner, heavy));
+            await(() -> pagesRead.get() == 1, "the heavy scan holds the splits' connection and read a page", heavyQuery);
+            Future<Long> lightQuery = clients.submit(() -> count(queryRunner, light));
+            String lightQueryId = awaitQueryId(queryRunner, light, heavyQuery, lightQuery);
+            await(() -> pool.splitsWaiting(lightQueryId) == 1, "the light query's split waits for a connection", heavyQuery, lightQuery);
+
+            // the heavy scan keeps the connection and reads a page every 0.4 s, for 1.5 times the stall timeout: the
+            // light query, which failed after 2 s when only a connection given back counted, waits
+            long waitingSince = System.nanoTime();
+            while (System.nanoTime() - waitingSince < STALL_TIMEOUT.toNanos() * 3 / 2) {
+                int read = pagesRead.get();
+                pages.release();
+                await(() -> pagesRead.get() > read, "the heavy scan read another page", heavyQuery, lightQuery);
+                Thread.sleep(PAGE_MILLIS);
+            }
+            assertThat(pool.splitsWaiting(lightQueryId)).isEqualTo(1);
+            assertThat(lightQuery).isNotDone();
+            assertThat(heavyQuery).isNotDone();
+
+            // the heavy scan reads to its end and gives the connection back: the light query has it and answers
+            HotReadFailpoints.setAfterPage(_ -> {});
+            pages.release(Integer.MAX_VALUE / 2);
+            assertThat(heavyQuery.get(AWAIT.toSeconds(), SECONDS)).isEqualTo(heavyCount);
+            assertThat(lightQuery.get(AWAIT.toSeconds(), SECONDS)).isEqualTo(lightCount);
+        }
+    }
+
+    @Test
     void testLightQueryGetsItsTurnWhileHeavyQueriesHoldTheSplitConnections()
             throws Exception
     {
@@ -171,9 +254,9 @@ final class TestMeterstoreConnectionPool
             for (HotPartition partition : partitions) {
                 locks.put(partition.name(), TestingLockHolder.lockIndexesOf(warehouse.database(), MeterstoreQueryRunner.SCHEMA, partition.name()));
             }
-            // a waiter fails once no connection came back for 30 s, and while the splits wait on the test's locks none
-            // would: the test takes one and gives it back every second, as planning does on a busy node (a query's
-            // planning on a loaded machine can take longer than 30 s, so not a query)
+            // a waiter fails once for 30 s no connection came back and no holder read a row, and while the splits wait on
+            // the test's locks neither would happen: the test takes one and gives it back every second, as planning does
+            // on a busy node (a query's planning on a loaded machine can take longer than 30 s, so not a query)
             Future<?> givingBack = planning.scheduleWithFixedDelay(() -> {
                 try (Connection _ = pool.connection()) {
                     // given back at once

@@ -4,6 +4,7 @@ import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
 import io.airlift.configuration.DefunctConfig;
 import io.airlift.units.Duration;
+import io.airlift.units.MinDuration;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
@@ -27,6 +28,8 @@ public class MeterstoreConfig
     private Duration maxClockSkew = new Duration(1, MINUTES);
     private int postgresqlMaxConnections = 10;
     private int postgresqlReservedConnections = 1;
+    // a deadlock detector's patience: holders that neither give a connection back nor read a row for this long wait for something that waits for the pool
+    private Duration postgresqlPoolStallTimeout = new Duration(30, SECONDS);
     private boolean coordinatorFileCacheEnabled = true;
     // as Trino's Iceberg connector (iceberg.dynamic-filtering.wait-timeout): a meter list's build side is usually done by then
     private Duration dynamicFilteringWaitTimeout = new Duration(1, SECONDS);
@@ -72,6 +75,21 @@ public class MeterstoreConfig
     public MeterstoreConfig setPostgresqlReservedConnections(int postgresqlReservedConnections)
     {
         this.postgresqlReservedConnections = postgresqlReservedConnections;
+        return this;
+    }
+
+    @NotNull
+    @MinDuration("1s")
+    public Duration getPostgresqlPoolStallTimeout()
+    {
+        return postgresqlPoolStallTimeout;
+    }
+
+    @Config("meterstore.postgresql.pool-stall-timeout")
+    @ConfigDescription("How long a query waiting for a PostgreSQL connection (or a snapshot's) waits while none is given back and no hot split holding one reads a row; it then fails, its holders stuck")
+    public MeterstoreConfig setPostgresqlPoolStallTimeout(Duration postgresqlPoolStallTimeout)
+    {
+        this.postgresqlPoolStallTimeout = postgresqlPoolStallTimeout;
         return this;
     }
 

@@ -40,9 +40,10 @@ import static java.util.concurrent.TimeUnit.SECONDS;
  * <p>
  * A driver waiting for a connection yields its thread instead of blocking it, because the splits that hold the
  * pool's connections need those threads to finish and give them back. A borrower waits as long as the pool keeps
- * giving connections back (a busy node queues its splits, it does not fail them), and fails once none came back for
- * {@value #STALLED_SECONDS} seconds: then the holders wait for something that waits for the pool, and waiting longer
- * helps nobody.
+ * giving connections back or its holders keep reading rows ({@link #progressed}: a busy node queues its splits, and
+ * scans that hold every connection for minutes make a dashboard wait, they do not fail it), and fails once for
+ * {@code meterstore.postgresql.pool-stall-timeout} none came back and no holder read a row: then the holders wait for
+ * something that waits for the pool, and waiting longer helps nobody.
  * Nothing that keeps a connection beyond its statement's end may use the pool: a session advisory lock (the archiver's
  * lease) would move to whoever borrows the connection next.
  * <p>
@@ -53,8 +54,6 @@ import static java.util.concurrent.TimeUnit.SECONDS;
 public final class PostgresConnectionPool
         implements AutoCloseable
 {
-    // how long a borrower waits while no connection is given back to the pool
-    private static final long STALLED_SECONDS = 30;
     // one wait of the pool: a connection it fails to open within it means PostgreSQL is unreachable, and a query fails that soon
     private static final long ATTEMPT_SECONDS = 2;
     // SQLSTATEs of a connection PostgreSQL closed: a shutdown or restart, a crash, a terminated backend (class 08 too)
@@ -70,40 +69,44 @@ public final class PostgresConnectionPool
     private final int maxConnections;
     private final int reservedConnections;
     private final FairConnectionQueue splitTurns;
+    // how long a borrower waits while no connection is given back and no holder reads a row
     private final long stalledNanos;
-    // System.nanoTime() when a connection was last given back to the pool
-    private final AtomicLong lastGivenBack = new AtomicLong(System.nanoTime());
+    // System.nanoTime() when a connection was last given back to the pool, or a holder last read rows with one
+    private final AtomicLong lastProgress = new AtomicLong(System.nanoTime());
+    // System.nanoTime() when a snapshot's connection was last given back to its pool
+    private final AtomicLong lastSnapshotGivenBack = new AtomicLong(System.nanoTime());
 
     @Inject
     public PostgresConnectionPool(TiersConfig config, MeterstoreConfig connectorConfig)
     {
-        this(config, connectorConfig, SECONDS.toNanos(STALLED_SECONDS));
-    }
-
-    @VisibleForTesting
-    PostgresConnectionPool(TiersConfig config, MeterstoreConfig connectorConfig, long stalledNanos)
-    {
         requireNonNull(config, "config is null");
-        this.stalledNanos = stalledNanos;
+        this.stalledNanos = connectorConfig.getPostgresqlPoolStallTimeout().roundTo(NANOSECONDS);
         this.maxConnections = connectorConfig.getPostgresqlMaxConnections();
         this.reservedConnections = connectorConfig.getPostgresqlReservedConnections();
         this.splitTurns = new FairConnectionQueue(maxConnections - reservedConnections);
         HikariConfig hikari = hikariConfig(config, "meterstore-postgresql", APPLICATION_NAME, maxConnections);
-        // the pool reports each connection given back with the time it was in use
-        hikari.setMetricsTrackerFactory((_, _) -> new IMetricsTracker()
-        {
-            @Override
-            public void recordConnectionUsageMillis(long elapsedBorrowedMillis)
-            {
-                lastGivenBack.set(System.nanoTime());
-            }
-        });
+        hikari.setMetricsTrackerFactory((_, _) -> givenBack(lastProgress));
         this.dataSource = new HikariDataSource(hikari);
-        this.snapshotDataSource = new HikariDataSource(hikariConfig(config, "meterstore-postgresql-snapshots", SNAPSHOT_APPLICATION_NAME, maxConnections));
+        HikariConfig snapshotHikari = hikariConfig(config, "meterstore-postgresql-snapshots", SNAPSHOT_APPLICATION_NAME, maxConnections);
+        snapshotHikari.setMetricsTrackerFactory((_, _) -> givenBack(lastSnapshotGivenBack));
+        this.snapshotDataSource = new HikariDataSource(snapshotHikari);
         this.waiters = new ThreadPoolExecutor(maxConnections, maxConnections, 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-%s"));
         waiters.allowCoreThreadTimeOut(true);
         this.lenders = new ThreadPoolExecutor(splitConnections(), splitConnections(), 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-lender-%s"));
         lenders.allowCoreThreadTimeOut(true);
+    }
+
+    // the pool reports each connection given back with the time it was in use
+    private static IMetricsTracker givenBack(AtomicLong last)
+    {
+        return new IMetricsTracker()
+        {
+            @Override
+            public void recordConnectionUsageMillis(long elapsedBorrowedMillis)
+            {
+                last.set(System.nanoTime());
+            }
+        };
     }
 
     private static HikariConfig hikariConfig(TiersConfig config, String poolName, String applicationName, int maxConnections)
@@ -126,6 +129,15 @@ public final class PostgresConnectionPool
     public int maxConnections()
     {
         return maxConnections;
+    }
+
+    /**
+     * A holder of one of the pool's connections read rows with it (a hot split's page): borrowers waiting for a
+     * connection wait on while holders make progress, however long each holds its connection. One volatile write.
+     */
+    public void progressed()
+    {
+        lastProgress.set(System.nanoTime());
     }
 
     /**
@@ -156,21 +168,24 @@ public final class PostgresConnectionPool
         }
     }
 
-    // how long a borrower waiting since then may still wait: until no connection came back for the stall limit
+    // how long a borrower waiting since then may still wait: until for the stall limit no connection came back and no holder read a row
     private long remainingNanos(long waitingSince)
     {
-        return Math.max(waitingSince, lastGivenBack.get()) + stalledNanos - System.nanoTime();
+        return Math.max(waitingSince, lastProgress.get()) + stalledNanos - System.nanoTime();
     }
 
     private TrinoException stalled(Exception cause)
     {
-        return new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "All %s PostgreSQL connections of this node stayed busy, none given back for %ss: raise meterstore.postgresql.max-connections, or run fewer queries at once"
+        return new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, ("All %s PostgreSQL connections of this node stayed busy for %ss, none given back and no row read by their holders: "
+                + "raise meterstore.postgresql.max-connections, or run fewer queries at once; a pushed-down aggregation reads its rows only once its statement ends, "
+                + "so raise meterstore.postgresql.pool-stall-timeout above its longest statement")
                 .formatted(maxConnections, NANOSECONDS.toSeconds(stalledNanos)), cause);
     }
 
     /**
      * A connection to hold a query's snapshot open for the whole query, from the pool kept for that, waiting while
-     * every one is held by a running query. Fails once none came back for {@value #STALLED_SECONDS} seconds.
+     * every one is held by a running query. Fails once for {@code meterstore.postgresql.pool-stall-timeout} no snapshot
+     * came back and this node's hot reads made no progress (no connection of the other pool given back, no row read).
      */
     public Connection snapshotConnection()
     {
@@ -184,8 +199,11 @@ public final class PostgresConnectionPool
                     throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot connect to PostgreSQL at '%s' as '%s': %s; check meterstore.postgresql.* and that the server is reachable"
                             .formatted(snapshotDataSource.getJdbcUrl(), snapshotDataSource.getUsername(), e.getCause().getMessage()), e);
                 }
-                if (System.nanoTime() - waitingSince >= stalledNanos) {
-                    throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "All %s PostgreSQL snapshots of this coordinator stayed held by running queries for %ss (one for each query that reads the hot tier): raise meterstore.postgresql.max-connections, or run fewer queries at once"
+                // the queries holding the snapshots show their progress in the hot reads of this node
+                if (Math.max(Math.max(waitingSince, lastSnapshotGivenBack.get()), lastProgress.get()) + stalledNanos - System.nanoTime() <= 0) {
+                    throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, ("All %s PostgreSQL snapshots of this coordinator stayed held by running queries for %ss (one for each query that reads the hot tier), "
+                            + "none given back and no progress of this node's hot reads (no connection given back, no row read): raise meterstore.postgresql.max-connections, or run fewer queries at once; "
+                            + "a coordinator that runs no hot splits sees no rows read, so raise meterstore.postgresql.pool-stall-timeout above its longest query")
                             .formatted(maxConnections, NANOSECONDS.toSeconds(stalledNanos)), e);
                 }
             }
@@ -239,6 +257,7 @@ public final class PostgresConnectionPool
     public void discardSnapshotConnection(Connection connection)
     {
         snapshotDataSource.evictConnection(connection);
+        lastSnapshotGivenBack.set(System.nanoTime());
     }
 
     /**
@@ -337,7 +356,7 @@ public final class PostgresConnectionPool
         }
     }
 
-    // a split waiting in the queue fails as a borrower of the pool does: once no connection came back for the stall limit
+    // a split waiting in the queue fails as a borrower of the pool does: once for the stall limit no connection came back and no holder read a row
     private void failWhenStalled(CompletableFuture<Connection> connection, long waitingSince)
     {
         long remaining = remainingNanos(waitingSince);
@@ -378,7 +397,7 @@ public final class PostgresConnectionPool
     {
         Optional<TurnConnection> lent = TurnConnection.of(connection);
         dataSource.evictConnection(lent.map(TurnConnection::connection).orElse(connection));
-        lastGivenBack.set(System.nanoTime());
+        lastProgress.set(System.nanoTime());
         lent.ifPresent(TurnConnection::giveBack);
     }
 

@@ -251,6 +251,11 @@ public final class HotPageSource
         Page page = pageBuilder.build();
         pageBuilder.reset();
         completedPositions += page.getPositionCount();
+        if (page.getPositionCount() > 0) {
+            // splits waiting for a connection wait on while this one reads, however long it holds its connection
+            pool.progressed();
+            HotReadFailpoints.afterPage(split.partition());
+        }
         if (finished) {
             closeQuietly();
         }

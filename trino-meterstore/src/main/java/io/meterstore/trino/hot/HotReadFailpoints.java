@@ -1,15 +1,18 @@
 package io.meterstore.trino.hot;
 
+import java.util.function.Consumer;
+
 import static java.util.Objects.requireNonNull;
 
 /**
  * The one place where tests reach into a hot read, so that no production class carries a test's hook: a race test
  * runs its own step before a hot read begins its transaction ({@link #setBeforeTransaction}), e.g. to commit a write
- * between two splits of one query.
+ * between two splits of one query, and a test of the connection pool paces a split's pages ({@link #setAfterPage}).
  */
 public final class HotReadFailpoints
 {
     private static volatile Runnable beforeTransaction = () -> {};
+    private static volatile Consumer<String> afterPage = _ -> {};
 
     private HotReadFailpoints() {}
 
@@ -22,5 +25,16 @@ public final class HotReadFailpoints
     static void beforeTransaction()
     {
         beforeTransaction.run();
+    }
+
+    /** Runs {@code step} with the partition's name after each page a hot split reads; {@code _ -> {}} disarms it. */
+    public static void setAfterPage(Consumer<String> step)
+    {
+        afterPage = requireNonNull(step, "step is null");
+    }
+
+    static void afterPage(String partition)
+    {
+        afterPage.accept(partition);
     }
 }

@@ -2,6 +2,7 @@ package io.meterstore.trino.base;
 
 import com.google.common.collect.ImmutableMap;
 import io.airlift.units.Duration;
+import io.airlift.units.MinDuration;
 import jakarta.validation.constraints.AssertTrue;
 import org.junit.jupiter.api.Test;
 
@@ -12,6 +13,7 @@ import static io.airlift.configuration.testing.ConfigAssertions.assertRecordedDe
 import static io.airlift.configuration.testing.ConfigAssertions.recordDefaults;
 import static io.airlift.testing.ValidationAssertions.assertFailsValidation;
 import static io.airlift.testing.ValidationAssertions.assertValidates;
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.MINUTES;
 import static java.util.concurrent.TimeUnit.SECONDS;
 
@@ -24,6 +26,7 @@ final class TestMeterstoreConfig
                 .setMaxClockSkew(new Duration(1, MINUTES))
                 .setPostgresqlMaxConnections(10)
                 .setPostgresqlReservedConnections(1)
+                .setPostgresqlPoolStallTimeout(new Duration(30, SECONDS))
                 .setCoordinatorFileCacheEnabled(true)
                 .setDynamicFilteringWaitTimeout(new Duration(1, SECONDS))
                 .setAllowDropTable(false));
@@ -36,6 +39,7 @@ final class TestMeterstoreConfig
                 .put("meterstore.max-clock-skew", "10s")
                 .put("meterstore.postgresql.max-connections", "4")
                 .put("meterstore.postgresql.reserved-connections", "2")
+                .put("meterstore.postgresql.pool-stall-timeout", "5m")
                 .put("meterstore.coordinator-file-cache.enabled", "false")
                 .put("meterstore.dynamic-filtering.wait-timeout", "30s")
                 .put("meterstore.allow-drop-table", "true")
@@ -44,10 +48,22 @@ final class TestMeterstoreConfig
                 .setMaxClockSkew(new Duration(10, SECONDS))
                 .setPostgresqlMaxConnections(4)
                 .setPostgresqlReservedConnections(2)
+                .setPostgresqlPoolStallTimeout(new Duration(5, MINUTES))
                 .setCoordinatorFileCacheEnabled(false)
                 .setDynamicFilteringWaitTimeout(new Duration(30, SECONDS))
                 .setAllowDropTable(true);
         assertFullMapping(properties, expected);
+    }
+
+    @Test
+    void testPoolStallTimeoutIsASecondAtLeast()
+    {
+        assertValidates(new MeterstoreConfig().setPostgresqlPoolStallTimeout(new Duration(1, SECONDS)));
+        assertFailsValidation(
+                new MeterstoreConfig().setPostgresqlPoolStallTimeout(new Duration(100, MILLISECONDS)),
+                "postgresqlPoolStallTimeout",
+                "must be greater than or equal to 1s",
+                MinDuration.class);
     }
 
     @Test

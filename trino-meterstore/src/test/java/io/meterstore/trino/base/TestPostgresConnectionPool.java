@@ -1,5 +1,6 @@
 package io.meterstore.trino.base;
 
+import io.airlift.units.Duration;
 import io.meterstore.core.TiersConfig;
 import io.meterstore.testing.TestingDatabase;
 import io.meterstore.testing.TestingPostgresServer;
@@ -15,21 +16,29 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * A borrower of the pool waits as long as connections keep coming back, however long its turn takes, and fails with
- * the setting to raise once none came back for the stall limit (2 s here, 30 s in a server). Splits take turns by
- * query: a connection given back goes to the waiting query holding the fewest, and planning never waits behind splits.
+ * A borrower of the pool waits as long as connections keep coming back or their holders read rows, however long its
+ * turn takes, and fails with the setting to raise once neither happened for the stall limit
+ * ({@code meterstore.postgresql.pool-stall-timeout}: 2 s here, 30 s by default). Splits take turns by query: a
+ * connection given back goes to the waiting query holding the fewest, and planning never waits behind splits.
  */
 final class TestPostgresConnectionPool
 {
-    private static final long STALLED_NANOS = SECONDS.toNanos(2);
+    private static final Duration STALL_TIMEOUT = new Duration(2, SECONDS);
+    private static final String STALLED = "All 1 PostgreSQL connections of this node stayed busy for 2s, none given back and no row read by their holders: "
+            + "raise meterstore.postgresql.max-connections, or run fewer queries at once; a pushed-down aggregation reads its rows only once its statement ends, "
+            + "so raise meterstore.postgresql.pool-stall-timeout above its longest statement";
+    // how often the holder of the snapshot test's query reads rows: well within the stall limit
+    private static final long PROGRESS_MILLIS = 200;
     private static final int BORROWERS = 8;
     private static final long HOLD_MILLIS = 400;
     // bounds a wait for something that happens at once with the feature, and never without it
@@ -74,16 +83,50 @@ final class TestPostgresConnectionPool
             try (Connection _ = pool.connection()) {
                 assertThatThrownBy(pool::connection)
                         .isInstanceOf(TrinoException.class)
-                        .hasMessage("All 1 PostgreSQL connections of this node stayed busy, none given back for 2s: raise meterstore.postgresql.max-connections, or run fewer queries at once");
+                        .hasMessage(STALLED);
                 // a split waits in the queue, and fails the same way
                 assertThatThrownBy(() -> pool.connection("query_stalled"))
                         .isInstanceOf(TrinoException.class)
-                        .hasMessage("All 1 PostgreSQL connections of this node stayed busy, none given back for 2s: raise meterstore.postgresql.max-connections, or run fewer queries at once");
+                        .hasMessage(STALLED);
             }
             // given back: the next borrower has it at once
             try (Connection connection = pool.connection()) {
                 assertThat(connection.isValid(1)).isTrue();
             }
+        }
+    }
+
+    @Test
+    void testSnapshotWaitsWhileTheNodesHotReadsProgress()
+            throws Exception
+    {
+        try (PostgresConnectionPool pool = pool("pool_snapshots", 1, 0);
+                ExecutorService queries = Executors.newSingleThreadExecutor()) {
+            Connection held = pool.snapshotConnection();
+            // no snapshot given back, no hot read on the node: the next query's snapshot fails after the stall limit
+            assertThatThrownBy(pool::snapshotConnection)
+                    .isInstanceOf(TrinoException.class)
+                    .hasMessage("All 1 PostgreSQL snapshots of this coordinator stayed held by running queries for 2s (one for each query that reads the hot tier), "
+                            + "none given back and no progress of this node's hot reads (no connection given back, no row read): raise meterstore.postgresql.max-connections, or run fewer queries at once; "
+                            + "a coordinator that runs no hot splits sees no rows read, so raise meterstore.postgresql.pool-stall-timeout above its longest query");
+
+            // the query holding it reads rows all along: the next one waits beyond the stall limit (it failed after it
+            // when only a snapshot given back counted) and has the snapshot's connection once the first gives it back
+            Future<Integer> next = queries.submit(() -> {
+                try (Connection connection = pool.snapshotConnection()) {
+                    return backend(connection);
+                }
+            });
+            long waitingSince = System.nanoTime();
+            // a waiter looks every 2 s (the pool's wait): past the second look, a waiter that counts no rows read has failed
+            while (System.nanoTime() - waitingSince < STALL_TIMEOUT.roundTo(NANOSECONDS) * 5 / 2) {
+                pool.progressed();
+                MILLISECONDS.sleep(PROGRESS_MILLIS);
+            }
+            assertThat(next).isNotDone();
+            int heldBackend = backend(held);
+            held.close();
+            assertThat(next.get(AWAIT_SECONDS, SECONDS)).isEqualTo(heldBackend);
         }
     }
 
@@ -189,7 +232,8 @@ final class TestPostgresConnectionPool
                 .setPostgresqlUser(database.user());
         MeterstoreConfig connectorConfig = new MeterstoreConfig()
                 .setPostgresqlMaxConnections(maxConnections)
-                .setPostgresqlReservedConnections(reservedConnections);
-        return new PostgresConnectionPool(config, connectorConfig, STALLED_NANOS);
+                .setPostgresqlReservedConnections(reservedConnections)
+                .setPostgresqlPoolStallTimeout(STALL_TIMEOUT);
+        return new PostgresConnectionPool(config, connectorConfig);
     }
 }
