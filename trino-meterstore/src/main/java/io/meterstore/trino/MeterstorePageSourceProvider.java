@@ -97,7 +97,7 @@ public class MeterstorePageSourceProvider
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         if (split instanceof HotAggregationSplit aggregationSplit) {
             // the statement enforces the handle's constraint; a dynamic filter is only an optimisation and is not needed
-            return withConnection(session, connection -> new HotAggregationPageSource(connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint(), handle.resolution(),
+            return withConnection(session, connection -> new HotAggregationPageSource(postgres, connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint(), handle.resolution(),
                     handle.columns().keyNames()));
         }
         if (HiddenColumnsPageSource.hasHiddenColumns(columns)) {

@@ -28,7 +28,7 @@ public class MeterstoreConfig
     private Duration maxClockSkew = new Duration(1, MINUTES);
     private int postgresqlMaxConnections = 10;
     private int postgresqlReservedConnections = 1;
-    // a deadlock detector's patience: holders that neither give a connection back nor read a row for this long wait for something that waits for the pool
+    // a deadlock detector's patience: holders that give no connection back, read no row and have no statement executing for this long wait for something that waits for the pool
     private Duration postgresqlPoolStallTimeout = new Duration(30, SECONDS);
     private boolean coordinatorFileCacheEnabled = true;
     // as Trino's Iceberg connector (iceberg.dynamic-filtering.wait-timeout): a meter list's build side is usually done by then
@@ -86,7 +86,7 @@ public class MeterstoreConfig
     }
 
     @Config("meterstore.postgresql.pool-stall-timeout")
-    @ConfigDescription("How long a query waiting for a PostgreSQL connection (or a snapshot's) waits while none is given back and no hot split holding one reads a row; it then fails, its holders stuck")
+    @ConfigDescription("How long a query waiting for a PostgreSQL connection (or a snapshot's) waits while none is given back, no hot split holding one reads a row and PostgreSQL executes none of their statements; it then fails, its holders stuck")
     public MeterstoreConfig setPostgresqlPoolStallTimeout(Duration postgresqlPoolStallTimeout)
     {
         this.postgresqlPoolStallTimeout = postgresqlPoolStallTimeout;

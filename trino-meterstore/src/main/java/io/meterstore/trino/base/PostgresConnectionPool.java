@@ -8,13 +8,21 @@ import com.zaxxer.hikari.metrics.IMetricsTracker;
 import io.meterstore.core.TiersConfig;
 import io.trino.spi.TrinoException;
 import jakarta.annotation.PreDestroy;
+import org.postgresql.Driver;
+import org.postgresql.PGConnection;
+import org.postgresql.PGProperty;
 
+import java.sql.Array;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicLong;
@@ -42,8 +50,9 @@ import static java.util.concurrent.TimeUnit.SECONDS;
  * pool's connections need those threads to finish and give them back. A borrower waits as long as the pool keeps
  * giving connections back or its holders keep reading rows ({@link #progressed}: a busy node queues its splits, and
  * scans that hold every connection for minutes make a dashboard wait, they do not fail it), and fails once for
- * {@code meterstore.postgresql.pool-stall-timeout} none came back and no holder read a row: then the holders wait for
- * something that waits for the pool, and waiting longer helps nobody.
+ * {@code meterstore.postgresql.pool-stall-timeout} none came back, no holder read a row and PostgreSQL executes none of
+ * the holders' statements that return their rows only when they end ({@link #execute}; waiting for a lock is not
+ * executing): then the holders wait for something that waits for the pool, and waiting longer helps nobody.
  * Nothing that keeps a connection beyond its statement's end may use the pool: a session advisory lock (the archiver's
  * lease) would move to whoever borrows the connection next.
  * <p>
@@ -60,8 +69,16 @@ public final class PostgresConnectionPool
     private static final Set<String> SERVER_CLOSED_STATES = Set.of("57P01", "57P02", "57P03");
     public static final String APPLICATION_NAME = "trino-meterstore";
     public static final String SNAPSHOT_APPLICATION_NAME = "trino-meterstore-snapshot";
+    // the connection that asks PostgreSQL about the holders' statements, opened only when a borrower would fail
+    private static final String STALL_CHECK_APPLICATION_NAME = "trino-meterstore-stall-check";
+    // the holders' statements PostgreSQL executes: active, and waiting neither for a lock nor for this node to read or write
+    private static final String EXECUTING = """
+            SELECT count(*) FROM pg_stat_activity
+            WHERE pid = ANY(?) AND state = 'active' AND wait_event_type IS DISTINCT FROM 'Lock' AND wait_event_type IS DISTINCT FROM 'Client'""";
 
     private final HikariDataSource dataSource;
+    private final String url;
+    private final Properties stallCheckProperties;
     private final HikariDataSource snapshotDataSource;
     private final ThreadPoolExecutor waiters;
     // lends the splits' connections: a turn's borrow finds one free, so it is never held up by the waiters' work
@@ -75,12 +92,19 @@ public final class PostgresConnectionPool
     private final AtomicLong lastProgress = new AtomicLong(System.nanoTime());
     // System.nanoTime() when a snapshot's connection was last given back to its pool
     private final AtomicLong lastSnapshotGivenBack = new AtomicLong(System.nanoTime());
+    // the backends of the holders running a statement that returns its rows only when it ends
+    private final Set<Integer> executing = ConcurrentHashMap.newKeySet();
 
     @Inject
     public PostgresConnectionPool(TiersConfig config, MeterstoreConfig connectorConfig)
     {
         requireNonNull(config, "config is null");
+        this.url = config.getPostgresqlUrl();
+        this.stallCheckProperties = config.connectionProperties(STALL_CHECK_APPLICATION_NAME);
         this.stalledNanos = connectorConfig.getPostgresqlPoolStallTimeout().roundTo(NANOSECONDS);
+        // a PostgreSQL too slow to answer within the stall timeout cannot show the statements executing
+        PGProperty.CONNECT_TIMEOUT.set(stallCheckProperties, (int) ATTEMPT_SECONDS);
+        PGProperty.SOCKET_TIMEOUT.set(stallCheckProperties, (int) NANOSECONDS.toSeconds(stalledNanos));
         this.maxConnections = connectorConfig.getPostgresqlMaxConnections();
         this.reservedConnections = connectorConfig.getPostgresqlReservedConnections();
         this.splitTurns = new FairConnectionQueue(maxConnections - reservedConnections);
@@ -141,6 +165,24 @@ public final class PostgresConnectionPool
     }
 
     /**
+     * Runs {@code statement} on {@code connection}, one of the pool's, for a statement that returns its rows only when it
+     * ends (a pushed-down aggregation, a completeness report's counts): while it runs, a borrower that would fail for
+     * the stall timeout asks PostgreSQL whether it is executing the statement, and waits on if it is.
+     */
+    public void execute(Connection connection, SqlStatement statement)
+            throws SQLException
+    {
+        int backend = connection.unwrap(PGConnection.class).getBackendPID();
+        executing.add(backend);
+        try {
+            statement.run(connection);
+        }
+        finally {
+            executing.remove(backend);
+        }
+    }
+
+    /**
      * A connection of the pool for planning, statistics, the metadata tables or a write's commit, waiting for one to
      * be free (never for a split's); closing it gives it back.
      */
@@ -161,7 +203,7 @@ public final class PostgresConnectionPool
                     throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, "Cannot connect to PostgreSQL at '%s' as '%s': %s; check meterstore.postgresql.* and that the server is reachable"
                             .formatted(dataSource.getJdbcUrl(), dataSource.getUsername(), e.getCause().getMessage()), e);
                 }
-                if (remainingNanos(waitingSince) <= 0) {
+                if (stalled(waitingSince)) {
                     throw stalled(e);
                 }
             }
@@ -174,11 +216,49 @@ public final class PostgresConnectionPool
         return Math.max(waitingSince, lastProgress.get()) + stalledNanos - System.nanoTime();
     }
 
+    /**
+     * Whether a borrower waiting since {@code since} (or since something it counts as progress besides) has waited the
+     * stall timeout for nothing: no connection given back, no row read, and PostgreSQL executes none of the holders'
+     * statements. Finding one executing counts as progress, so the borrowers waiting meanwhile do not ask again.
+     */
+    private boolean stalled(long since)
+    {
+        if (remainingNanos(since) > 0) {
+            return false;
+        }
+        if (executing.isEmpty()) {
+            return true;
+        }
+        synchronized (executing) {
+            return remainingNanos(since) <= 0 && !holdersExecuting();
+        }
+    }
+
+    // asked on a connection of its own: the pool has none to spare when a borrower would fail
+    private boolean holdersExecuting()
+    {
+        Integer[] backends = executing.toArray(Integer[]::new);
+        try (Connection connection = new Driver().connect(url, stallCheckProperties);
+                PreparedStatement statement = connection.prepareStatement(EXECUTING)) {
+            Array pids = connection.createArrayOf("int4", backends);
+            statement.setArray(1, pids);
+            try (ResultSet result = statement.executeQuery()) {
+                if (result.next() && result.getLong(1) > 0) {
+                    lastProgress.set(System.nanoTime());
+                    return true;
+                }
+            }
+        }
+        catch (SQLException | RuntimeException ignored) {
+            // PostgreSQL cannot say: nothing else showed progress, so the holders count as stuck
+        }
+        return false;
+    }
+
     private TrinoException stalled(Exception cause)
     {
-        return new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, ("All %s PostgreSQL connections of this node stayed busy for %ss, none given back and no row read by their holders: "
-                + "raise meterstore.postgresql.max-connections, or run fewer queries at once; a pushed-down aggregation reads its rows only once its statement ends, "
-                + "so raise meterstore.postgresql.pool-stall-timeout above its longest statement")
+        return new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, ("All %s PostgreSQL connections of this node stayed busy for %ss, none given back, no row read by their holders "
+                + "and none of their statements executing in PostgreSQL: raise meterstore.postgresql.max-connections, or run fewer queries at once")
                 .formatted(maxConnections, NANOSECONDS.toSeconds(stalledNanos)), cause);
     }
 
@@ -200,9 +280,9 @@ public final class PostgresConnectionPool
                             .formatted(snapshotDataSource.getJdbcUrl(), snapshotDataSource.getUsername(), e.getCause().getMessage()), e);
                 }
                 // the queries holding the snapshots show their progress in the hot reads of this node
-                if (Math.max(Math.max(waitingSince, lastSnapshotGivenBack.get()), lastProgress.get()) + stalledNanos - System.nanoTime() <= 0) {
+                if (stalled(Math.max(waitingSince, lastSnapshotGivenBack.get()))) {
                     throw new TrinoException(METERSTORE_POSTGRES_UNAVAILABLE, ("All %s PostgreSQL snapshots of this coordinator stayed held by running queries for %ss (one for each query that reads the hot tier), "
-                            + "none given back and no progress of this node's hot reads (no connection given back, no row read): raise meterstore.postgresql.max-connections, or run fewer queries at once; "
+                            + "none given back and no progress of this node's hot reads (no connection given back, no row read, no statement executing): raise meterstore.postgresql.max-connections, or run fewer queries at once; "
                             + "a coordinator that runs no hot splits sees no rows read, so raise meterstore.postgresql.pool-stall-timeout above its longest query")
                             .formatted(maxConnections, NANOSECONDS.toSeconds(stalledNanos)), e);
                 }
@@ -364,7 +444,7 @@ public final class PostgresConnectionPool
             if (connection.isDone()) {
                 return;
             }
-            if (remainingNanos(waitingSince) > 0) {
+            if (!stalled(waitingSince)) {
                 failWhenStalled(connection, waitingSince);
                 return;
             }
@@ -415,6 +495,13 @@ public final class PostgresConnectionPool
     public interface SqlRead<T>
     {
         T read(Connection connection)
+                throws SQLException;
+    }
+
+    @FunctionalInterface
+    public interface SqlStatement
+    {
+        void run(Connection connection)
                 throws SQLException;
     }
 

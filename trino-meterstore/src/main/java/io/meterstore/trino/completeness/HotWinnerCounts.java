@@ -86,33 +86,36 @@ final class HotWinnerCounts
                 }
                 List<Object> parameters = new ArrayList<>();
                 String sql = sql(connection, split, parameters);
-                try (PreparedStatement statement = connection.prepareStatement(sql)) {
-                    for (int index = 0; index < parameters.size(); index++) {
-                        statement.setObject(index + 1, parameters.get(index));
-                    }
-                    try (ResultSet counts = statement.executeQuery()) {
-                        while (counts.next()) {
-                            // the values of the key's further columns follow the eleven counts
-                            ImmutableList.Builder<String> keyValues = ImmutableList.builder();
-                            for (int index = 0; index < keyColumns.size(); index++) {
-                                keyValues.add(counts.getString(12 + index));
+                // the counts come only when the statement ends: the pool asks PostgreSQL whether it executes it meanwhile
+                pool.execute(connection, executing -> {
+                    try (PreparedStatement statement = executing.prepareStatement(sql)) {
+                        for (int index = 0; index < parameters.size(); index++) {
+                            statement.setObject(index + 1, parameters.get(index));
+                        }
+                        try (ResultSet counts = statement.executeQuery()) {
+                            while (counts.next()) {
+                                // the values of the key's further columns follow the eleven counts
+                                ImmutableList.Builder<String> keyValues = ImmutableList.builder();
+                                for (int index = 0; index < keyColumns.size(); index++) {
+                                    keyValues.add(counts.getString(12 + index));
+                                }
+                                counter.addCounts(
+                                        counts.getString(1),
+                                        keyValues.build(),
+                                        counts.getString(2),
+                                        counts.getString(3),
+                                        counts.getString(4),
+                                        counts.getObject(5, LocalDate.class),
+                                        counts.getInt(6),
+                                        counts.getLong(7),
+                                        counts.getLong(8),
+                                        counts.getLong(9),
+                                        counts.getObject(10, OffsetDateTime.class).toInstant(),
+                                        counts.getObject(11, OffsetDateTime.class).toInstant());
                             }
-                            counter.addCounts(
-                                    counts.getString(1),
-                                    keyValues.build(),
-                                    counts.getString(2),
-                                    counts.getString(3),
-                                    counts.getString(4),
-                                    counts.getObject(5, LocalDate.class),
-                                    counts.getInt(6),
-                                    counts.getLong(7),
-                                    counts.getLong(8),
-                                    counts.getLong(9),
-                                    counts.getObject(10, OffsetDateTime.class).toInstant(),
-                                    counts.getObject(11, OffsetDateTime.class).toInstant());
                         }
                     }
-                }
+                });
             }
             finally {
                 connection.rollback();

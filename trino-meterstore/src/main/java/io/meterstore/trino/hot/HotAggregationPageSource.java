@@ -9,6 +9,7 @@ import io.meterstore.core.Tier;
 import io.meterstore.trino.base.MeterstoreColumnHandle;
 import io.meterstore.trino.base.MeterstoreMetrics;
 import io.meterstore.trino.base.MeterstoreTypes;
+import io.meterstore.trino.base.PostgresConnectionPool;
 import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.Page;
 import io.trino.spi.PageBuilder;
@@ -81,19 +82,20 @@ public final class HotAggregationPageSource
      * @param resolution what the aggregation reads: every version, or the winners (of the marked partitions by their
      * marks, of the others resolved in the statement), as known now or at an AS OF instant
      */
-    public HotAggregationPageSource(Connection connection, HotAggregationSplit split, HotAggregation aggregation, List<ColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> constraint,
+    public HotAggregationPageSource(PostgresConnectionPool pool, Connection connection, HotAggregationSplit split, HotAggregation aggregation, List<ColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> constraint,
             VersionResolution resolution)
     {
-        this(connection, split, aggregation, columns, constraint, resolution, List.of());
+        this(pool, connection, split, aggregation, columns, constraint, resolution, List.of());
     }
 
     /**
      * As the constructor above, of a table whose merge key has {@code keyColumns} besides malo_id, obis_code and "from":
      * a partition not yet marked is resolved per key and version scope.
      */
-    public HotAggregationPageSource(Connection connection, HotAggregationSplit split, HotAggregation aggregation, List<ColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> constraint,
+    public HotAggregationPageSource(PostgresConnectionPool pool, Connection connection, HotAggregationSplit split, HotAggregation aggregation, List<ColumnHandle> columns, TupleDomain<MeterstoreColumnHandle> constraint,
             VersionResolution resolution, List<String> keyColumns)
     {
+        requireNonNull(pool, "pool is null");
         this.resolutionPartition = ResolutionRule.partition(keyColumns).stream().map(Sql::quoteIdentifier).collect(Collectors.joining(", "));
         this.connection = requireNonNull(connection, "connection is null");
         this.split = requireNonNull(split, "split is null");
@@ -124,19 +126,22 @@ public final class HotAggregationPageSource
             split.snapshot().orElseThrow().begin(connection);
             List<Object> parameters = new ArrayList<>();
             String sql = sql(aggregation, constraint, resolution, parameters);
-            try (PreparedStatement statement = connection.prepareStatement(sql)) {
-                for (int index = 0; index < parameters.size(); index++) {
-                    statement.setObject(index + 1, parameters.get(index));
-                }
-                try (ResultSet resultSet = statement.executeQuery()) {
-                    while (resultSet.next()) {
-                        pageBuilder.declarePosition();
-                        for (int channel = 0; channel < this.columns.size(); channel++) {
-                            writeValue(resultSet, channel + 1, types.get(channel), pageBuilder.getBlockBuilder(channel));
+            // its rows come only when the statement ends: the pool asks PostgreSQL whether it executes it meanwhile
+            pool.execute(connection, executing -> {
+                try (PreparedStatement statement = executing.prepareStatement(sql)) {
+                    for (int index = 0; index < parameters.size(); index++) {
+                        statement.setObject(index + 1, parameters.get(index));
+                    }
+                    try (ResultSet resultSet = statement.executeQuery()) {
+                        while (resultSet.next()) {
+                            pageBuilder.declarePosition();
+                            for (int channel = 0; channel < this.columns.size(); channel++) {
+                                writeValue(resultSet, channel + 1, types.get(channel), pageBuilder.getBlockBuilder(channel));
+                            }
                         }
                     }
                 }
-            }
+            });
         }
         catch (SQLException e) {
             throw translate(e);

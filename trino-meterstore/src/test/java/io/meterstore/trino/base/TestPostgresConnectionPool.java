@@ -14,9 +14,11 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
@@ -26,17 +28,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * A borrower of the pool waits as long as connections keep coming back or their holders read rows, however long its
- * turn takes, and fails with the setting to raise once neither happened for the stall limit
+ * A borrower of the pool waits as long as connections keep coming back, their holders read rows or PostgreSQL executes
+ * their statements, however long its turn takes, and fails with the setting to raise once none of it happened for the
+ * stall limit
  * ({@code meterstore.postgresql.pool-stall-timeout}: 2 s here, 30 s by default). Splits take turns by query: a
  * connection given back goes to the waiting query holding the fewest, and planning never waits behind splits.
  */
 final class TestPostgresConnectionPool
 {
     private static final Duration STALL_TIMEOUT = new Duration(2, SECONDS);
-    private static final String STALLED = "All 1 PostgreSQL connections of this node stayed busy for 2s, none given back and no row read by their holders: "
-            + "raise meterstore.postgresql.max-connections, or run fewer queries at once; a pushed-down aggregation reads its rows only once its statement ends, "
-            + "so raise meterstore.postgresql.pool-stall-timeout above its longest statement";
+    private static final String STALLED = "All 1 PostgreSQL connections of this node stayed busy for 2s, none given back, no row read by their holders "
+            + "and none of their statements executing in PostgreSQL: raise meterstore.postgresql.max-connections, or run fewer queries at once";
     // how often the holder of the snapshot test's query reads rows: well within the stall limit
     private static final long PROGRESS_MILLIS = 200;
     private static final int BORROWERS = 8;
@@ -107,7 +109,7 @@ final class TestPostgresConnectionPool
             assertThatThrownBy(pool::snapshotConnection)
                     .isInstanceOf(TrinoException.class)
                     .hasMessage("All 1 PostgreSQL snapshots of this coordinator stayed held by running queries for 2s (one for each query that reads the hot tier), "
-                            + "none given back and no progress of this node's hot reads (no connection given back, no row read): raise meterstore.postgresql.max-connections, or run fewer queries at once; "
+                            + "none given back and no progress of this node's hot reads (no connection given back, no row read, no statement executing): raise meterstore.postgresql.max-connections, or run fewer queries at once; "
                             + "a coordinator that runs no hot splits sees no rows read, so raise meterstore.postgresql.pool-stall-timeout above its longest query");
 
             // the query holding it reads rows all along: the next one waits beyond the stall limit (it failed after it
@@ -127,6 +129,75 @@ final class TestPostgresConnectionPool
             int heldBackend = backend(held);
             held.close();
             assertThat(next.get(AWAIT_SECONDS, SECONDS)).isEqualTo(heldBackend);
+        }
+    }
+
+    @Test
+    void testSplitWaitsWhilePostgresExecutesTheHoldersStatement()
+            throws Exception
+    {
+        try (PostgresConnectionPool pool = pool("pool_executing", 1, 0);
+                ExecutorService holders = Executors.newSingleThreadExecutor()) {
+            // a statement that returns its row only when it ends, after 1.5 times the stall limit, as a month's pushed-down
+            // aggregation does: the light query's split waits for it (it failed after the stall limit when only
+            // connections given back and rows read counted), and has the connection once it is given back
+            Connection held = pool.connectionAsync("heavy").join();
+            int heldBackend = backend(held);
+            AtomicBoolean statementEnded = new AtomicBoolean();
+            Future<?> heavy = holders.submit(() -> {
+                try (held) {
+                    pool.execute(held, connection -> {
+                        try (Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery("SELECT pg_sleep(3)")) {
+                            assertThat(result.next()).isTrue();
+                        }
+                    });
+                    statementEnded.set(true);
+                }
+                return null;
+            });
+            try (Connection connection = pool.connection("light")) {
+                assertThat(statementEnded).isTrue();
+                assertThat(backend(connection)).isEqualTo(heldBackend);
+            }
+            heavy.get();
+        }
+    }
+
+    @Test
+    void testSplitFailsWhileTheHoldersStatementWaitsForALock()
+            throws Exception
+    {
+        TestingDatabase database = TestingPostgresServer.shared().createDatabase("pool_lock_wait");
+        try (PostgresConnectionPool pool = pool(database, 1, 0);
+                ExecutorService holders = Executors.newSingleThreadExecutor();
+                Connection locker = database.connect()) {
+            // the holder's statement waits for a lock the test holds, as one waits for something that waits for the pool:
+            // PostgreSQL does not execute it, so the light query's split fails after the stall limit
+            try (Statement statement = locker.createStatement()) {
+                statement.execute("SELECT pg_advisory_lock(33)");
+            }
+            Connection held = pool.connectionAsync("heavy").join();
+            Future<?> heavy = holders.submit(() -> {
+                try (held) {
+                    pool.execute(held, connection -> {
+                        try (Statement statement = connection.createStatement()) {
+                            statement.execute("SELECT pg_advisory_xact_lock(33)");
+                        }
+                    });
+                }
+                return null;
+            });
+            assertThatThrownBy(() -> pool.connectionAsync("light").get(AWAIT_SECONDS, SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasRootCauseInstanceOf(TrinoException.class)
+                    .hasRootCauseMessage(STALLED);
+            try (Statement statement = locker.createStatement()) {
+                statement.execute("SELECT pg_advisory_unlock(33)");
+            }
+            heavy.get(AWAIT_SECONDS, SECONDS);
+            try (Connection connection = pool.connection("light")) {
+                assertThat(connection.isValid(1)).isTrue();
+            }
         }
     }
 
@@ -226,7 +297,11 @@ final class TestPostgresConnectionPool
 
     private static PostgresConnectionPool pool(String name, int maxConnections, int reservedConnections)
     {
-        TestingDatabase database = TestingPostgresServer.shared().createDatabase(name);
+        return pool(TestingPostgresServer.shared().createDatabase(name), maxConnections, reservedConnections);
+    }
+
+    private static PostgresConnectionPool pool(TestingDatabase database, int maxConnections, int reservedConnections)
+    {
         TiersConfig config = new TiersConfig()
                 .setPostgresqlUrl(database.jdbcUrl())
                 .setPostgresqlUser(database.user());
