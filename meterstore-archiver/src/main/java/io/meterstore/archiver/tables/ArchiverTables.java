@@ -3,6 +3,7 @@ package io.meterstore.archiver.tables;
 import com.google.common.collect.ImmutableList;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import com.google.inject.Inject;
+import io.airlift.log.Logger;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalException;
 import io.meterstore.archiver.cycle.ArchivalSettings;
@@ -59,6 +60,7 @@ import static java.util.Objects.requireNonNull;
 public final class ArchiverTables
         implements Closeable
 {
+    private static final Logger log = Logger.get(ArchiverTables.class);
     private static final String USER = "meterstore-archiver";
 
     private final TiersConfig tiers;
@@ -99,7 +101,7 @@ public final class ArchiverTables
      * Finds the readings tables CREATE TABLE (through the connector) created beyond {@code meterstore.tables}: the Iceberg
      * tables in the namespace that store a shape ({@link TableShape#isStoredIn}), as the connector finds them; another
      * Iceberg table there is not MeterStore's and stays untouched. Returns the tables found for the first time, which
-     * {@link #tables} lists from then on. A table that cannot be loaded fails the search, naming it.
+     * {@link #tables} lists from then on. A table that cannot be loaded is logged and left out until it can be.
      */
     public List<String> findCreatedTables()
     {
@@ -127,7 +129,13 @@ public final class ArchiverTables
                 continue;
             }
             catch (RuntimeException e) {
-                throw new IllegalStateException("Cannot read whether Iceberg table '%s' is a readings table: %s".formatted(identifier, Failures.describe(e)), e);
+                if (Failures.isConnectionFailure(e)) {
+                    throw e;
+                }
+                // one table another engine left unreadable (its metadata file gone, or in storage this archiver cannot
+                // read) must not keep every table created after it from being archived: it is looked at again next time
+                log.warn("Cannot read whether Iceberg table '%s' is a readings table, so it is not archived: %s", identifier, Failures.describe(e));
+                continue;
             }
             if (TableShape.isStoredIn(properties)) {
                 created.add(table);

@@ -24,7 +24,9 @@ import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
 import io.meterstore.testing.ReadingsLoader;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.types.Types;
 import org.assertj.core.api.InstanceOfAssertFactories;
@@ -325,6 +327,10 @@ final class TestArchiverServer
                 HotTier lastgang = new HotTier(TestingArchiverTable.SCHEMA, new PartitionNaming("lastgang", PartitionNaming.DEFAULT_STEP), java.time.Duration.ofSeconds(5));
                 TableIdentifier foreign = TableIdentifier.of(TestingArchiverTable.SCHEMA, "other_engine");
                 table.catalog().createTable(foreign, new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
+                // and one whose metadata file is gone (left by another engine, or in storage the archiver cannot read):
+                // it keeps nothing created after it from being found
+                Table unreadable = table.catalog().createTable(TableIdentifier.of(TestingArchiverTable.SCHEMA, "another_engine"), new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
+                unreadable.io().deleteFile(((HasTableOperations) unreadable).operations().current().metadataFileLocation());
                 long rows;
                 try (Connection connection = table.connect()) {
                     ReadingsTableCreation.create(connection, lastgang, table.catalog(), TableIdentifier.of(TestingArchiverTable.SCHEMA, "lastgang"), Optional.of(TableShape.DEFAULT), "CREATE TABLE");
