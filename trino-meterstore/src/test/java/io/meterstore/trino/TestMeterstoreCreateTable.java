@@ -12,7 +12,9 @@ import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
 import io.meterstore.trino.base.MeterstoreErrorCode;
 import io.trino.testing.DistributedQueryRunner;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterAll;
@@ -165,6 +167,32 @@ final class TestMeterstoreCreateTable
         // carries its declaration, and the archiver finds it the same way
         assertThat(client.value("SELECT count(*) FROM declared.metering.lastgang_neu")).isEqualTo(winners);
         assertRefused("CREATE TABLE lastgang_neu " + COLUMNS, TABLE_ALREADY_EXISTS.toErrorCode().getCode(), "already exists");
+    }
+
+    @Test
+    void testTableOfTheNamespaceThatCannotBeLoadedHidesNoCreatedTable()
+            throws Exception
+    {
+        // an Iceberg table of another engine whose metadata file is gone (or in storage MeterStore cannot read)
+        TableIdentifier unreadable = TableIdentifier.of(SCHEMA, "another_engine");
+        Table foreign = warehouse.catalog().createTable(unreadable, new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
+        foreign.io().deleteFile(((HasTableOperations) foreign).operations().current().metadataFileLocation());
+        try {
+            client.execute("CREATE TABLE lastgang_spaeter " + COLUMNS + " WITH (time_model = 'interval')");
+            // listed by a catalog that has not looked the name up yet: it finds it by listing the namespace
+            List<String> tables = new ArrayList<>();
+            try (Connection connection = client.connect(); Statement statement = connection.createStatement();
+                    ResultSet result = statement.executeQuery("SHOW TABLES FROM declared.metering")) {
+                while (result.next()) {
+                    tables.add(result.getString(1));
+                }
+            }
+            assertThat(tables).contains("readings", "lastgang_spaeter", "lastgang_spaeter_versions").doesNotContain("another_engine");
+        }
+        finally {
+            // the catalogue's entry alone: there is no metadata file to purge
+            warehouse.catalog().dropTable(unreadable, false);
+        }
     }
 
     @Test

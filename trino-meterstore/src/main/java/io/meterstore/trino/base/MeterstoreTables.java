@@ -145,7 +145,7 @@ public final class MeterstoreTables
             created = translated(schema(), () -> listNamespace().stream()
                     .map(TableIdentifier::name)
                     .filter(table -> !config.getTables().contains(table))
-                    .filter(this::isCreatedTable)
+                    .filter(this::isListedCreatedTable)
                     .sorted()
                     .toList());
         }
@@ -154,6 +154,21 @@ public final class MeterstoreTables
             created = createdTables.stream().sorted().toList();
         }
         return ImmutableList.<String>builder().addAll(config.getTables()).addAll(created).build();
+    }
+
+    /**
+     * {@link #isCreatedTable} for a listing: a table that cannot be loaded (another engine's whose metadata file is gone,
+     * or in storage this catalog cannot read) is left out, not the created tables listed after it.
+     */
+    private boolean isListedCreatedTable(String table)
+    {
+        try {
+            return isCreatedTable(table);
+        }
+        catch (TrinoException e) {
+            LOG.warn("Cannot read whether Iceberg table '%s.%s' is a readings table, so it is not listed: %s", schema(), table, e.getMessage());
+            return false;
+        }
     }
 
     private List<TableIdentifier> listNamespace()
