@@ -101,7 +101,7 @@ public final class ArchiverScheduler
         executor.setCorePoolSize(scheduled.size() + 1);
         try {
             // fixed delay: a long cycle never overlaps the next one of the same table
-            executor.scheduleWithFixedDelay(() -> runCycles(table), 0, interval.toMillis(), MILLISECONDS);
+            executor.scheduleWithFixedDelay(() -> runCyclesWhileArchived(table), 0, interval.toMillis(), MILLISECONDS);
         }
         catch (RejectedExecutionException e) {
             // draining began meanwhile: no new cycle starts
@@ -114,15 +114,31 @@ public final class ArchiverScheduler
      */
     private void findCreatedTables()
     {
-        List<String> found;
         try {
-            found = tables.findCreatedTables();
+            scheduleCreatedTables();
+        }
+        catch (RuntimeException e) {
+            // an exception escaping a periodic run ends it for good: no table created from then on would be archived
+            log.error(e, "Cannot schedule the tables CREATE TABLE created or dropped in namespace '%s'", tables.schema());
+        }
+    }
+
+    private void scheduleCreatedTables()
+    {
+        ArchiverTables.CreatedTables created;
+        try {
+            created = tables.findCreatedTables();
         }
         catch (RuntimeException e) {
             log.warn("Cannot look for tables CREATE TABLE created in namespace '%s': %s", tables.schema(), Failures.describe(e));
             return;
         }
-        for (String table : found) {
+        for (String table : created.dropped()) {
+            // its cycles find it gone and stop; its failures and growing watermark lag would otherwise alert until a restart
+            stats.removeTable(table);
+            log.info("%s: dropped; archiving it no longer", tables.qualifiedName(table));
+        }
+        for (String table : created.found()) {
             stats.addTable(table);
             log.info("%s: created by CREATE TABLE; archiving it every %s", tables.qualifiedName(table), interval);
             schedule(table);
@@ -173,8 +189,25 @@ public final class ArchiverScheduler
 
     public List<TableInfo> tableInfos()
     {
-        // a table found a moment ago is listed once it is counted
-        return tables.tables().stream().filter(stats::counts).map(table -> stats.table(table).info()).toList();
+        // a table found a moment ago is listed once it is counted, one found dropped a moment ago no longer
+        return tables.tables().stream().map(stats::counted).flatMap(Optional::stream).map(TableArchiverStats::info).toList();
+    }
+
+    /**
+     * The cycles of {@code table} while it is archived: a created table dropped since has none, and has them again once it
+     * is created again (its periodic run stays scheduled). Nothing escapes, which would end its periodic runs for good.
+     */
+    private void runCyclesWhileArchived(String table)
+    {
+        if (!tables.isArchived(table)) {
+            return;
+        }
+        try {
+            runCycles(table);
+        }
+        catch (RuntimeException e) {
+            log.error(e, "%s: cycle ended unexpectedly", tables.qualifiedName(table));
+        }
     }
 
     private void runCycles(String table)

@@ -64,6 +64,12 @@ public final class ArchiverStats
         return tables.containsKey(table);
     }
 
+    /** The statistics of {@code table} if it is counted: a created table may be found, or found dropped, at any time. */
+    public Optional<TableArchiverStats> counted(String table)
+    {
+        return Optional.ofNullable(tables.get(table));
+    }
+
     /**
      * Counts {@code table}, one CREATE TABLE created after the archiver started, from now on: exported under its name as
      * the configured tables' are, and into the totals.
@@ -73,6 +79,14 @@ public final class ArchiverStats
         TableArchiverStats stats = new TableArchiverStats(schema + "." + table, clock);
         if (tables.putIfAbsent(table, stats) == null) {
             exporter.ifPresent(mbeans -> mbeans.exportWithGeneratedName(stats, TableArchiverStats.class, table));
+        }
+    }
+
+    /** Counts {@code table}, a created table found dropped, no longer: neither exported nor in the gauges over every table. */
+    public void removeTable(String table)
+    {
+        if (tables.remove(table) != null) {
+            exporter.ifPresent(mbeans -> mbeans.unexportWithGeneratedName(TableArchiverStats.class, table));
         }
     }
 

@@ -47,6 +47,7 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArraySet;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.collect.ImmutableSet.toImmutableSet;
 import static io.meterstore.archiver.cycle.ArchivalException.Reason.WAREHOUSE_NOT_WRITABLE;
 import static java.util.Objects.requireNonNull;
 
@@ -101,9 +102,10 @@ public final class ArchiverTables
      * Finds the readings tables CREATE TABLE (through the connector) created beyond {@code meterstore.tables}: the Iceberg
      * tables in the namespace that store a shape ({@link TableShape#isStoredIn}), as the connector finds them; another
      * Iceberg table there is not MeterStore's and stays untouched. Returns the tables found for the first time, which
-     * {@link #tables} lists from then on. A table that cannot be loaded is logged and left out until it can be.
+     * {@link #tables} lists from then on, and those found before that the namespace no longer lists (dropped), which it
+     * lists no longer. A table that cannot be loaded is logged and left out until it can be.
      */
-    public List<String> findCreatedTables()
+    public CreatedTables findCreatedTables()
     {
         Namespace namespace = Namespace.of(tiers.getSchema());
         List<TableIdentifier> identifiers;
@@ -112,8 +114,13 @@ public final class ArchiverTables
         }
         catch (NoSuchNamespaceException e) {
             // nothing was created yet
-            return List.of();
+            identifiers = List.of();
         }
+        // a created table dropped (by DROP TABLE through any catalog) has nothing left to archive: a table created again
+        // under its name is found again
+        Set<String> listed = identifiers.stream().map(TableIdentifier::name).collect(toImmutableSet());
+        List<String> dropped = created.stream().filter(table -> !listed.contains(table)).toList();
+        created.removeAll(dropped);
         List<String> found = new ArrayList<>();
         for (TableIdentifier identifier : identifiers) {
             String table = identifier.name();
@@ -142,10 +149,21 @@ public final class ArchiverTables
                 found.add(table);
             }
         }
-        return found;
+        return new CreatedTables(found, dropped);
     }
 
-    private boolean isArchived(String table)
+    /** What {@link #findCreatedTables} found: the tables created since the last look, and those dropped since. */
+    public record CreatedTables(List<String> found, List<String> dropped)
+    {
+        public CreatedTables
+        {
+            found = ImmutableList.copyOf(requireNonNull(found, "found is null"));
+            dropped = ImmutableList.copyOf(requireNonNull(dropped, "dropped is null"));
+        }
+    }
+
+    /** Whether {@code table} is one of {@link #tables}. */
+    public boolean isArchived(String table)
     {
         return configured.contains(table) || created.contains(table);
     }
@@ -158,7 +176,8 @@ public final class ArchiverTables
     /** {@code <schema>.<table>}, as the Iceberg identifier and every message name it. */
     public String qualifiedName(String table)
     {
-        return identifier(table).toString();
+        // names a created table found dropped too, in the messages of its last cycle
+        return TableIdentifier.of(Namespace.of(tiers.getSchema()), table).toString();
     }
 
     public TableIdentifier identifier(String table)

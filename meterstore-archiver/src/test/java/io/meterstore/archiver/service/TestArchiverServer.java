@@ -349,6 +349,23 @@ final class TestArchiverServer
                 assertThat(info.tables()).extracting(TableInfo::name).containsExactly("metering.readings", "metering.lastgang");
                 assertThat(get(client, server.resolve("/metrics")).getBody().lines())
                         .contains("io_meterstore_archiver_service_type_TableArchiverStats_name_lastgang_ArchivedRows " + rows);
+
+                // dropped as DROP TABLE drops it: no longer archived, listed or counted (its cycles would fail and its
+                // watermark lag grow until a restart)
+                try (Connection connection = table.connect()) {
+                    lastgang.dropTable(connection);
+                }
+                table.catalog().dropTable(TableIdentifier.of(TestingArchiverTable.SCHEMA, "lastgang"), true);
+                await(() -> !stats.counts("lastgang"));
+                assertThat(INFO_CODEC.fromJson(get(client, server.resolve("/v1/info")).getBody()).tables()).extracting(TableInfo::name).containsExactly("metering.readings");
+                assertThat(get(client, server.resolve("/metrics")).getBody()).doesNotContain("name_lastgang");
+
+                // created again under its name: found and archived again
+                try (Connection connection = table.connect()) {
+                    ReadingsTableCreation.create(connection, lastgang, table.catalog(), TableIdentifier.of(TestingArchiverTable.SCHEMA, "lastgang"), Optional.of(TableShape.DEFAULT), "CREATE TABLE");
+                }
+                await(() -> stats.counts("lastgang") && stats.table("lastgang").getCounters().getCyclesIdle().getTotalCount() > 0);
+                assertThat(stats.table("lastgang").getCounters().getCyclesFailed().getTotalCount()).isZero();
             }
             finally {
                 injector.getInstance(LifeCycleManager.class).stop();
