@@ -256,7 +256,7 @@ public final class MeterstoreTables
                     .formatted(name, VERSIONS_SUFFIX, table.substring(0, table.length() - VERSIONS_SUFFIX.length()), table));
         }
         if (!PartitionNaming.isValidTableName(table)) {
-            throw new TrinoException(NOT_SUPPORTED, "Table name '%s' cannot name a readings table: use lowercase letters, digits and underscores, at most %s characters, so that PostgreSQL can name its partitions after it"
+            throw new TrinoException(NOT_SUPPORTED, "Table name '%s' cannot name a readings table: use lowercase letters, digits and underscores, starting with a letter or an underscore, at most %s characters, so that PostgreSQL can name its partitions after it"
                     .formatted(name, PartitionNaming.MAX_TABLE_NAME_LENGTH));
         }
     }
