@@ -40,30 +40,52 @@ public final class ReadingsInserts
      */
     public static String insertAsRecordedUnnested(List<Reading> readings)
     {
+        return insertAsRecordedUnnested(readings, ReadingsInserts::array);
+    }
+
+    /**
+     * The same INSERT as {@link #insertAsRecordedUnnested}, each column's array one JSON text instead of one literal a
+     * value: {@code CAST(CAST(json_parse('["a", null]') AS array(varchar)) AS array(<type>))}. Trino parses, analyses and
+     * plans a literal at a time, so the statement of 1,920 rows and 17 columns is 17 literals instead of 32,640; the
+     * rows stored are the same.
+     */
+    public static String insertAsRecordedJson(List<Reading> readings)
+    {
+        return insertAsRecordedUnnested(readings, ReadingsInserts::jsonArray);
+    }
+
+    /** How a column's values are written as an array of {@code type}. */
+    private interface ColumnArray
+    {
+        String array(List<Reading> readings, String type, Function<Reading, Optional<String>> value);
+    }
+
+    private static String insertAsRecordedUnnested(List<Reading> readings, ColumnArray form)
+    {
         List<String> arrays = List.of(
-                array(readings, "varchar", reading -> Optional.of(reading.maloId())),
-                array(readings, "varchar", Reading::meloId),
-                array(readings, "varchar", reading -> Optional.of(reading.obisCode())),
-                array(readings, "varchar", reading -> Optional.of(reading.sparte().name())),
-                array(readings, "timestamp(6) with time zone", reading -> Optional.of(TIMESTAMP.format(reading.from()) + " UTC")),
-                array(readings, "timestamp(6) with time zone", reading -> reading.to().map(to -> TIMESTAMP.format(to) + " UTC")),
-                array(readings, "decimal(18,6)", reading -> Optional.of(reading.value().toPlainString())),
-                array(readings, "varchar", reading -> Optional.of(reading.unit().name())),
-                array(readings, "varchar", reading -> Optional.of(reading.quality().name())),
-                array(readings, "varchar", reading -> Optional.of(reading.resolution())),
-                array(readings, "varchar", reading -> Optional.of(reading.sourceKind())),
-                array(readings, "varchar", Reading::sourceDetail),
-                array(readings, "varchar", Reading::provenance),
-                array(readings, "decimal(20,0)", reading -> Optional.of(reading.version().toString())),
-                array(readings, "varchar", reading -> Optional.of(reading.versionScope())),
-                array(readings, "timestamp(6) with time zone", reading -> Optional.of(TIMESTAMP.format(reading.recordedAt()) + " UTC")),
-                array(readings, "date", reading -> Optional.of(reading.balancingDay().toString())));
+                form.array(readings, "varchar", reading -> Optional.of(reading.maloId())),
+                form.array(readings, "varchar", Reading::meloId),
+                form.array(readings, "varchar", reading -> Optional.of(reading.obisCode())),
+                form.array(readings, "varchar", reading -> Optional.of(reading.sparte().name())),
+                form.array(readings, "timestamp(6) with time zone", reading -> Optional.of(TIMESTAMP.format(reading.from()) + " UTC")),
+                form.array(readings, "timestamp(6) with time zone", reading -> reading.to().map(to -> TIMESTAMP.format(to) + " UTC")),
+                form.array(readings, "decimal(18,6)", reading -> Optional.of(reading.value().toPlainString())),
+                form.array(readings, "varchar", reading -> Optional.of(reading.unit().name())),
+                form.array(readings, "varchar", reading -> Optional.of(reading.quality().name())),
+                form.array(readings, "varchar", reading -> Optional.of(reading.resolution())),
+                form.array(readings, "varchar", reading -> Optional.of(reading.sourceKind())),
+                form.array(readings, "varchar", Reading::sourceDetail),
+                form.array(readings, "varchar", Reading::provenance),
+                form.array(readings, "decimal(20,0)", reading -> Optional.of(reading.version().toString())),
+                form.array(readings, "varchar", reading -> Optional.of(reading.versionScope())),
+                form.array(readings, "timestamp(6) with time zone", reading -> Optional.of(TIMESTAMP.format(reading.recordedAt()) + " UTC")),
+                form.array(readings, "date", reading -> Optional.of(reading.balancingDay().toString())));
         int attributeColumns = readings.isEmpty() ? 0 : readings.getFirst().attributes().size();
         List<String> attributes = IntStream.range(0, attributeColumns)
-                .mapToObj(index -> array(readings, "varchar", reading -> reading.attributes().get(index)))
+                .mapToObj(index -> form.array(readings, "varchar", reading -> reading.attributes().get(index)))
                 .toList();
         return "INSERT INTO readings_versions SELECT * FROM UNNEST(" + String.join(", ", arrays)
-                + attributes.stream().map(array -> ", " + array).collect(joining()) + ")";
+                + attributes.stream().map(column -> ", " + column).collect(joining()) + ")";
     }
 
     private static String array(List<Reading> readings, String type, Function<Reading, Optional<String>> value)
@@ -71,6 +93,34 @@ public final class ReadingsInserts
         return readings.stream()
                 .map(reading -> value.apply(reading).map(ReadingsInserts::literal).orElse("NULL"))
                 .collect(joining(", ", "CAST(ARRAY[", "] AS array(%s))".formatted(type)));
+    }
+
+    private static String jsonArray(List<Reading> readings, String type, Function<Reading, Optional<String>> value)
+    {
+        String json = readings.stream()
+                .map(reading -> value.apply(reading).map(ReadingsInserts::jsonString).orElse("null"))
+                .collect(joining(",", "[", "]"));
+        return "CAST(CAST(json_parse(%s) AS array(varchar)) AS array(%s))".formatted(literal(json), type);
+    }
+
+    private static String jsonString(String value)
+    {
+        StringBuilder json = new StringBuilder(value.length() + 2).append('"');
+        for (char character : value.toCharArray()) {
+            switch (character) {
+                case '"' -> json.append("\\\"");
+                case '\\' -> json.append("\\\\");
+                default -> {
+                    if (character < 0x20) {
+                        json.append("\\u%04x".formatted((int) character));
+                    }
+                    else {
+                        json.append(character);
+                    }
+                }
+            }
+        }
+        return json.append('"').toString();
     }
 
     /** A row of VALUES with recorded_at and balancing_day NULL. */

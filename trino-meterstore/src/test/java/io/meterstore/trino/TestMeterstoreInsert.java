@@ -7,6 +7,7 @@ import io.meterstore.core.Sparte.MeasurementUnit;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.core.WatermarkReader;
 import io.meterstore.testing.ReadingsGenerator;
+import io.meterstore.testing.ReadingsInserts;
 import io.meterstore.testing.ReadingsLoader;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
@@ -45,7 +46,9 @@ import static io.meterstore.trino.TestingInserts.correction;
 import static io.meterstore.trino.TestingInserts.hotRows;
 import static io.meterstore.trino.TestingInserts.insert;
 import static io.meterstore.trino.TestingInserts.keyPredicate;
+import static io.meterstore.trino.TestingInserts.lateCorrection;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * INSERT through Trino: every row validated before anything is written, routed by "from" against the current
@@ -335,6 +338,29 @@ class TestMeterstoreInsert
         assertThat(icebergRows(cold)).isEqualTo(1);
         assertThat(versionsRows()).isEqualTo(rowsAfterFirst);
         assertThat(snapshots()).isEqualTo(snapshotsAfterFirst);
+    }
+
+    @Test
+    void testColumnArraysAsJsonStoreWhatValuesStores()
+            throws Exception
+    {
+        // a hot and a cold row whose source_detail JSON and SQL must both escape, melo_id and provenance NULL
+        Instant recordedAt = Instant.parse("2026-03-20T08:00:00Z");
+        String sourceDetail = "Ticket \"K-1\" \\ O'Brien\nZählerwechsel";
+        Reading hot = lateCorrection(correction(5, interval(1, 41), 1, "2.5"), recordedAt, sourceDetail);
+        Reading cold = lateCorrection(correction(5, interval(-2, 41), 1, "2.5"), recordedAt, sourceDetail);
+        assertThat(insertThroughJdbc(ReadingsInserts.insertAsRecorded(List.of(hot, cold)))).isEqualTo(new InsertReport(2, 1, 1, 0));
+
+        // the same rows as one JSON text a column: every column the same, so both are redeliveries
+        assertThat(insertThroughJdbc(ReadingsInserts.insertAsRecordedJson(List.of(hot, cold)))).isEqualTo(new InsertReport(2, 0, 0, 2));
+        assertThat(computeActual("SELECT DISTINCT source_detail FROM readings_versions WHERE " + keyPredicate(hot) + " OR " + keyPredicate(cold)).getOnlyValue())
+                .isEqualTo(sourceDetail);
+        assertThat(hot(hot)).isEqualTo(1);
+        assertThat(icebergRows(cold)).isEqualTo(1);
+        // and one column changed in the JSON form is another payload of the stored version
+        Reading changed = lateCorrection(correction(5, interval(1, 41), 1, "2.5"), recordedAt, sourceDetail + "!");
+        assertThatThrownBy(() -> insertThroughJdbc(ReadingsInserts.insertAsRecordedJson(List.of(changed))))
+                .hasMessageContaining("already written with different values (source_detail");
     }
 
     /** Trino's update count, and the connector's metrics of the statement: rows written to each tier, redelivered rows skipped. */
