@@ -22,7 +22,20 @@ import static java.util.Objects.requireNonNull;
  */
 public final class ReadingsTableCreation
 {
+    /**
+     * The Iceberg table property that marks a table CREATE TABLE created: every archiver over its schema archives it,
+     * where a table the archiver's {@code create} made is archived by the archivers whose {@code meterstore.tables} list it.
+     */
+    public static final String CREATED_BY = "meterstore.created-by";
+    public static final Map<String, String> BY_CREATE_TABLE = ImmutableMap.of(CREATED_BY, "CREATE TABLE");
+
     private ReadingsTableCreation() {}
+
+    /** Whether an Iceberg table's properties say CREATE TABLE created it ({@link #BY_CREATE_TABLE}). */
+    public static boolean isCreatedByCreateTable(Map<String, String> properties)
+    {
+        return BY_CREATE_TABLE.get(CREATED_BY).equals(properties.get(CREATED_BY));
+    }
 
     /**
      * What a creation found and did.
@@ -68,6 +81,17 @@ public final class ReadingsTableCreation
     public static Created create(Connection connection, HotTier hotTier, Catalog catalog, TableIdentifier identifier, Optional<TableShape> declared, String declaredIn)
             throws SQLException
     {
+        return create(connection, hotTier, catalog, identifier, declared, declaredIn, ImmutableMap.of());
+    }
+
+    /**
+     * As {@link #create}, the Iceberg table, if this creates it, with {@code creationProperties} besides the shape's:
+     * CREATE TABLE passes {@link #BY_CREATE_TABLE}.
+     */
+    public static Created create(Connection connection, HotTier hotTier, Catalog catalog, TableIdentifier identifier, Optional<TableShape> declared, String declaredIn,
+            Map<String, String> creationProperties)
+            throws SQLException
+    {
         String table = identifier.toString();
         Optional<TableShape> stored = storedShape(connection, hotTier, catalog, identifier);
         if (declared.isPresent() && stored.isPresent()) {
@@ -90,7 +114,8 @@ public final class ReadingsTableCreation
             hotTier.recordShape(connection, shape);
             recorded = true;
         }
-        Table icebergTable = IcebergTableSpec.createIfMissing(catalog, identifier, shape.properties(), TableColumns.of(shape));
+        Table icebergTable = IcebergTableSpec.createIfMissing(catalog, identifier,
+                ImmutableMap.<String, String>builder().putAll(shape.properties()).putAll(creationProperties).buildKeepingLast(), TableColumns.of(shape));
         Map<String, String> missing = shape.properties().entrySet().stream()
                 .filter(entry -> !entry.getValue().equals(icebergTable.properties().get(entry.getKey())))
                 .collect(ImmutableMap.toImmutableMap(Map.Entry::getKey, Map.Entry::getValue));

@@ -100,8 +100,9 @@ public final class ArchiverTables
 
     /**
      * Finds the readings tables CREATE TABLE (through the connector) created beyond {@code meterstore.tables}: the Iceberg
-     * tables in the namespace that store a shape ({@link TableShape#isStoredIn}), as the connector finds them; another
-     * Iceberg table there is not MeterStore's and stays untouched. Returns the tables found for the first time, which
+     * tables in the namespace that CREATE TABLE marked ({@link ReadingsTableCreation#isCreatedByCreateTable}). A table
+     * another archiver's {@code create} made stores a shape too, but is that archiver's (its settings, its step); an
+     * Iceberg table of another engine is not MeterStore's. Both stay untouched. Returns the tables found for the first time, which
      * {@link #tables} lists from then on, and those found before that the namespace no longer lists (dropped), which it
      * lists no longer. A table that cannot be loaded is logged and left out until it can be.
      */
@@ -144,7 +145,8 @@ public final class ArchiverTables
                 log.warn("Cannot read whether Iceberg table '%s' is a readings table, so it is not archived: %s", identifier, Failures.describe(e));
                 continue;
             }
-            if (TableShape.isStoredIn(properties)) {
+            // a table another archiver's create made is that archiver's; one CREATE TABLE made is every archiver's
+            if (ReadingsTableCreation.isCreatedByCreateTable(properties)) {
                 created.add(table);
                 found.add(table);
             }

@@ -439,9 +439,13 @@ final class TestArchiverCli
             Catalog catalog = warehouse.catalog();
             List<Reading> readings = utcDay(MARCH_5);
             try (Connection connection = database.connect()) {
-                ReadingsTableCreation.create(connection, lastgang, catalog, TableIdentifier.of("metering", "lastgang"), Optional.of(TableShape.DEFAULT), "CREATE TABLE");
+                ReadingsTableCreation.create(connection, lastgang, catalog, TableIdentifier.of("metering", "lastgang"), Optional.of(TableShape.DEFAULT), "CREATE TABLE", ReadingsTableCreation.BY_CREATE_TABLE);
                 new ReadingsLoader(lastgang).load(connection, readings);
                 catalog.createTable(TableIdentifier.of("metering", "other_engine"), new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
+                // and a table another archiver's create made (its meterstore.tables lists it): that archiver's, not this one's
+                HotTier another = new HotTier("metering", new PartitionNaming("another_archivers", Duration.ofDays(1)), Duration.ofSeconds(5));
+                ReadingsTableCreation.create(connection, another, catalog, TableIdentifier.of("metering", "another_archivers"), Optional.empty(), "meterstore.tables");
+                new ReadingsLoader(another).load(connection, readings);
             }
             finally {
                 ((Closeable) catalog).close();
@@ -449,14 +453,15 @@ final class TestArchiverCli
 
             Run run = run(new String[] {"check", "--config", config.toString()}, clock);
             assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_OK);
-            assertThat(run.out()).contains("metering.readings: ok").contains("metering.lastgang: ok").doesNotContain("other_engine");
+            assertThat(run.out()).contains("metering.readings: ok").contains("metering.lastgang: ok").doesNotContain("other_engine").doesNotContain("another_archivers");
 
             run = run(new String[] {"archive-once", "--config", config.toString()}, clock);
             assertThat(run.exitCode()).as(run.err()).isEqualTo(ArchiverCli.EXIT_OK);
             assertThat(run.out()).contains("metering.readings: archived [1970-01-01T00:00:00Z, 2024-03-06T00:00:00Z): 0 rows")
                     .containsPattern("metering\\.lastgang: archived \\[1970-01-01T00:00:00Z, 2024-03-06T00:00:00Z\\): %s rows in \\d+ files".formatted(readings.size()))
                     .contains("metering.lastgang: created 2 partitions ahead of now: lastgang_2024_03_13_0000, lastgang_2024_03_14_0000")
-                    .doesNotContain("other_engine");
+                    .doesNotContain("other_engine")
+                    .doesNotContain("another_archivers");
             assertThat(run(new String[] {"status", "--config", config.toString()}, clock).out()).contains("metering.lastgang");
         }
     }

@@ -333,7 +333,7 @@ final class TestArchiverServer
                 unreadable.io().deleteFile(((HasTableOperations) unreadable).operations().current().metadataFileLocation());
                 long rows;
                 try (Connection connection = table.connect()) {
-                    ReadingsTableCreation.create(connection, lastgang, table.catalog(), TableIdentifier.of(TestingArchiverTable.SCHEMA, "lastgang"), Optional.of(TableShape.DEFAULT), "CREATE TABLE");
+                    ReadingsTableCreation.create(connection, lastgang, table.catalog(), TableIdentifier.of(TestingArchiverTable.SCHEMA, "lastgang"), Optional.of(TableShape.DEFAULT), "CREATE TABLE", ReadingsTableCreation.BY_CREATE_TABLE);
                     rows = new ReadingsLoader(lastgang).load(connection, ReadingsGenerator.builder().meters(2).startDay(LocalDate.of(2024, 3, 5)).days(2).build());
                 }
 
@@ -362,7 +362,7 @@ final class TestArchiverServer
 
                 // created again under its name: found and archived again
                 try (Connection connection = table.connect()) {
-                    ReadingsTableCreation.create(connection, lastgang, table.catalog(), TableIdentifier.of(TestingArchiverTable.SCHEMA, "lastgang"), Optional.of(TableShape.DEFAULT), "CREATE TABLE");
+                    ReadingsTableCreation.create(connection, lastgang, table.catalog(), TableIdentifier.of(TestingArchiverTable.SCHEMA, "lastgang"), Optional.of(TableShape.DEFAULT), "CREATE TABLE", ReadingsTableCreation.BY_CREATE_TABLE);
                 }
                 await(() -> stats.counts("lastgang") && stats.table("lastgang").getCounters().getCyclesIdle().getTotalCount() > 0);
                 assertThat(stats.table("lastgang").getCounters().getCyclesFailed().getTotalCount()).isZero();

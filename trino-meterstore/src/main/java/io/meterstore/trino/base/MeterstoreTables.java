@@ -182,6 +182,12 @@ public final class MeterstoreTables
         }
     }
 
+    /** The tables of {@code meterstore.tables}, in its order. */
+    public List<String> configuredTables()
+    {
+        return config.getTables();
+    }
+
     /** The shape the {@code meterstore.tables} entry of {@code table} declares; empty for an entry that is its name alone. */
     public Optional<TableShape> declaredShape(String table)
     {
@@ -325,7 +331,7 @@ public final class MeterstoreTables
         TableIdentifier identifier = TableIdentifier.of(schema(), table);
         translated(table, () -> {
             try (Connection connection = connectPostgres()) {
-                ReadingsTableCreation.Created created = ReadingsTableCreation.create(connection, hotTier(table), catalog.get(), identifier, Optional.of(shape), "CREATE TABLE");
+                ReadingsTableCreation.Created created = ReadingsTableCreation.create(connection, hotTier(table), catalog.get(), identifier, Optional.of(shape), "CREATE TABLE", ReadingsTableCreation.BY_CREATE_TABLE);
                 if (!config.getTables().contains(table)) {
                     createdTables.add(table);
                 }

@@ -156,11 +156,12 @@ public final class MeterCompletenessFunction
     private String tableName(Optional<String> name)
     {
         if (name.isEmpty()) {
-            List<String> served = tables.storageTables();
-            if (served.size() != 1) {
-                throw invalid("Name the table: this catalog serves %s, e.g. meter_completeness(table_name => '%s', ...)".formatted(served, served.getFirst()));
+            // the catalogue's own table: a table CREATE TABLE adds later does not change what a report without a name reads
+            List<String> configured = tables.configuredTables();
+            if (configured.size() != 1) {
+                throw invalid("Name the table: this catalog's meterstore.tables are %s, e.g. meter_completeness(table_name => '%s', ...)".formatted(configured, configured.getFirst()));
             }
-            return served.getFirst();
+            return configured.getFirst();
         }
         // the report counts winners: the raw relation names the same table
         Optional<String> table = tables.storageTableOf(new SchemaTableName(tables.schema(), name.get()));
