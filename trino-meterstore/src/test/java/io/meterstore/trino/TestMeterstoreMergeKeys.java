@@ -218,9 +218,12 @@ final class TestMeterstoreMergeKeys
             throws Exception
     {
         Reading reading = originals().getFirst();
+        // the refusal names the row by the table's whole key, the missing column as NULL
         assertRefused(insertSql(TENANTS, List.of(reading.withAttributes(List.of(Optional.empty(), Optional.of(GRID_AREA))))),
+                "Row (malo_id '%s', tenant NULL, obis_code '%s'".formatted(reading.maloId(), reading.obisCode()),
                 "has no tenant, but table 'metering.mandanten_versions' keys its readings by malo_id, tenant, obis_code and \"from\": write the reading's tenant");
         assertRefused(insertSql(METERING_POINTS, List.of(withMelo(reading, Optional.empty()))),
+                "Row (malo_id '%s', melo_id NULL, obis_code '%s'".formatted(reading.maloId(), reading.obisCode()),
                 "has no melo_id, but table 'metering.messlokationen_versions' keys its readings by malo_id, melo_id, obis_code and \"from\": write the reading's melo_id");
         for (String table : List.of(TENANTS, METERING_POINTS)) {
             assertThat(client.value("SELECT count(*) FROM %s_versions".formatted(table))).as(table).isEqualTo(0L);

@@ -111,13 +111,13 @@ public final class MeterstorePageSink
         }
         catch (InvalidReadingException e) {
             throw new TrinoException(METERSTORE_INVALID_READING, "Row %s of the INSERT into '%s' is invalid: %s; nothing was written"
-                    .formatted(RowDescription.describe(blocks, position), handle.schemaTableName(), e.getMessage()), e);
+                    .formatted(RowDescription.describe(blocks, position, tableColumns), handle.schemaTableName(), e.getMessage()), e);
         }
         // a version recorded in the future would be invisible to "as known at" until then, and AS OF reruns would change
         if (reading.recordedAt().isAfter(latestRecordedAt)) {
             throw new TrinoException(METERSTORE_INVALID_READING, ("Row %s of the INSERT into '%s' is invalid: recorded_at %s lies after the statement's start %s plus the tolerated clock skew of %s ('%s'): "
                     + "leave recorded_at NULL to record the version at the statement's start, or fix the sending system's clock; nothing was written")
-                    .formatted(RowDescription.describe(blocks, position), handle.schemaTableName(), reading.recordedAt(), statementStart,
+                    .formatted(RowDescription.describe(blocks, position, tableColumns), handle.schemaTableName(), reading.recordedAt(), statementStart,
                             succinctDuration(Duration.between(statementStart, latestRecordedAt).toMillis(), MILLISECONDS), MeterstoreConfig.MAX_CLOCK_SKEW_PROPERTY));
         }
         return reading;

@@ -40,11 +40,23 @@ final class RowDescription
         return "(malo_id '%s'%s, obis_code '%s', \"from\" %s, version %s)".formatted(reading.maloId(), key, reading.obisCode(), TieringWatermark.formatInstant(reading.from()), reading.version());
     }
 
-    static String describe(ReadingsPages.PageBlocks pageBlocks, int position)
+    /**
+     * The row at {@code position} of an INSERT's page into a table of {@code columns}, before it is a reading: its merge
+     * key's other columns (a tenant, melo_id) after malo_id, as {@link #describe(Reading, TableColumns)} names them.
+     */
+    static String describe(ReadingsPages.PageBlocks pageBlocks, int position, TableColumns columns)
     {
         Map<ReadingsColumn, Block> blocks = pageBlocks.readings();
-        return "(malo_id %s, obis_code %s, \"from\" %s, version %s)".formatted(
+        StringBuilder key = new StringBuilder();
+        for (TableColumn column : columns.keyColumns()) {
+            // melo_id is a readings column; an identity column comes with the attribute columns
+            int attribute = pageBlocks.attributeNames().indexOf(column.name());
+            Block block = attribute >= 0 ? pageBlocks.attributes()[attribute] : blocks.get(ReadingsColumn.MELO_ID);
+            key.append(", %s %s".formatted(column.name(), string(block, position)));
+        }
+        return "(malo_id %s%s, obis_code %s, \"from\" %s, version %s)".formatted(
                 string(blocks.get(ReadingsColumn.MALO_ID), position),
+                key,
                 string(blocks.get(ReadingsColumn.OBIS_CODE), position),
                 from(blocks.get(ReadingsColumn.FROM), position),
                 version(blocks.get(ReadingsColumn.VERSION), position));
