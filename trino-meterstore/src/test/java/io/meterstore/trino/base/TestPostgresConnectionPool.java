@@ -120,12 +120,12 @@ final class TestPostgresConnectionPool
                 }
             });
             long waitingSince = System.nanoTime();
-            // a waiter looks every 2 s (the pool's wait): past the second look, a waiter that counts no rows read has failed
+            // a waiter looks every 2 s (the pool's wait): past the second look, a waiter that counts no rows read has
+            // failed. The pace drives the test; what it asserts is the outcome below, the connection and not the error
             while (System.nanoTime() - waitingSince < STALL_TIMEOUT.roundTo(NANOSECONDS) * 5 / 2) {
                 pool.progressed();
                 MILLISECONDS.sleep(PROGRESS_MILLIS);
             }
-            assertThat(next).isNotDone();
             int heldBackend = backend(held);
             held.close();
             assertThat(next.get(AWAIT_SECONDS, SECONDS)).isEqualTo(heldBackend);
