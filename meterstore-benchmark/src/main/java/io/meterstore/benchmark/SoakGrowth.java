@@ -7,15 +7,14 @@ import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.SupportsPrefixOperations;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
-import java.net.URI;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -27,7 +26,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 import static java.util.Objects.requireNonNull;
 
@@ -114,19 +112,15 @@ record SoakGrowth(
                 memory.getHeapMemoryUsage().getUsed());
     }
 
-    /** Every file under the table's metadata directory (metadata JSON, manifest lists, manifests), on a local warehouse. */
+    /** Every file under the table's metadata directory (metadata JSON, manifest lists, manifests), listed through its storage (S3 or local). */
     private static Optional<Long> metadataFiles(Table table)
     {
-        URI location = URI.create(table.location());
-        if (!"file".equals(location.getScheme())) {
+        if (!(table.io() instanceof SupportsPrefixOperations storage)) {
             return Optional.empty();
         }
-        try (Stream<Path> files = Files.list(Path.of(location).resolve("metadata"))) {
-            return Optional.of(files.count());
-        }
-        catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        String location = table.location().replaceAll("/+$", "");
+        String metadata = table.properties().getOrDefault(TableProperties.WRITE_METADATA_LOCATION, location + "/metadata");
+        return Optional.of((long) Iterables.size(storage.listPrefix(metadata.replaceAll("/+$", "") + "/")));
     }
 
     private static YearMonth month(ContentFile<?> file)

@@ -121,16 +121,18 @@ public final class SoakMain
     static String describe(SoakRun.Settings settings, SoakRun.Result result, Duration elapsed)
     {
         List<Duration> days = result.dayTimes();
-        int sample = Math.min(7, days.size());
+        List<Duration> store = result.storeTimes();
+        int sample = SoakReport.sampleDays(days.size());
         return """
                 Soak: %s simulated days of %s meters (%s meters a statement, corrections %s of a day's rows, seed %s) in %s s
                 rows sent %,d (recorded by the oracle %,d); refused statements %s (rows of them past the retention %,d); retention sweeps %s; erasures %s (lifted %s); archival commits %s; maintenance runs %s; faults injected and survived %s; failed during the storage outages, naming the storage %s
                 oracle checks passed %s; dashboard queries %s
-                time per simulated day: first %s days %.2f s median, last %s days %.2f s median"""
+                time per simulated day: first %s days %.2f s median, last %s days %.2f s median; the store's part (without the oracle's): first %.2f s, last %.2f s"""
                 .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.correctionRate(), settings.seed(), elapsed.toSeconds(),
                         result.rowsSent(), result.rowsRecorded(), result.refused(), result.rowsRefusedPastRetention(), result.sweeps(), result.erasures(), result.lifts(), result.archivalCommits(), result.maintenanceRuns(), result.faults(), result.outageFailures(),
                         result.checks(), result.dashboardQueries(),
-                        sample, median(days.subList(0, sample)), sample, median(days.subList(days.size() - sample, days.size())));
+                        sample, median(days.subList(0, sample)), sample, median(days.subList(days.size() - sample, days.size())),
+                        median(store.subList(0, sample)), median(store.subList(store.size() - sample, store.size())));
     }
 
     private static double median(List<Duration> durations)

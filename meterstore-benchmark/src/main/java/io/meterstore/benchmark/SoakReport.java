@@ -67,12 +67,10 @@ final class SoakReport
                 .forEach(entry -> out.append("| failed during a storage outage, naming the storage: %s | %,d |\n".formatted(entry.getKey(), entry.getValue())));
         out.append("| oracle checks passed | %,d |\n".formatted(result.checks()));
         out.append("| dashboard queries beside the deliveries, every answer the oracle's | %,d |\n".formatted(result.dashboardQueries()));
-        List<Duration> days = result.dayTimes();
-        int sample = Math.min(SAMPLE_DAYS, days.size());
-        double first = median(days.subList(0, sample));
-        double last = median(days.subList(days.size() - sample, days.size()));
-        out.append("| time per simulated day, median of the first %s days | %.2f s |\n".formatted(sample, first));
-        out.append("| time per simulated day, median of the last %s days | %.2f s (%.2f x the first) |\n\n".formatted(sample, last, last / first));
+        int sample = sampleDays(result.dayTimes().size());
+        out.append(timeRows("time per simulated day", result.dayTimes(), sample));
+        out.append(timeRows("the store's part of it (writes and the archiver; not the oracle's questions nor the resolving of its record)", result.storeTimes(), sample));
+        out.append('\n');
 
         if (!result.sweeps().isEmpty()) {
             out.append("The retention's sweeps (expire on the evening after the day; rows as its audit rows count them, each the oracle's own count):\n\n");
@@ -100,6 +98,23 @@ final class SoakReport
         }
         out.append('\n').append(END).append('\n');
         return out.toString();
+    }
+
+    /**
+     * How many days the first and last medians take: a month of a run of four months or more (a year's first week has
+     * no corrections far back and no maintenance yet), otherwise a week or the whole run.
+     */
+    static int sampleDays(int days)
+    {
+        return days >= 120 ? 30 : Math.min(SAMPLE_DAYS, days);
+    }
+
+    private static String timeRows(String what, List<Duration> days, int sample)
+    {
+        double first = median(days.subList(0, sample));
+        double last = median(days.subList(days.size() - sample, days.size()));
+        return "| %s, median of the first %s days | %.2f s |\n| %s, median of the last %s days | %.2f s (%.2f x the first) |\n"
+                .formatted(what, sample, first, what, sample, last, last / first);
     }
 
     private static String megabytes(long bytes)

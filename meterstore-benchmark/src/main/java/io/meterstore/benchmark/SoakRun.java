@@ -207,7 +207,7 @@ public final class SoakRun
     /** What the run did and measured. */
     public record Result(int days, int meters, long rowsSent, long rowsRecorded, Map<String, Integer> refused, int erasures, int archivalCommits,
             int maintenanceRuns, Map<String, Integer> faults, Map<String, Integer> outageFailures, int checks, int dashboardQueries, int lifts, List<Duration> dayTimes,
-            List<SoakGrowth> growth, List<Sweep> sweeps, long rowsRefusedPastRetention)
+            List<Duration> storeTimes, List<SoakGrowth> growth, List<Sweep> sweeps, long rowsRefusedPastRetention)
     {
         public Result
         {
@@ -217,6 +217,7 @@ public final class SoakRun
             outageFailures = Map.copyOf(outageFailures);
             growth = List.copyOf(growth);
             dayTimes = List.copyOf(dayTimes);
+            storeTimes = List.copyOf(storeTimes);
         }
     }
 
@@ -309,6 +310,8 @@ public final class SoakRun
         TableMaintenance maintenance = new TableMaintenance(catalog, identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, maintenanceSettings, clock);
         Table table = catalog.loadTable(identifier);
         List<Duration> dayTimes = new ArrayList<>();
+        // each day's time less the oracle's (its questions, and resolving its record, which grows with the run)
+        List<Duration> storeTimes = new ArrayList<>();
         List<SoakGrowth> growth = new ArrayList<>();
         // the faults' schedule has a random stream of its own, so the workload is the same with or without them
         Random faults = new Random(settings.seed() + 1);
@@ -327,6 +330,7 @@ public final class SoakRun
             int index = 0;
             for (LocalDate day : generator.localDays()) {
                 long start = System.nanoTime();
+                Duration resolvingBefore = oracle.resolvingTime();
                 if (restartDays.contains(index)) {
                     // the engine restarted overnight: a new coordinator, nothing kept in memory of the last one
                     trino.close();
@@ -363,13 +367,15 @@ public final class SoakRun
                     maintenanceRuns++;
                 }
                 long archived = System.nanoTime();
+                Duration resolvingByDay = oracle.resolvingTime().minus(resolvingBefore);
                 tampering.beforeCheck(day, warehouse);
                 check(trino, index, day);
                 long end = System.nanoTime();
                 dayTimes.add(Duration.ofNanos(end - start));
-                log.info("Soak day %s of %s (%s): %s rows sent, refused %s, %s archival commits, faults %s, %s checks; %.1f s (writes %.1f of which deliveries %.1f, archiver %.1f, oracle %.1f)",
+                storeTimes.add(Duration.ofNanos(archived - start).minus(resolvingByDay));
+                log.info("Soak day %s of %s (%s): %s rows sent, refused %s, %s archival commits, faults %s, %s checks; %.1f s (writes %.1f of which deliveries %.1f and the oracle's resolving %.1f, archiver %.1f, oracle's questions %.1f)",
                         index + 1, settings.days(), day, rowsSent, refused, archivalCommits, faultsInjected, checks,
-                        (end - start) / 1e9, (written - start) / 1e9, deliveryTime.toNanos() / 1e9, (archived - written) / 1e9, (end - archived) / 1e9);
+                        (end - start) / 1e9, (written - start) / 1e9, deliveryTime.toNanos() / 1e9, resolvingByDay.toNanos() / 1e9, (archived - written) / 1e9, (end - archived) / 1e9);
                 // the store's size on the first day, every 30th and the last, outside the day's time
                 if (index == 0 || index % GROWTH_EVERY == GROWTH_EVERY - 1 || index == settings.days() - 1) {
                     growth.add(SoakGrowth.measure(day, table, warehouse));
@@ -387,7 +393,7 @@ public final class SoakRun
             storage.ifPresent(ColdStorage::close);
         }
         return new Result(settings.days(), settings.meters(), rowsSent, rowsRecorded, refused, erasures, archivalCommits, maintenanceRuns, faultsInjected, outageFailures, checks,
-                dashboardQueries, lifts, dayTimes, growth, sweeps, rowsRefusedPastRetention);
+                dashboardQueries, lifts, dayTimes, storeTimes, growth, sweeps, rowsRefusedPastRetention);
     }
 
     /**
