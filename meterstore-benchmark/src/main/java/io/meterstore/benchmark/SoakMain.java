@@ -22,7 +22,7 @@ import java.util.OptionalInt;
  * {@code bin/soak}: one {@link SoakRun} on a fresh PostgreSQL data directory and warehouse under {@code soak.dir}
  * (default var/soak, deleted first), then its figures on the console and its report in the marked section of
  * {@code soak.report} (default docs/soak.md, {@link SoakReport}). The run's settings are system properties:
- * soak.days, soak.meters, soak.meters-per-statement, soak.correction-rate, soak.erasure-every, soak.engine-restarts, soak.archiver-kills,
+ * soak.days, soak.meters, soak.meters-per-statement, soak.delivery-connections, soak.correction-rate, soak.erasure-every, soak.engine-restarts, soak.archiver-kills,
  * soak.postgres-restarts, soak.storage-outages, soak.retention-days ({@code off}, or the days the archiver's expire keeps the readings, 90 by default), soak.seed; soak.storage says where the warehouse lives ({@code s3}, the default: a bucket of an S3
  * server of the run's own under soak.dir, which the outages stop; or {@code local}).
  */
@@ -50,6 +50,7 @@ public final class SoakMain
                 Integer.getInteger("soak.days", 365),
                 Integer.getInteger("soak.meters", 1_000),
                 Integer.getInteger("soak.meters-per-statement", SoakRun.DEFAULT_METERS_PER_STATEMENT),
+                Integer.getInteger("soak.delivery-connections", SoakRun.DEFAULT_DELIVERY_CONNECTIONS),
                 Double.parseDouble(System.getProperty("soak.correction-rate", "0.03")),
                 Integer.getInteger("soak.erasure-every", 10),
                 Integer.getInteger("soak.engine-restarts", 12),
@@ -124,11 +125,11 @@ public final class SoakMain
         List<Duration> store = result.storeTimes();
         int sample = SoakReport.sampleDays(days.size());
         return """
-                Soak: %s simulated days of %s meters (%s meters a statement, corrections %s of a day's rows, seed %s) in %s s
+                Soak: %s simulated days of %s meters (%s meters a statement over %s connections at once, corrections %s of a day's rows, seed %s) in %s s
                 rows sent %,d (recorded by the oracle %,d); refused statements %s (rows of them past the retention %,d); retention sweeps %s; erasures %s (lifted %s); archival commits %s; maintenance runs %s; faults injected and survived %s; failed during the storage outages, naming the storage %s
                 oracle checks passed %s; dashboard queries %s
                 time per simulated day: first %s days %.2f s median, last %s days %.2f s median; the store's part (without the oracle's): first %.2f s, last %.2f s"""
-                .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.correctionRate(), settings.seed(), elapsed.toSeconds(),
+                .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.deliveryConnections(), settings.correctionRate(), settings.seed(), elapsed.toSeconds(),
                         result.rowsSent(), result.rowsRecorded(), result.refused(), result.rowsRefusedPastRetention(), result.sweeps(), result.erasures(), result.lifts(), result.archivalCommits(), result.maintenanceRuns(), result.faults(), result.outageFailures(),
                         result.checks(), result.dashboardQueries(),
                         sample, median(days.subList(0, sample)), sample, median(days.subList(days.size() - sample, days.size())),

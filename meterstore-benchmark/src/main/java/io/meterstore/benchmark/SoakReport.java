@@ -46,8 +46,8 @@ final class SoakReport
     {
         StringBuilder out = new StringBuilder();
         out.append(START).append("\n\n## The last run of bin/soak\n\n");
-        out.append("%s simulated days of %,d meters (%s meters a statement, corrections %s of a day's rows, an erasure every %s days, %s, seed %s), run %s UTC in %s s (load average %.1f at its end).\n\n"
-                .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.correctionRate(), settings.erasureEvery(),
+        out.append("%s simulated days of %,d meters (%s meters a statement over %s connections at once, corrections %s of a day's rows, an erasure every %s days, %s, seed %s), run %s UTC in %s s (load average %.1f at its end).\n\n"
+                .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.deliveryConnections(), settings.correctionRate(), settings.erasureEvery(),
                         settings.retentionDays().isPresent() ? "readings kept %s days".formatted(settings.retentionDays().getAsInt()) : "no retention", settings.seed(),
                         finished.truncatedTo(ChronoUnit.MINUTES).toString().replace('T', ' ').replace("Z", ""), elapsed.toSeconds(), loadAverage));
         out.append("| What | Count |\n|---|---:|\n");

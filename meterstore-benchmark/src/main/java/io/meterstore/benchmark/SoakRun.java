@@ -1,5 +1,6 @@
 package io.meterstore.benchmark;
 
+import com.google.common.base.Throwables;
 import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.Lists;
 import com.google.common.collect.Sets;
@@ -54,8 +55,10 @@ import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -66,6 +69,11 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static com.google.common.base.Preconditions.checkArgument;
@@ -111,6 +119,9 @@ public final class SoakRun
     static final int QUERY_MAX_LENGTH = 5_000_000;
     public static final int MAX_METERS_PER_STATEMENT = 100;
     public static final int DEFAULT_METERS_PER_STATEMENT = 20;
+    // a market's MSCONS loaders send at once; more than the engine's cores buys nothing here
+    public static final int MAX_DELIVERY_CONNECTIONS = 8;
+    public static final int DEFAULT_DELIVERY_CONNECTIONS = 2;
     // at most 100 quarter-hours a day (the autumn Sunday)
     private static final int MAX_ROWS_PER_METER_DAY = 100;
     private static final int AS_OF_EVERY = 5;
@@ -134,7 +145,7 @@ public final class SoakRun
      * month); {@code retentionDays}, when present, is the readings' retention the archiver's expire sweeps by
      * ({@link RetentionPeriod#ofDays}).
      */
-    public record Settings(int days, int meters, int metersPerStatement, double correctionRate, int erasureEvery, int engineRestarts, int archiverKills, int postgresRestarts,
+    public record Settings(int days, int meters, int metersPerStatement, int deliveryConnections, double correctionRate, int erasureEvery, int engineRestarts, int archiverKills, int postgresRestarts,
             int storageOutages, OptionalInt retentionDays, long seed, LocalDate lastDay)
     {
         public Settings
@@ -153,6 +164,7 @@ public final class SoakRun
             checkArgument(metersPerStatement > 0 && metersPerStatement <= MAX_METERS_PER_STATEMENT,
                     "metersPerStatement must be in [1, %s]: a statement of more meters' days exceeds the soak engine's query.max-length of %s characters",
                     MAX_METERS_PER_STATEMENT, QUERY_MAX_LENGTH);
+            checkArgument(deliveryConnections >= 1 && deliveryConnections <= MAX_DELIVERY_CONNECTIONS, "deliveryConnections must be in [1, %s]", MAX_DELIVERY_CONNECTIONS);
             checkArgument(correctionRate >= 0 && correctionRate < 1, "correctionRate must be in [0, 1)");
             checkArgument(erasureEvery > 0, "erasureEvery must be positive");
         }
@@ -326,6 +338,8 @@ public final class SoakRun
         DistributedQueryRunner queryRunner = queryRunner(storageOverrides);
         Connection trino = MeterstoreBenchmark.trinoConnection(queryRunner);
         Connection dashboard = MeterstoreBenchmark.trinoConnection(queryRunner);
+        // the day's deliveries go over these at once, the first of them the connection of every other statement
+        List<Connection> deliveries = deliveryConnections(trino, queryRunner);
         try {
             int index = 0;
             for (LocalDate day : generator.localDays()) {
@@ -333,15 +347,16 @@ public final class SoakRun
                 Duration resolvingBefore = oracle.resolvingTime();
                 if (restartDays.contains(index)) {
                     // the engine restarted overnight: a new coordinator, nothing kept in memory of the last one
-                    trino.close();
+                    close(deliveries);
                     dashboard.close();
                     queryRunner.close();
                     queryRunner = queryRunner(storageOverrides);
                     trino = MeterstoreBenchmark.trinoConnection(queryRunner);
                     dashboard = MeterstoreBenchmark.trinoConnection(queryRunner);
+                    deliveries = deliveryConnections(trino, queryRunner);
                     fault("engine_restart", index);
                 }
-                simulateDay(trino, dashboard, cycle, index, day, postgresDays.contains(index), outageDays.contains(index));
+                simulateDay(deliveries, dashboard, cycle, index, day, postgresDays.contains(index), outageDays.contains(index));
                 long written = System.nanoTime();
                 // the archiver's evening: archive what is closed, weekly compact and expire
                 simulatedNow.set(evening(day));
@@ -384,7 +399,7 @@ public final class SoakRun
             }
         }
         finally {
-            trino.close();
+            close(deliveries);
             dashboard.close();
             queryRunner.close();
             if (catalog instanceof Closeable closeable) {
@@ -429,6 +444,25 @@ public final class SoakRun
         // a sender redelivers a batch of a swept day next morning: refused, as every INSERT into a removed month
         LocalDate last = MeteringCalendar.localDay(oracle.retainedFrom()).minusDays(1);
         sweptRedelivery = Optional.of(last.isBefore(generator.startDay()) ? generator.startDay() : last);
+    }
+
+    /** {@code trino}, and as many more connections as the day's deliveries go over beside it. */
+    private List<Connection> deliveryConnections(Connection trino, DistributedQueryRunner queryRunner)
+            throws Exception
+    {
+        List<Connection> connections = new ArrayList<>(List.of(trino));
+        while (connections.size() < settings.deliveryConnections()) {
+            connections.add(MeterstoreBenchmark.trinoConnection(queryRunner));
+        }
+        return connections;
+    }
+
+    private static void close(List<Connection> connections)
+            throws SQLException
+    {
+        for (Connection connection : connections) {
+            connection.close();
+        }
     }
 
     private DistributedQueryRunner queryRunner(Map<String, String> storageOverrides)
@@ -520,9 +554,10 @@ public final class SoakRun
         log.info("Soak day %s: during the storage outage, %s failed as it must: %s", index + 1, what, e.getMessage());
     }
 
-    private void simulateDay(Connection trino, Connection dashboard, ArchivalCycle cycle, int index, LocalDate day, boolean restartPostgres, boolean storageOutage)
+    private void simulateDay(List<Connection> deliveries, Connection dashboard, ArchivalCycle cycle, int index, LocalDate day, boolean restartPostgres, boolean storageOutage)
             throws SQLException, IOException, InterruptedException
     {
+        Connection trino = deliveries.getFirst();
         if (storageOutage) {
             warehouse.bucket().orElseThrow().server().stop();
         }
@@ -538,13 +573,15 @@ public final class SoakRun
         long deliveriesStart = System.nanoTime();
         try {
             List<String> meters = generator.maloIds();
+            List<String> statements = new ArrayList<>();
             for (int first = 0; first < meters.size(); first += settings.metersPerStatement()) {
                 List<Reading> batch = new ArrayList<>();
                 for (int meter = first; meter < Math.min(meters.size(), first + settings.metersPerStatement()); meter++) {
                     batch.addAll(generator.readings(meter, day));
                 }
-                write(trino, Kind.DELIVERY, day, batch);
+                statements.addAll(recorded(Kind.DELIVERY, day, batch));
             }
+            executeAtOnce(deliveries, statements);
             deliveryTime = Duration.ofNanos(System.nanoTime() - deliveriesStart);
         }
         finally {
@@ -618,10 +655,23 @@ public final class SoakRun
         int wanted = (int) Math.round(settings.meters() * 96 * settings.correctionRate());
         ReadingsOracle current = oracle.oracle();
         Map<ReadingKey, Reading> chosen = new LinkedHashMap<>();
+        // corrections of corrections reach back as far as corrections do: a key corrected before that is let go
+        Instant horizon = MeteringCalendar.startOfLocalDay(day.minusDays(MAX_CORRECTION_DAYS));
+        corrected.removeIf(key -> key.from().isBefore(horizon));
         List<ReadingKey> again = corrected.stream().sorted(Comparator.comparing(ReadingKey::from).thenComparing(ReadingKey::maloId)).toList();
+        Set<ReadingKey> picked = new LinkedHashSet<>();
         for (int pick = 0; pick < wanted / 4 && !again.isEmpty(); pick++) {
-            ReadingKey key = again.get(random.nextInt(again.size()));
-            winner(current, key).ifPresent(winner -> chosen.put(key, winner));
+            picked.add(again.get(random.nextInt(again.size())));
+        }
+        // the picked keys' winners in one pass over the oracle's rows (an erased or swept key has none)
+        Map<ReadingKey, Reading> pickedWinners = new HashMap<>();
+        for (Reading winner : current.resolved(reading -> picked.contains(new ReadingKey(reading.maloId(), reading.from())))) {
+            pickedWinners.putIfAbsent(new ReadingKey(winner.maloId(), winner.from()), winner);
+        }
+        for (ReadingKey key : picked) {
+            if (pickedWinners.containsKey(key)) {
+                chosen.put(key, pickedWinners.get(key));
+            }
         }
         Map<ReadingKey, Reading> pastRetention = new LinkedHashMap<>();
         for (int target = 0; target < 3 && chosen.size() < wanted; target++) {
@@ -861,8 +911,16 @@ public final class SoakRun
     private void write(Connection trino, Kind kind, LocalDate day, List<Reading> rows)
             throws SQLException
     {
+        for (String statement : recorded(kind, day, rows)) {
+            execute(trino, statement);
+        }
+    }
+
+    /** Records {@code rows} in the oracle before anything is sent; returns the statements that send what the tampering lets through. */
+    private List<String> recorded(Kind kind, LocalDate day, List<Reading> rows)
+    {
         if (rows.isEmpty()) {
-            return;
+            return List.of();
         }
         oracle.written(rows);
         rowsRecorded += rows.size();
@@ -870,8 +928,44 @@ public final class SoakRun
         rowsSent += sent.size();
         // a day's corrections of 1,000 meters (3 %: 2,880 rows) would exceed query.max-length in one statement: as many
         // rows a statement as a delivery's
-        for (List<Reading> statement : Lists.partition(sent, settings.metersPerStatement() * MAX_ROWS_PER_METER_DAY)) {
-            execute(trino, insert(statement));
+        return Lists.partition(sent, settings.metersPerStatement() * MAX_ROWS_PER_METER_DAY).stream().map(SoakRun::insert).toList();
+    }
+
+    /**
+     * Sends {@code statements} over every connection at once, each taking the next statement as it finishes one, as a
+     * market's loaders deliver their batches side by side; returns when all are done, throwing the first failure.
+     */
+    private static void executeAtOnce(List<Connection> connections, List<String> statements)
+            throws SQLException, InterruptedException
+    {
+        if (connections.size() == 1) {
+            for (String statement : statements) {
+                execute(connections.getFirst(), statement);
+            }
+            return;
+        }
+        AtomicInteger next = new AtomicInteger();
+        List<Future<Void>> sending = new ArrayList<>();
+        try (ExecutorService executor = Executors.newFixedThreadPool(connections.size())) {
+            for (Connection connection : connections) {
+                sending.add(executor.submit(() -> {
+                    for (int statement = next.getAndIncrement(); statement < statements.size(); statement = next.getAndIncrement()) {
+                        execute(connection, statements.get(statement));
+                    }
+                    return null;
+                }));
+            }
+        }
+        // every sender has finished (the executor's close waits): the first failure, if any, is the statements'
+        for (Future<Void> sender : sending) {
+            try {
+                sender.get();
+            }
+            catch (ExecutionException e) {
+                Throwables.throwIfInstanceOf(e.getCause(), SQLException.class);
+                Throwables.throwIfUnchecked(e.getCause());
+                throw new RuntimeException(e.getCause());
+            }
         }
     }
 
@@ -912,11 +1006,6 @@ public final class SoakRun
         List<Reading> winners = oracle.oracle().resolved(ReadingsOracle.fromRange(MeteringCalendar.startOfLocalDay(stored), MeteringCalendar.startOfLocalDay(stored.plusDays(1))));
         checkState(!winners.isEmpty(), "No readings of %s", stored);
         return winners.get(random.nextInt(winners.size()));
-    }
-
-    private static Optional<Reading> winner(ReadingsOracle current, ReadingKey key)
-    {
-        return current.resolved(reading -> reading.from().equals(key.from()) && reading.maloId().equals(key.maloId())).stream().findFirst();
     }
 
     private static void execute(Connection trino, String sql)

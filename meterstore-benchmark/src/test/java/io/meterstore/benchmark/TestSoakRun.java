@@ -38,14 +38,14 @@ final class TestSoakRun
     void testSoakPassesEveryOracleCheck()
             throws Exception
     {
-        // one delivery statement a day (20 meters), so the run stays short; one restart of the Trino engine, one SIGKILL of
+        // two delivery statements a day (10 meters each), sent at once over two connections, so the run stays short; one restart of the Trino engine, one SIGKILL of
         // the archiver mid-cycle and one restart of PostgreSQL, on seeded days; PostgreSQL is a server of the test's own.
         // No storage outage: its failed archival cycle alone takes about 90 s (Iceberg retries a metadata read 20 times).
         // The days end on the 4th of a month, so the run begins on the 24th to 27th of the month two before, whose last days
         // the retention of 17 days removes at the weekly expire of day 28 (and no other month, at no other evening), after
         // the first erasure's lift (day 26) and before the second erasure (day 31), whatever the date of the run
         LocalDate lastDay = SoakRun.defaultLastDay().getDayOfMonth() >= 4 ? SoakRun.defaultLastDay().withDayOfMonth(4) : SoakRun.defaultLastDay().minusMonths(1).withDayOfMonth(4);
-        SoakRun.Settings settings = new SoakRun.Settings(40, 20, 20, 0.03, 10, 1, 1, 1, 0, OptionalInt.of(17), 34, lastDay);
+        SoakRun.Settings settings = new SoakRun.Settings(40, 20, 10, 2, 0.03, 10, 1, 1, 1, 0, OptionalInt.of(17), 34, lastDay);
         Path directory = Files.createTempDirectory("meterstore-soak-");
         SoakRun.Result result;
         try (TestingPostgresServer server = TestingPostgresServer.restartable(Files.createDirectory(directory.resolve("pgdata")))) {
@@ -101,7 +101,7 @@ final class TestSoakRun
     void testOracleCatchesALostLateCorrection()
             throws Exception
     {
-        SoakRun.Settings settings = new SoakRun.Settings(12, 10, 10, 0.03, 10, 0, 0, 0, 0, OptionalInt.empty(), 35, SoakRun.defaultLastDay());
+        SoakRun.Settings settings = new SoakRun.Settings(12, 10, 10, 1, 0.03, 10, 0, 0, 0, 0, OptionalInt.empty(), 35, SoakRun.defaultLastDay());
         AtomicReference<Reading> lost = new AtomicReference<>();
         SoakRun.Tampering dropOne = new SoakRun.Tampering()
         {
@@ -128,7 +128,7 @@ final class TestSoakRun
             throws Exception
     {
         // two days: the fault is in the second's check, and every day more is time the suite spends
-        SoakRun.Settings settings = new SoakRun.Settings(2, 10, 10, 0.03, 10, 0, 0, 0, 0, OptionalInt.empty(), 36, SoakRun.defaultLastDay());
+        SoakRun.Settings settings = new SoakRun.Settings(2, 10, 10, 1, 0.03, 10, 0, 0, 0, 0, OptionalInt.empty(), 36, SoakRun.defaultLastDay());
         // the last simulated day is two days before today (SoakRun): hide the second's partition
         LocalDate hidden = LocalDate.now(ZoneOffset.UTC).minusDays(2);
         SoakRun.Tampering hidePartition = new SoakRun.Tampering()
