@@ -158,6 +158,7 @@ public final class SoakRun
             checkArgument(archiverKills >= 0 && archiverKills < days, "archiverKills must be in [0, days)");
             checkArgument(postgresRestarts >= 0 && postgresRestarts < days, "postgresRestarts must be in [0, days)");
             checkArgument(storageOutages >= 0 && storageOutages < days, "storageOutages must be in [0, days)");
+            checkArgument(engineRestarts + storageOutages < days, "engineRestarts + storageOutages must be less than days: an engine restart never falls on a storage outage's day");
             checkArgument(days > 0, "days must be positive");
             checkArgument(meters > 0 && meters <= ReadingsGenerator.MAX_METERS, "meters out of range");
             // a day of a meter is about 25 KB of INSERT text; Trino refuses a statement over query.max-length
@@ -332,8 +333,11 @@ public final class SoakRun
         Set<Integer> postgresDays = faultDays(faults, settings.postgresRestarts());
         // the kills take the cycle's failpoints in turn, from a seeded one
         int killPoint = faults.nextInt(KILL_POINTS.size());
-        // drawn after the others, so the days of the faults before the outages stayed as they were
-        Set<Integer> outageDays = faultDays(faults, settings.storageOutages());
+        // drawn after the others, so the days of the faults before the outages stayed as they were; never a day the
+        // engine restarts: a coordinator started while the storage is down cannot read the table's watermark (it is in
+        // the snapshot's metadata file, on the storage), so it refuses every statement, today's INSERTs too, until the
+        // storage is back, where a running one routes them by the table it holds (nobody can move W meanwhile)
+        Set<Integer> outageDays = faultDays(faults, settings.storageOutages(), restartDays);
         Map<String, String> storageOverrides = storage.isPresent() ? STORAGE_RETRIES : Map.of();
         DistributedQueryRunner queryRunner = queryRunner(storageOverrides);
         Connection trino = MeterstoreBenchmark.trinoConnection(queryRunner);
@@ -480,9 +484,18 @@ public final class SoakRun
     /** {@code count} distinct days of the run, never the first (the store is empty before it). */
     private Set<Integer> faultDays(Random faults, int count)
     {
+        return faultDays(faults, count, Set.of());
+    }
+
+    /** {@code count} distinct days of the run, never the first nor one of {@code taken}. */
+    private Set<Integer> faultDays(Random faults, int count, Set<Integer> taken)
+    {
         Set<Integer> days = new TreeSet<>();
         while (days.size() < count) {
-            days.add(1 + faults.nextInt(settings.days() - 1));
+            int day = 1 + faults.nextInt(settings.days() - 1);
+            if (!taken.contains(day)) {
+                days.add(day);
+            }
         }
         return days;
     }
