@@ -27,9 +27,6 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
@@ -90,7 +87,6 @@ public final class IngestProfile
                 for (int index = 0; index < connections; index++) {
                     trino.add(MeterstoreBenchmark.trinoConnection(queryRunner));
                 }
-                ExecutorService senders = Executors.newFixedThreadPool(connections);
                 console.printf("%s days of %s meters, %s meters a statement, plan %s, load average %.1f%n", days, meters, metersPerStatement, plan,
                         ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
                 long rows = 0;
@@ -116,20 +112,8 @@ public final class IngestProfile
                         });
                     }
                     long start = System.nanoTime();
-                    List<Future<?>> sent = new ArrayList<>();
-                    for (int index = 0; index < dayConnections; index++) {
-                        Connection connection = trino.get(index);
-                        int first = index;
-                        sent.add(senders.submit(() -> {
-                            for (int statement = first; statement < statements.size(); statement += dayConnections) {
-                                execute(connection, statements.get(statement));
-                            }
-                            return null;
-                        }));
-                    }
-                    for (Future<?> future : sent) {
-                        future.get();
-                    }
+                    // as the soak sends them: each connection takes the next statement as it finishes one
+                    SoakRun.executeAtOnce(trino.subList(0, dayConnections), statements);
                     double seconds = (System.nanoTime() - start) / 1e9;
                     rows += dayRows;
                     console.printf("day %s, %s: %,d rows in %s statements over %s connection(s) in %.1f s, %.0f rows/s, load average %.1f%n", day, form, dayRows, statements.size(), dayConnections, seconds, dayRows / seconds,
@@ -147,7 +131,6 @@ public final class IngestProfile
                                 result.getDouble(3) / result.getLong(2), result.getDouble(4));
                     }
                 }
-                senders.shutdownNow();
             }
         }
         catch (Exception e) {
@@ -155,14 +138,6 @@ public final class IngestProfile
             exit = 1;
         }
         System.exit(exit);
-    }
-
-    private static void execute(Connection trino, String sql)
-            throws SQLException
-    {
-        try (Statement statement = trino.createStatement()) {
-            statement.executeUpdate(sql);
-        }
     }
 
     private static void printQueries(PrintStream console, DistributedQueryRunner queryRunner, Connection trino, String form)

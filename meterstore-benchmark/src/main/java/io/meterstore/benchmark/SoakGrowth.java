@@ -5,9 +5,9 @@ import io.meterstore.core.ColdPartitions;
 import io.meterstore.testing.TestingWarehouse;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.SupportsPrefixOperations;
 
@@ -115,12 +115,11 @@ record SoakGrowth(
     /** Every file under the table's metadata directory (metadata JSON, manifest lists, manifests), listed through its storage (S3 or local). */
     private static Optional<Long> metadataFiles(Table table)
     {
-        if (!(table.io() instanceof SupportsPrefixOperations storage)) {
+        if (!(table.io() instanceof SupportsPrefixOperations storage) || !(table instanceof HasTableOperations operations)) {
             return Optional.empty();
         }
-        String location = table.location().replaceAll("/+$", "");
-        String metadata = table.properties().getOrDefault(TableProperties.WRITE_METADATA_LOCATION, location + "/metadata");
-        return Optional.of((long) Iterables.size(storage.listPrefix(metadata.replaceAll("/+$", "") + "/")));
+        // Iceberg's own place for the table's metadata files (write.metadata.path, or the table's metadata/)
+        return Optional.of((long) Iterables.size(storage.listPrefix(operations.operations().metadataFileLocation(""))));
     }
 
     private static YearMonth month(ContentFile<?> file)

@@ -948,15 +948,9 @@ public final class SoakRun
      * Sends {@code statements} over every connection at once, each taking the next statement as it finishes one, as a
      * market's loaders deliver their batches side by side; returns when all are done, throwing the first failure.
      */
-    private static void executeAtOnce(List<Connection> connections, List<String> statements)
+    static void executeAtOnce(List<Connection> connections, List<String> statements)
             throws SQLException, InterruptedException
     {
-        if (connections.size() == 1) {
-            for (String statement : statements) {
-                execute(connections.getFirst(), statement);
-            }
-            return;
-        }
         AtomicInteger next = new AtomicInteger();
         List<Future<Void>> sending = new ArrayList<>();
         try (ExecutorService executor = Executors.newFixedThreadPool(connections.size())) {

@@ -95,6 +95,12 @@ final class TestSoakRun
         assertThat(result.rowsRefusedPastRetention()).isGreaterThanOrEqualTo(92L + result.refused().get("retention_correction"));
         // each fault once, on its seeded day (the archiver's at the seed's failpoint), and every check after them passed
         assertThat(result.faults()).isEqualTo(Map.of("engine_restart", 1, "archiver_sigkill_mid-stream", 1, "postgres_restart", 1));
+        // the report's growth: the metadata files listed through the table's storage, every day's time with the store's part of it
+        assertThat(result.growth().getLast().metadataFiles()).hasValueSatisfying(files -> assertThat(files).isGreaterThan(result.archivalCommits()));
+        assertThat(result.storeTimes()).hasSize(40);
+        for (int day = 0; day < 40; day++) {
+            assertThat(result.storeTimes().get(day)).isPositive().isLessThanOrEqualTo(result.dayTimes().get(day));
+        }
     }
 
     @Test
