@@ -13,6 +13,7 @@ import io.meterstore.testing.ReadingsOracle.View;
 import io.meterstore.testing.TestingLockHolder;
 import io.meterstore.testing.TestingPostgresServer;
 import io.meterstore.testing.TestingWarehouse;
+import io.meterstore.trino.base.PostgresConnectionPool;
 import io.trino.jdbc.TrinoStatement;
 import io.trino.testing.DistributedQueryRunner;
 import org.apache.iceberg.Table;
@@ -204,6 +205,30 @@ final class TestMeterstorePostgresRestart
             assertThat(result.next()).isTrue();
             assertThat(result.getBigDecimal(1)).isEqualByComparingTo(written);
         }
+    }
+
+    @Test
+    void testInsertRightAfterPostgresClosedThePooledConnections()
+            throws Exception
+    {
+        // PostgreSQL closes the connector's connections a moment after an INSERT gave them back, as a restart between two
+        // statements does: the pool tests a connection only when it was idle for more than half a second, so the next
+        // INSERT must not be handed a dead one (it would fail creating its staging table)
+        Instant day = hot.get(1).start();
+        List<Reading> first = List.of(correction(0, day.plus(Duration.ofMinutes(15L * 40)), 8, "4.5"));
+        List<Reading> second = List.of(correction(1, day.plus(Duration.ofMinutes(15L * 41)), 8, "5.5"));
+        long rowsBefore = versionsRows();
+        try (Connection connection = connect(); Statement statement = connection.createStatement();
+                Connection postgres = warehouse.database().connect(); Statement terminate = postgres.createStatement()) {
+            statement.executeUpdate(insert(first));
+            try (ResultSet terminated = terminate.executeQuery("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '%s'"
+                    .formatted(PostgresConnectionPool.APPLICATION_NAME))) {
+                assertThat(terminated.next()).isTrue();
+                assertThat(terminated.getLong(1)).isPositive();
+            }
+            statement.executeUpdate(insert(second));
+        }
+        assertThat(versionsRows()).isEqualTo(rowsBefore + 2);
     }
 
     /** The JDBC driver's error of a statement that must have failed. */

@@ -195,7 +195,15 @@ public final class PostgresConnectionPool
     {
         while (true) {
             try {
-                return dataSource.getConnection();
+                Connection connection = dataSource.getConnection();
+                // the pool tests a connection before lending it only when it has been idle for more than half a second,
+                // so one given back just before PostgreSQL restarted comes back dead, and a statement's first use of it
+                // would fail: it and every other pooled one are evicted, and a fresh one is opened
+                if (connection.isValid((int) ATTEMPT_SECONDS)) {
+                    return connection;
+                }
+                dataSource.evictConnection(connection);
+                dataSource.getHikariPoolMXBean().softEvictConnections();
             }
             catch (SQLException e) {
                 // the pool names the failure to open a connection as the cause: the server is unreachable, waiting longer helps nobody
@@ -341,10 +349,9 @@ public final class PostgresConnectionPool
     }
 
     /**
-     * Runs a read that can simply be repeated, and repeats it once on a fresh connection when PostgreSQL had closed
-     * the pooled one (a restart, a failover). The pool tests a connection before handing it out only when it has been
-     * idle for more than half a second, so the connections used just before a restart come back dead: all pooled
-     * connections are evicted then, not one per failing query.
+     * Runs a read that can simply be repeated, and repeats it once on a fresh connection when PostgreSQL closed the
+     * pooled one after {@link #connection()} tested it (a restart, a failover): all pooled connections are evicted
+     * then, not one per failing query.
      */
     public <T> T read(SqlRead<T> read)
             throws SQLException
