@@ -1,8 +1,10 @@
 package io.meterstore.trino;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.Streams;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
+import io.meterstore.archiver.maintenance.ColdTierLayout.MonthFiles;
 import io.meterstore.archiver.maintenance.CompactionSettings;
 import io.meterstore.archiver.maintenance.MaintenanceOutcome;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
@@ -296,6 +298,34 @@ final class TestMeterstoreCompaction
         assertThat(beside.attempts()).isEqualTo(1);
         assertThat(dataFiles(APRIL)).hasSize(3);
         assertMatchesOracle(List.of(RACE_STREAM.plusSeconds(2)));
+    }
+
+    @Test
+    @Order(5)
+    void testMonthWhoseCorrectionsStoppedIsCompactedOnceMore()
+            throws Exception
+    {
+        // April gained one file from a correction since its last compaction, far below the threshold of files
+        table.refresh();
+        MonthFiles april = ColdTierLayout.of(table).months().get(APRIL);
+        assertThat(april.filesSinceCompaction()).isEqualTo(1);
+        Instant corrected = Streams.stream(table.snapshots())
+                .filter(snapshot -> snapshot.sequenceNumber() == april.newestFileSequence())
+                .map(snapshot -> Instant.ofEpochMilli(snapshot.timestampMillis()))
+                .collect(onlyElement());
+        // within the compaction delay of that correction more may come: April is left as it is
+        Instant settled = corrected.plus(CompactionSettings.DEFAULT_DELAY);
+        assertThat(maintenance(CompactionSettings.DEFAULTS, settled.minusSeconds(1)).compact().compaction().orElseThrow().compacted()).isEmpty();
+        assertThat(dataFiles(APRIL)).hasSize(3);
+
+        // the delay after it the month's corrections have stopped: rewritten once more, one winners and one superseded file
+        Compacted once = maintenance(CompactionSettings.DEFAULTS, settled).compact().compaction().orElseThrow().compacted().stream().collect(onlyElement());
+        assertThat(once.month()).isEqualTo(APRIL);
+        assertThat(once.replacedDataFiles()).isEqualTo(3);
+        assertThat(dataFiles(APRIL)).extracting(file -> ColdFileRole.of(file.location()).orElseThrow()).containsExactlyInAnyOrder(ColdFileRole.WINNERS, ColdFileRole.SUPERSEDED);
+        assertMatchesOracle(List.of(RACE_STREAM.plusSeconds(2)));
+        // and it stays so: nothing gained since
+        assertThat(maintenance(CompactionSettings.DEFAULTS, settled.plus(Duration.ofDays(60))).compact().compaction().orElseThrow().compacted()).isEmpty();
     }
 
     private Compacted raceCompaction(CompactionSettings settings, List<Reading> racing)

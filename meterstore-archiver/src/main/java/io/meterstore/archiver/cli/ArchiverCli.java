@@ -224,7 +224,7 @@ public final class ArchiverCli
                 case ARCHIVE_ONCE -> forEachTable(tables, this::archiveOnce);
                 case EXPIRE -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.maintenance(table, clock).expire().describe()));
                 case COMPACT -> forEachTable(tables, (archiverTables, table) -> out.println(archiverTables.maintenance(table, clock).compact().describe()));
-                case ERASURES -> forEachTable(tables, (archiverTables, table) -> new ErasuresReport(archiverTables, out).print(table));
+                case ERASURES -> forEachTable(tables, (archiverTables, table) -> new ErasuresReport(archiverTables, clock, out).print(table));
                 case RUN, COMPLETENESS -> throw new IllegalStateException("'%s' is served above".formatted(args[0]));
             };
         }

@@ -1,6 +1,7 @@
 package io.meterstore.archiver.cli;
 
 import io.meterstore.archiver.maintenance.ErasureCompletion;
+import io.meterstore.archiver.maintenance.MaintenanceClock;
 import io.meterstore.archiver.tables.ArchiverTables;
 import io.meterstore.core.ErasureLog;
 import io.meterstore.core.ErasureLog.Erasure;
@@ -11,6 +12,7 @@ import org.apache.iceberg.Table;
 import java.io.PrintStream;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -28,11 +30,13 @@ import static java.util.Objects.requireNonNull;
 final class ErasuresReport
 {
     private final ArchiverTables tables;
+    private final MaintenanceClock clock;
     private final PrintStream out;
 
-    ErasuresReport(ArchiverTables tables, PrintStream out)
+    ErasuresReport(ArchiverTables tables, InstantSource clock, PrintStream out)
     {
         this.tables = requireNonNull(tables, "tables is null");
+        this.clock = MaintenanceClock.of(clock);
         this.out = requireNonNull(out, "out is null");
     }
 
@@ -43,7 +47,7 @@ final class ErasuresReport
         Table icebergTable = tables.catalog().loadTable(tables.identifier(table));
         try (Connection connection = tables.connect()) {
             List<Erasure> erasures = ErasureLog.erasures(connection, hotTier.schema(), table);
-            Map<Long, ErasureCompletion.Awaiting> awaiting = ErasureCompletion.awaiting(icebergTable, connection, hotTier.schema(), table, tables.tiers().getReaderGrace().toJavaTime()).stream()
+            Map<Long, ErasureCompletion.Awaiting> awaiting = ErasureCompletion.awaiting(icebergTable, connection, hotTier.schema(), table, tables.tiers().getReaderGrace().toJavaTime(), clock).stream()
                     .collect(Collectors.toMap(ErasureCompletion.Awaiting::erasureId, Function.identity()));
             out.println("%s: %s, %s awaiting physical completion".formatted(tables.qualifiedName(table), erasures.size() == 1 ? "1 erasure" : erasures.size() + " erasures", awaiting.size()));
             for (Erasure erasure : erasures) {

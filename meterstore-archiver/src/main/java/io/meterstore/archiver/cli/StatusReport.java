@@ -7,6 +7,7 @@ import io.meterstore.archiver.tables.ArchiverTables;
 import io.meterstore.archiver.tables.Failures;
 import io.meterstore.archiver.maintenance.ColdTierLayout;
 import io.meterstore.archiver.maintenance.ErasureCompletion;
+import io.meterstore.archiver.maintenance.MaintenanceClock;
 import io.meterstore.archiver.maintenance.MaintenanceCommand;
 import io.meterstore.core.ColdFileCheck;
 import io.meterstore.core.HotPartition;
@@ -150,7 +151,7 @@ final class StatusReport
     {
         List<ErasureCompletion.Awaiting> awaiting;
         try {
-            awaiting = ErasureCompletion.awaiting(icebergTable, connection, hotTier.schema(), table, tables.tiers().getReaderGrace().toJavaTime());
+            awaiting = ErasureCompletion.awaiting(icebergTable, connection, hotTier.schema(), table, tables.tiers().getReaderGrace().toJavaTime(), MaintenanceClock.of(clock));
         }
         catch (SQLException | RuntimeException e) {
             out.println("  erasures       cannot be read: %s".formatted(Failures.describe(e)));

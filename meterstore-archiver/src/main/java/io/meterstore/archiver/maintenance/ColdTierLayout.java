@@ -47,10 +47,12 @@ public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, in
 
     /**
      * The files of one month: its data files, their rows and bytes; its delete files; how many of its data files month
-     * compaction wrote, and when it last did; and how many of its files are of no role of the resolved layout (written
-     * before it or by another tool, or delete files that are not position deletes), which make the month unresolved.
+     * compaction wrote, and when it last did; how many of its files are of no role of the resolved layout (written
+     * before it or by another tool, or delete files that are not position deletes), which make the month unresolved; and
+     * the sequence number of the commit that added the newest of the files it gained since it was last compacted (of all
+     * its files if it never was; 0 when it gained none), which tells when its corrections stopped.
      */
-    public record MonthFiles(int files, long rows, long bytes, int deleteFiles, int compactedFiles, int unresolvedFiles, Optional<Instant> lastCompaction)
+    public record MonthFiles(int files, long rows, long bytes, int deleteFiles, int compactedFiles, int unresolvedFiles, Optional<Instant> lastCompaction, long newestFileSequence)
     {
         public MonthFiles
         {
@@ -58,12 +60,13 @@ public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, in
             checkArgument(compactedFiles >= 0 && compactedFiles <= files, "compacted files must be some of the data files");
             checkArgument(unresolvedFiles >= 0 && unresolvedFiles <= files + deleteFiles, "unresolved files must be some of the files");
             requireNonNull(lastCompaction, "lastCompaction is null");
+            checkArgument(newestFileSequence >= 0, "newestFileSequence must not be negative");
         }
 
         /** Data files only, as a month of the resolved layout that was never compacted. */
         public MonthFiles(int files, long rows, long bytes)
         {
-            this(files, rows, bytes, 0, 0, 0, Optional.empty());
+            this(files, rows, bytes, 0, 0, 0, Optional.empty(), 0);
         }
 
         /** The files the month gained since it was last compacted (all of them if it never was): data and delete files. */
@@ -77,7 +80,7 @@ public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, in
             Optional<Instant> last = lastCompaction.isEmpty() ? other.lastCompaction
                     : other.lastCompaction.filter(instant -> instant.isAfter(lastCompaction.get())).or(() -> lastCompaction);
             return new MonthFiles(files + other.files, rows + other.rows, bytes + other.bytes, deleteFiles + other.deleteFiles,
-                    compactedFiles + other.compactedFiles, unresolvedFiles + other.unresolvedFiles, last);
+                    compactedFiles + other.compactedFiles, unresolvedFiles + other.unresolvedFiles, last, Math.max(newestFileSequence, other.newestFileSequence));
         }
     }
 
@@ -96,7 +99,8 @@ public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, in
                 for (DataFile file : reader) {
                     Optional<Instant> compacted = CompactedFiles.compactedAt(file.location());
                     int unresolved = ColdFileRole.of(file.location()).filter(role -> role != ColdFileRole.POSITION_DELETES).isPresent() ? 0 : 1;
-                    months.merge(month(file), new MonthFiles(1, file.recordCount(), file.fileSizeInBytes(), 0, compacted.isPresent() ? 1 : 0, unresolved, compacted), MonthFiles::plus);
+                    months.merge(month(file), new MonthFiles(1, file.recordCount(), file.fileSizeInBytes(), 0, compacted.isPresent() ? 1 : 0, unresolved, compacted,
+                            compacted.isPresent() ? 0 : sequenceNumber(file)), MonthFiles::plus);
                 }
             }
             catch (IOException e) {
@@ -107,7 +111,7 @@ public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, in
             try (ManifestReader<DeleteFile> reader = ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
                 for (DeleteFile file : reader) {
                     boolean ours = file.content() == FileContent.POSITION_DELETES && ColdFileRole.of(file.location()).equals(Optional.of(ColdFileRole.POSITION_DELETES));
-                    months.merge(month(file), new MonthFiles(0, 0, 0, 1, 0, ours ? 0 : 1, Optional.empty()), MonthFiles::plus);
+                    months.merge(month(file), new MonthFiles(0, 0, 0, 1, 0, ours ? 0 : 1, Optional.empty(), sequenceNumber(file)), MonthFiles::plus);
                 }
             }
             catch (IOException e) {
@@ -165,6 +169,12 @@ public record ColdTierLayout(int snapshots, Optional<Instant> oldestSnapshot, in
         SortedMap<YearMonth, Instant> compactions = new TreeMap<>();
         months.forEach((month, files) -> files.lastCompaction().ifPresent(at -> compactions.put(month, at)));
         return ImmutableSortedMap.copyOfSorted(compactions);
+    }
+
+    /** The sequence number of the commit that added {@code file}; 0 for a table of format version 1, which has none. */
+    private static long sequenceNumber(ContentFile<?> file)
+    {
+        return Optional.ofNullable(file.fileSequenceNumber()).orElse(0L);
     }
 
     public static YearMonth month(ContentFile<?> file)

@@ -7,9 +7,10 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * How the archiver compacts the months of a table's cold tier: how long after its end a month waits before it is first
- * rewritten (late corrections keep arriving for a while, and each rewrite reads the whole month), the size at which a
- * compacted file is cut, and how many files a compacted month may gain from later corrections (their winners,
- * superseded and position delete files) before it is rewritten again.
+ * rewritten (late corrections keep arriving for a while, and each rewrite reads the whole month), and how long after
+ * its latest correction a compacted month waits before it is rewritten once more; the size at which a compacted file is
+ * cut; and how many files a compacted month may gain from later corrections (their winners, superseded and position
+ * delete files) before it is rewritten again without waiting for them to stop.
  */
 public record CompactionSettings(Duration delay, long targetFileSizeBytes, int correctionFilesThreshold)
 {

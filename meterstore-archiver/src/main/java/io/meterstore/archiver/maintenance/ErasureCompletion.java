@@ -95,24 +95,25 @@ public final class ErasureCompletion
         }
     }
 
-    /** The erasures of {@code table} not physical yet, each with the instant it becomes due. */
-    public static List<Awaiting> awaiting(Table table, Connection connection, String schema, String tableName, Duration readerGrace)
+    /** The erasures of {@code table} not physical yet, each with the instant it becomes due on {@code clock}. */
+    public static List<Awaiting> awaiting(Table table, Connection connection, String schema, String tableName, Duration readerGrace, MaintenanceClock clock)
             throws SQLException
     {
         ImmutableList.Builder<Awaiting> awaiting = ImmutableList.builder();
         for (Erasure erasure : ErasureLog.erasures(connection, schema, tableName)) {
             if (erasure.physicallyCompletedAt().isEmpty()) {
-                awaiting.add(new Awaiting(erasure.erasureId(), committedAt(table, erasure).plus(readerGrace)));
+                awaiting.add(new Awaiting(erasure.erasureId(), clock.stampTime(committedAt(table, erasure)).plus(readerGrace)));
             }
         }
         return awaiting.build();
     }
 
-    /** Makes physical every erasure of {@code tableName} that is due at {@code now}. */
-    public static Completed complete(Table table, Connection connection, String schema, String tableName, Instant now, Duration readerGrace, List<HotPartition> partitions)
+    /** Makes physical every erasure of {@code tableName} that is due now on {@code clock}. */
+    public static Completed complete(Table table, Connection connection, String schema, String tableName, MaintenanceClock clock, Duration readerGrace, List<HotPartition> partitions)
             throws SQLException
     {
         table.refresh();
+        Instant now = clock.instant();
         List<Long> completed = new ArrayList<>();
         List<Awaiting> awaiting = new ArrayList<>();
         int snapshots = 0;
@@ -121,7 +122,7 @@ public final class ErasureCompletion
         ErasureLog.erasures(connection, schema, tableName).forEach(erasure -> erasures.put(erasure.erasureId(), erasure));
         // snapshots share manifests: each is read once per run
         Map<String, Set<String>> manifestCache = new HashMap<>();
-        for (Awaiting candidate : awaiting(table, connection, schema, tableName, readerGrace)) {
+        for (Awaiting candidate : awaiting(table, connection, schema, tableName, readerGrace, clock)) {
             if (candidate.due().isAfter(now)) {
                 awaiting.add(candidate);
                 continue;
@@ -294,7 +295,7 @@ public final class ErasureCompletion
         return ImmutableSet.copyOf(files);
     }
 
-    /** When the erasure's commit landed: its snapshot's time, or the statement's when it committed nothing cold or its snapshot is gone. */
+    /** When the erasure's commit landed on the wall clock: its snapshot's stamp, or the statement's when it committed nothing cold or its snapshot is gone. */
     private static Instant committedAt(Table table, Erasure erasure)
     {
         return erasure.recorded().snapshotId()

@@ -38,6 +38,7 @@ import org.apache.iceberg.io.CloseableIterable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.YearMonth;
 import java.time.temporal.ChronoUnit;
@@ -46,8 +47,10 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 import static com.google.common.base.Preconditions.checkArgument;
@@ -176,22 +179,29 @@ public final class MonthCompaction
     /**
      * Compacts every month that needs it: it lies entirely below W, ended at least the compaction delay ago, and is not
      * resolved, or was never compacted and has more than one file of a role or a delete file, or gained at least the
-     * threshold of files from corrections since it was last compacted.
+     * threshold of files from corrections since it was last compacted, or gained fewer and its corrections stopped: the
+     * newest of them was committed at least the compaction delay ago on {@code clock}, so the month is rewritten once
+     * more and holds its one or two files from then on, until the next correction.
      */
-    public Result compact(Table table, Instant now, CommitLease lease)
+    public Result compact(Table table, MaintenanceClock clock, CommitLease lease)
             throws SQLException, IOException
     {
         table.refresh();
         if (table.currentSnapshot() == null) {
             return new Result(List.of(), List.of(), 0);
         }
+        Instant now = clock.instant();
         Instant watermark = WatermarkReader.current(table).watermark().instant();
+        // when each commit the table keeps landed, by its sequence number: when a month last gained a file
+        NavigableMap<Long, Instant> commits = new TreeMap<>();
+        table.snapshots().forEach(snapshot -> commits.put(snapshot.sequenceNumber(), clock.stampTime(Instant.ofEpochMilli(snapshot.timestampMillis()))));
         ImmutableList.Builder<Compacted> compacted = ImmutableList.builder();
         ImmutableList.Builder<Skipped> skipped = ImmutableList.builder();
         int waiting = 0;
         for (Map.Entry<YearMonth, MonthFiles> entry : ColdTierLayout.of(table).months().entrySet()) {
             YearMonth month = entry.getKey();
-            if (!needsCompaction(entry.getValue(), settings.correctionFilesThreshold())) {
+            MonthFiles files = entry.getValue();
+            if (!needsCompaction(files, settings.correctionFilesThreshold()) && !correctionsSettled(files, lastChange(files, commits, now), settings.delay(), now)) {
                 continue;
             }
             Instant end = PartitionMonths.end(month);
@@ -225,6 +235,25 @@ public final class MonthCompaction
             return files.files() > 2 || files.deleteFiles() > 0;
         }
         return files.filesSinceCompaction() >= correctionFilesThreshold;
+    }
+
+    /**
+     * Whether a compacted month gained files from corrections since, fewer than the threshold, and the newest of them
+     * {@code lastChange} lies at least {@code delay} before {@code now}: its corrections have stopped, and one more rewrite
+     * leaves it one winners and one superseded file for every later read.
+     */
+    static boolean correctionsSettled(MonthFiles files, Instant lastChange, Duration delay, Instant now)
+    {
+        return files.compactedFiles() > 0 && files.filesSinceCompaction() > 0 && !lastChange.plus(delay).isAfter(now);
+    }
+
+    /**
+     * When the month's newest file since its compaction was committed: its commit's time, or, when expiry has removed that
+     * snapshot, the time of the next one the table keeps, which is later, so a month is never taken as settled too early.
+     */
+    private static Instant lastChange(MonthFiles files, NavigableMap<Long, Instant> commits, Instant now)
+    {
+        return Optional.ofNullable(commits.ceilingEntry(files.newestFileSequence())).map(Map.Entry::getValue).orElse(now);
     }
 
     private record Outcome(Optional<Compacted> compacted, Optional<Skipped> skipped) {}

@@ -51,7 +51,14 @@ public final class OrphanFiles
         }
     }
 
+    /** {@link #remove(Table, MaintenanceClock, Duration)} at {@code now} on the wall clock. */
     public static Removed remove(Table table, Instant now, Duration safetyAge)
+    {
+        return remove(table, MaintenanceClock.fixed(now), safetyAge);
+    }
+
+    /** Removes the files no snapshot references that are older than {@code safetyAge} on {@code clock} by their storage's stamp. */
+    public static Removed remove(Table table, MaintenanceClock clock, Duration safetyAge)
     {
         if (!(table.io() instanceof SupportsPrefixOperations storage)) {
             throw new ArchivalException(FILES_NOT_LISTABLE, "The storage of table '%s' (%s) cannot list files, so files no snapshot references cannot be found: remove them with the storage's own tools"
@@ -60,14 +67,14 @@ public final class OrphanFiles
         table.refresh();
         // the files are listed after the live set is read: a file committed in between is younger than the safety age
         Set<String> live = liveFileNames(table);
-        long olderThan = now.minus(safetyAge).toEpochMilli();
+        Instant olderThan = clock.instant().minus(safetyAge);
         int files = 0;
         long bytes = 0;
         int listed = 0;
         for (String directory : directories(table)) {
             for (FileInfo file : storage.listPrefix(directory)) {
                 listed++;
-                if (file.createdAtMillis() >= olderThan || live.contains(fileName(file.location()))) {
+                if (!clock.stampTime(Instant.ofEpochMilli(file.createdAtMillis())).isBefore(olderThan) || live.contains(fileName(file.location()))) {
                     continue;
                 }
                 storage.deleteFile(file.location());

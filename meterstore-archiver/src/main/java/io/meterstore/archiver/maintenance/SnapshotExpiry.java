@@ -23,6 +23,7 @@ import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.NavigableSet;
 import java.util.Optional;
 import java.util.Set;
@@ -30,6 +31,7 @@ import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.collect.ImmutableMap.toImmutableMap;
 import static io.meterstore.archiver.cycle.ArchivalException.Reason.COMMIT_FAILED;
 import static java.util.Objects.requireNonNull;
 
@@ -78,28 +80,31 @@ public final class SnapshotExpiry
     }
 
     /**
-     * The snapshots of {@code table} to expire at {@code now}: older than the retention, not among the newest of the main
-     * branch it keeps, replaced more than the reader grace ago, and needed by no kept snapshot's watermark, no hot
-     * partition in {@code partitions}, no tag or branch.
+     * The snapshots of {@code table} to expire now on {@code clock}: older than the retention, not among the newest of the
+     * main branch it keeps, replaced more than the reader grace ago, and needed by no kept snapshot's watermark, no hot
+     * partition in {@code partitions}, no tag or branch. A snapshot's age is its commit's stamp read on {@code clock}.
      */
-    public static Plan plan(Table table, Instant now, MaintenanceSettings settings, List<HotPartition> partitions)
+    public static Plan plan(Table table, MaintenanceClock clock, MaintenanceSettings settings, List<HotPartition> partitions)
     {
         Snapshot current = table.currentSnapshot();
         if (current == null) {
             return new Plan(List.of(), 0, Optional.empty());
         }
-        long expireBefore = now.minus(settings.retention().maxSnapshotAge()).toEpochMilli();
-        long replacedBefore = now.minus(settings.readerGrace()).toEpochMilli();
+        Instant now = clock.instant();
+        Instant expireBefore = now.minus(settings.retention().maxSnapshotAge());
+        Instant replacedBefore = now.minus(settings.readerGrace());
         List<Snapshot> all = ImmutableList.copyOf(table.snapshots());
-        NavigableSet<Long> commitTimes = new TreeSet<>(all.stream().map(Snapshot::timestampMillis).toList());
+        Map<Long, Instant> committed = all.stream().collect(toImmutableMap(Snapshot::snapshotId, snapshot -> clock.stampTime(Instant.ofEpochMilli(snapshot.timestampMillis()))));
+        NavigableSet<Instant> commitTimes = new TreeSet<>(committed.values());
         Set<Long> anchors = new HashSet<>();
         anchors.add(current.snapshotId());
         for (SnapshotRef ref : table.refs().values()) {
             anchors.add(ref.snapshotId());
         }
         for (Snapshot snapshot : all) {
+            Instant committedAt = committed.get(snapshot.snapshotId());
             // young enough to keep, or replaced (by the next commit) so recently that a query planned on it may still read its files
-            if (snapshot.timestampMillis() >= expireBefore || Optional.ofNullable(commitTimes.higher(snapshot.timestampMillis())).map(replaced -> replaced >= replacedBefore).orElse(true)) {
+            if (!committedAt.isBefore(expireBefore) || Optional.ofNullable(commitTimes.higher(committedAt)).map(replaced -> !replaced.isBefore(replacedBefore)).orElse(true)) {
                 anchors.add(snapshot.snapshotId());
             }
         }
@@ -132,25 +137,29 @@ public final class SnapshotExpiry
                 .map(Snapshot::snapshotId)
                 .filter(id -> !kept.contains(id))
                 .collect(ImmutableList.toImmutableList());
-        Optional<Instant> oldestKept = all.stream()
-                .filter(snapshot -> kept.contains(snapshot.snapshotId()))
-                .map(Snapshot::timestampMillis)
-                .min(Comparator.naturalOrder())
-                .map(Instant::ofEpochMilli);
+        Optional<Instant> oldestKept = kept.stream()
+                .map(committed::get)
+                .min(Comparator.naturalOrder());
         return new Plan(expired, kept.size(), oldestKept);
+    }
+
+    /** {@link #expire(Table, MaintenanceClock, MaintenanceSettings, List)} at {@code now} on the wall clock. */
+    public static Expired expire(Table table, Instant now, MaintenanceSettings settings, List<HotPartition> partitions)
+    {
+        return expire(table, MaintenanceClock.fixed(now), settings, partitions);
     }
 
     /**
      * Expires what {@link #plan} chooses and deletes the files only those snapshots referenced. The metadata commit comes
      * first: an interruption after it leaves files no snapshot references, which orphan-file removal deletes later.
      */
-    public static Expired expire(Table table, Instant now, MaintenanceSettings settings, List<HotPartition> partitions)
+    public static Expired expire(Table table, MaintenanceClock clock, MaintenanceSettings settings, List<HotPartition> partitions)
     {
         table.refresh();
         ArchivalHistory.keepStepRecorded(table);
         for (int attempt = 1; ; attempt++) {
             table.refresh();
-            Plan plan = plan(table, now, settings, partitions);
+            Plan plan = plan(table, clock, settings, partitions);
             if (plan.expired().isEmpty()) {
                 return new Expired(0, 0, plan.kept(), plan.oldestKept());
             }

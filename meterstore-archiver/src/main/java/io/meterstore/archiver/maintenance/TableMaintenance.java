@@ -53,7 +53,7 @@ public final class TableMaintenance
     private final HotTier hotTier;
     private final ConnectionFactory connections;
     private final MaintenanceSettings settings;
-    private final InstantSource clock;
+    private final MaintenanceClock clock;
     private final ManifestRewrite manifestRewrite;
     private final MonthCompaction monthCompaction;
 
@@ -70,7 +70,7 @@ public final class TableMaintenance
         this.hotTier = requireNonNull(hotTier, "hotTier is null");
         this.connections = requireNonNull(connections, "connections is null");
         this.settings = requireNonNull(settings, "settings is null");
-        this.clock = requireNonNull(clock, "clock is null");
+        this.clock = MaintenanceClock.of(clock);
         this.manifestRewrite = new ManifestRewrite();
         this.monthCompaction = new MonthCompaction(settings.compaction(), beforeCompactionCommit);
     }
@@ -126,11 +126,11 @@ public final class TableMaintenance
             List<HotPartition> partitions = hotTier.partitions(connection);
             // then erasures (DELETE and retention alike) past the reader grace become physical, whatever the snapshot retention says
             held.verifyHeld();
-            ErasureCompletion.Completed erasures = ErasureCompletion.complete(table, connection, hotTier.schema(), hotTier.naming().table(), now, settings.readerGrace(), partitions);
+            ErasureCompletion.Completed erasures = ErasureCompletion.complete(table, connection, hotTier.schema(), hotTier.naming().table(), clock, settings.readerGrace(), partitions);
             held.verifyHeld();
-            SnapshotExpiry.Expired expired = SnapshotExpiry.expire(table, now, settings, partitions);
+            SnapshotExpiry.Expired expired = SnapshotExpiry.expire(table, clock, settings, partitions);
             held.verifyHeld();
-            OrphanFiles.Removed orphans = OrphanFiles.remove(table, now, settings.orphanSafetyAge());
+            OrphanFiles.Removed orphans = OrphanFiles.remove(table, clock, settings.orphanSafetyAge());
             recordRun(table, MaintenanceCommand.EXPIRE, now);
             return new MaintenanceOutcome(tableName(), MaintenanceCommand.EXPIRE, false, Optional.of(expired), Optional.of(orphans), Optional.empty(), Optional.empty(),
                     ColdTierLayout.of(table), settings.retention(), settings.orphanSafetyAge(), swept, Optional.of(erasures));
@@ -154,7 +154,7 @@ public final class TableMaintenance
             table = loadTable();
         }
         Instant now = clock.instant();
-        MonthCompaction.Result compacted = monthCompaction.compact(table, now, this::acquireLease);
+        MonthCompaction.Result compacted = monthCompaction.compact(table, clock, this::acquireLease);
         Failpoints.hit(Failpoint.COMPACTION_BEFORE_CLEANUP);
         Optional<ArchiverLease> manifestLease = acquireLease();
         if (manifestLease.isEmpty()) {
@@ -187,7 +187,7 @@ public final class TableMaintenance
         Table table = loadTable();
         Instant now = clock.instant();
         try (Connection connection = connections.open()) {
-            return ErasureCompletion.awaiting(table, connection, hotTier.schema(), hotTier.naming().table(), settings.readerGrace()).stream()
+            return ErasureCompletion.awaiting(table, connection, hotTier.schema(), hotTier.naming().table(), settings.readerGrace(), clock).stream()
                     .anyMatch(erasure -> !erasure.due().isAfter(now));
         }
     }

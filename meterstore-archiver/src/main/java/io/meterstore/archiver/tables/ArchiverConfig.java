@@ -124,7 +124,7 @@ public class ArchiverConfig
     }
 
     @Config("meterstore.compaction-delay")
-    @ConfigDescription("A month of \"from\" below the watermark is compacted once it ended this long ago; late corrections before then cost no rewrite")
+    @ConfigDescription("A month of \"from\" below the watermark is compacted once it ended this long ago, and a compacted month once more when its latest correction is this old; late corrections before then cost no rewrite")
     public ArchiverConfig setCompactionDelay(Duration compactionDelay)
     {
         this.compactionDelay = compactionDelay;
@@ -153,7 +153,7 @@ public class ArchiverConfig
     }
 
     @Config("meterstore.compaction-correction-files")
-    @ConfigDescription("A compacted month is compacted again once later corrections have added this many data and delete files to it")
+    @ConfigDescription("A compacted month is compacted again once later corrections have added this many data and delete files to it (fewer are rewritten once its latest correction is meterstore.compaction-delay old)")
     public ArchiverConfig setCompactionCorrectionFiles(int compactionCorrectionFiles)
     {
         this.compactionCorrectionFiles = compactionCorrectionFiles;

@@ -156,14 +156,22 @@ final class TestMonthCompaction
         // never compacted: merged once that merges anything
         assertThat(MonthCompaction.needsCompaction(new MonthFiles(2, 10, 100), 12)).isFalse();
         assertThat(MonthCompaction.needsCompaction(new MonthFiles(3, 10, 100), 12)).isTrue();
-        assertThat(MonthCompaction.needsCompaction(new MonthFiles(2, 10, 100, 1, 0, 0, Optional.empty()), 12)).isTrue();
+        assertThat(MonthCompaction.needsCompaction(new MonthFiles(2, 10, 100, 1, 0, 0, Optional.empty(), 0), 12)).isTrue();
         // files of no role: always, to resolve the month
-        assertThat(MonthCompaction.needsCompaction(new MonthFiles(1, 10, 100, 0, 0, 1, Optional.empty()), 12)).isTrue();
+        assertThat(MonthCompaction.needsCompaction(new MonthFiles(1, 10, 100, 0, 0, 1, Optional.empty(), 0), 12)).isTrue();
         // compacted: again once corrections added the threshold of files, not before
         Optional<Instant> compacted = Optional.of(Instant.parse("2024-04-01T00:00:00Z"));
-        assertThat(MonthCompaction.needsCompaction(new MonthFiles(2, 10, 100, 0, 2, 0, compacted), 12)).isFalse();
-        assertThat(MonthCompaction.needsCompaction(new MonthFiles(10, 10, 100, 3, 2, 0, compacted), 12)).isFalse();
-        assertThat(MonthCompaction.needsCompaction(new MonthFiles(10, 10, 100, 4, 2, 0, compacted), 12)).isTrue();
+        assertThat(MonthCompaction.needsCompaction(new MonthFiles(2, 10, 100, 0, 2, 0, compacted, 0), 12)).isFalse();
+        assertThat(MonthCompaction.needsCompaction(new MonthFiles(10, 10, 100, 3, 2, 0, compacted, 0), 12)).isFalse();
+        assertThat(MonthCompaction.needsCompaction(new MonthFiles(10, 10, 100, 4, 2, 0, compacted, 0), 12)).isTrue();
+        // compacted, with fewer files from corrections: once more when the newest is the delay old, its corrections stopped
+        MonthFiles corrected = new MonthFiles(3, 10, 100, 1, 2, 0, compacted, 7);
+        Instant lastCorrection = Instant.parse("2024-04-20T00:00:00Z");
+        assertThat(MonthCompaction.correctionsSettled(corrected, lastCorrection, Duration.ofDays(14), lastCorrection.plus(Duration.ofDays(14)).minusSeconds(1))).isFalse();
+        assertThat(MonthCompaction.correctionsSettled(corrected, lastCorrection, Duration.ofDays(14), lastCorrection.plus(Duration.ofDays(14)))).isTrue();
+        // nothing gained since its compaction, or never compacted: nothing to settle
+        assertThat(MonthCompaction.correctionsSettled(new MonthFiles(2, 10, 100, 0, 2, 0, compacted, 0), lastCorrection, Duration.ofDays(14), lastCorrection.plus(Duration.ofDays(30)))).isFalse();
+        assertThat(MonthCompaction.correctionsSettled(new MonthFiles(2, 10, 100), lastCorrection, Duration.ofDays(14), lastCorrection.plus(Duration.ofDays(30)))).isFalse();
     }
 
     static TableMaintenance maintenance(TestingArchiverTable tables, Instant now, CompactionSettings compaction)

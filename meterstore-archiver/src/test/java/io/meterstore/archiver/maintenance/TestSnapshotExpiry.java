@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 
 import static io.meterstore.archiver.maintenance.TestingMaintenance.READER_GRACE;
@@ -59,6 +60,44 @@ final class TestSnapshotExpiry
             assertThat(manifestLists).allSatisfy(location -> assertThat(Files.exists(LocalFileIo.path(location))).as(location).isFalse());
 
             assertThat(TieringAudit.assertConsistent(tables, oracle)).isEqualTo(watermark);
+            TieringAudit.assertNoLiveFileLost(tables);
+        }
+    }
+
+    @Test
+    void testJudgesAgesOnTheMaintenanceClock()
+            throws Exception
+    {
+        try (TestingArchiverTable tables = TestingArchiverTable.create("expiry_clock")) {
+            TestingMaintenance.archive(tables, 4, true);
+            Table table = tables.table();
+            List<Long> history = history(table);
+            MaintenanceSettings settings = settings(Duration.ofDays(30), 2, Duration.ZERO);
+            // a clock a year behind the wall clock, as the soak's: it is now a year ago, and every commit happened after it
+            Duration behind = Duration.ofDays(365);
+            Instant now = afterNewestCommit(table, Duration.ofDays(31)).minus(behind);
+            assertThat(SnapshotExpiry.expire(table, now, settings, List.of()).snapshots()).isZero();
+
+            // read on that clock, each commit's stamp lies 31 days before its now: past the retention of 30
+            MaintenanceClock behindWallClock = new MaintenanceClock()
+            {
+                @Override
+                public Instant instant()
+                {
+                    return now;
+                }
+
+                @Override
+                public Instant stampTime(Instant wallClockStamp)
+                {
+                    return wallClockStamp.minus(behind);
+                }
+            };
+            Expired expired = SnapshotExpiry.expire(table, behindWallClock, settings, List.of());
+            assertThat(expired.snapshots()).isEqualTo(history.size() - 2);
+            assertThat(expired.oldestKept()).contains(Instant.ofEpochMilli(table.snapshot(history.get(1)).timestampMillis()).minus(behind));
+            table.refresh();
+            assertThat(snapshotIds(table)).containsExactlyInAnyOrderElementsOf(history.subList(0, 2));
             TieringAudit.assertNoLiveFileLost(tables);
         }
     }

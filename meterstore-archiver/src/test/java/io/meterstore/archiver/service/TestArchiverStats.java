@@ -128,8 +128,8 @@ final class TestArchiverStats
         assertThat(stats.getMaxSecondsSinceMaintenance()).isNaN();
 
         ColdTierLayout layout = new ColdTierLayout(21, Optional.of(MARCH_6), 3, ImmutableSortedMap.of(
-                YearMonth.of(2024, 1), new MonthFiles(2, 2976, 80_000, 0, 2, 0, Optional.of(MARCH_6.minus(Duration.ofDays(1)))),
-                YearMonth.of(2024, 2), new MonthFiles(29, 2784, 90_000, 0, 0, 1, Optional.empty()),
+                YearMonth.of(2024, 1), new MonthFiles(2, 2976, 80_000, 0, 2, 0, Optional.of(MARCH_6.minus(Duration.ofDays(1))), 0),
+                YearMonth.of(2024, 2), new MonthFiles(29, 2784, 90_000, 0, 0, 1, Optional.empty(), 0),
                 YearMonth.of(2024, 3), new MonthFiles(31, 2976, 95_000)));
         assertThat(readings.getErasuresAwaiting()).isNaN();
         assertThat(readings.getErasureOverdueSeconds()).isNaN();
