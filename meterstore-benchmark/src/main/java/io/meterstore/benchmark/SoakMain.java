@@ -23,15 +23,19 @@ import java.util.OptionalInt;
  * (default var/soak, deleted first), then its figures on the console and its report in the marked section of
  * {@code soak.report} (default docs/soak.md, {@link SoakReport}). The run's settings are system properties:
  * soak.days, soak.meters, soak.meters-per-statement, soak.delivery-connections, soak.correction-rate, soak.erasure-every, soak.engine-restarts, soak.archiver-kills,
- * soak.postgres-restarts, soak.storage-outages, soak.retention-days ({@code off}, or the days the archiver's expire keeps the readings, 90 by default), soak.seed; soak.storage says where the warehouse lives ({@code s3}, the default: a bucket of an S3
+ * soak.postgres-restarts, soak.storage-outages, soak.retention-days ({@code off}, or the days the archiver's expire keeps the readings, 120 by default), soak.snapshot-retention-days (the days it keeps snapshots, 30 by default), soak.seed; soak.storage says where the warehouse lives ({@code s3}, the default: a bucket of an S3
  * server of the run's own under soak.dir, which the outages stop; or {@code local}).
  */
 public final class SoakMain
 {
     private static final Logger log = Logger.get(SoakMain.class);
     // as a deployment keeps readings far longer than it takes corrections (60 days back) and its settlement lag: a
-    // year's run sweeps its first months, and no correction or redelivery of the workload reaches them
-    static final int DEFAULT_RETENTION_DAYS = 90;
+    // year's run sweeps its first months, and no correction or redelivery of the workload reaches them; and longer than
+    // a month takes to settle (82 days after its end, SoakRun.correctionsSettled), so the report shows settled months
+    static final int DEFAULT_RETENTION_DAYS = 120;
+    // a deployment keeps its snapshots ten years (SnapshotRetention.DEFAULT); a year's run keeps a month of them, so
+    // that expiry has something to do and the report shows the snapshots bounded by the retention
+    static final int DEFAULT_SNAPSHOT_RETENTION_DAYS = 30;
 
     private SoakMain() {}
 
@@ -58,6 +62,7 @@ public final class SoakMain
                 Integer.getInteger("soak.postgres-restarts", 12),
                 Integer.getInteger("soak.storage-outages", 12),
                 retentionDays(System.getProperty("soak.retention-days", String.valueOf(DEFAULT_RETENTION_DAYS))),
+                Integer.getInteger("soak.snapshot-retention-days", DEFAULT_SNAPSHOT_RETENTION_DAYS),
                 Long.getLong("soak.seed", 34),
                 SoakRun.defaultLastDay());
         Path directory = Path.of(System.getProperty("soak.dir", "var/soak"));
@@ -126,11 +131,12 @@ public final class SoakMain
         int sample = SoakReport.sampleDays(days.size());
         return """
                 Soak: %s simulated days of %s meters (%s meters a statement over %s connections at once, corrections %s of a day's rows, seed %s) in %s s
-                rows sent %,d (recorded by the oracle %,d); refused statements %s (rows of them past the retention %,d); retention sweeps %s; erasures %s (lifted %s); archival commits %s; maintenance runs %s; faults injected and survived %s; failed during the storage outages, naming the storage %s
+                rows sent %,d (recorded by the oracle %,d); refused statements %s (rows of them past the retention %,d); retention sweeps %s; erasures %s (lifted %s, made physical %s); archival commits %s; maintenance runs %s (snapshots expired %s, orphan files removed %s); faults injected and survived %s; failed during the storage outages, naming the storage %s
                 oracle checks passed %s; dashboard queries %s
                 time per simulated day: first %s days %.2f s median, last %s days %.2f s median; the store's part (without the oracle's): first %.2f s, last %.2f s"""
                 .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.deliveryConnections(), settings.correctionRate(), settings.seed(), elapsed.toSeconds(),
-                        result.rowsSent(), result.rowsRecorded(), result.refused(), result.rowsRefusedPastRetention(), result.sweeps(), result.erasures(), result.lifts(), result.archivalCommits(), result.maintenanceRuns(), result.faults(), result.outageFailures(),
+                        result.rowsSent(), result.rowsRecorded(), result.refused(), result.rowsRefusedPastRetention(), result.sweeps(), result.erasures(), result.lifts(), result.erasuresCompleted(),
+                        result.archivalCommits(), result.maintenanceRuns(), result.snapshotsExpired(), result.orphansRemoved(), result.faults(), result.outageFailures(),
                         result.checks(), result.dashboardQueries(),
                         sample, median(days.subList(0, sample)), sample, median(days.subList(days.size() - sample, days.size())),
                         median(store.subList(0, sample)), median(store.subList(store.size() - sample, store.size())));

@@ -11,6 +11,7 @@ import java.time.YearMonth;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -46,9 +47,9 @@ final class SoakReport
     {
         StringBuilder out = new StringBuilder();
         out.append(START).append("\n\n## The last run of bin/soak\n\n");
-        out.append("%s simulated days of %,d meters (%s meters a statement over %s connections at once, corrections %s of a day's rows, an erasure every %s days, %s, seed %s), run %s UTC in %s s (load average %.1f at its end).\n\n"
+        out.append("%s simulated days of %,d meters (%s meters a statement over %s connections at once, corrections %s of a day's rows, an erasure every %s days, %s, snapshots kept %s days, seed %s), run %s UTC in %s s (load average %.1f at its end).\n\n"
                 .formatted(settings.days(), settings.meters(), settings.metersPerStatement(), settings.deliveryConnections(), settings.correctionRate(), settings.erasureEvery(),
-                        settings.retentionDays().isPresent() ? "readings kept %s days".formatted(settings.retentionDays().getAsInt()) : "no retention", settings.seed(),
+                        settings.retentionDays().isPresent() ? "readings kept %s days".formatted(settings.retentionDays().getAsInt()) : "no retention", settings.snapshotRetentionDays(), settings.seed(),
                         finished.truncatedTo(ChronoUnit.MINUTES).toString().replace('T', ' ').replace("Z", ""), elapsed.toSeconds(), loadAverage));
         out.append("| What | Count |\n|---|---:|\n");
         out.append("| rows sent | %,d |\n".formatted(result.rowsSent()));
@@ -60,6 +61,9 @@ final class SoakReport
         out.append("| erasures lifted, their days delivered again | %,d |\n".formatted(result.lifts()));
         out.append("| archival commits | %,d |\n".formatted(result.archivalCommits()));
         out.append("| maintenance runs (expire, compact) | %,d |\n".formatted(result.maintenanceRuns()));
+        out.append("| snapshots expired (past the snapshot retention on the soak's clock) | %,d |\n".formatted(result.snapshotsExpired()));
+        out.append("| orphan files removed (older than the safety age on the soak's clock) | %,d |\n".formatted(result.orphansRemoved()));
+        out.append("| erasures made physical (past the reader grace on the soak's clock) | %,d |\n".formatted(result.erasuresCompleted()));
         out.append("| retention sweeps that removed months | %,d |\n".formatted(result.sweeps().size()));
         result.faults().entrySet().stream().sorted(Map.Entry.comparingByKey())
                 .forEach(entry -> out.append("| faults injected and survived: %s | %,d |\n".formatted(entry.getKey(), entry.getValue())));
@@ -83,21 +87,34 @@ final class SoakReport
         }
         out.append("How the store grew (after the first day, every 30th and the last; PostgreSQL: every relation of the table's schema, "
                 + "heap: the driver's JVM, engine included, after a GC):\n\n");
-        out.append("| After day | Data files | Delete files | Metadata files | Snapshots | Manifests | Hot partitions | PostgreSQL tables | PostgreSQL indexes | Dead tuples | Heap after GC |\n");
-        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        out.append("| After day | Data files | Delete files | Most files in a settled month | Metadata files | Snapshots | Manifests | Hot partitions | PostgreSQL tables | PostgreSQL indexes | Dead tuples | Heap after GC |\n");
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (SoakGrowth growth : result.growth()) {
-            out.append("| %s | %,d | %,d | %s | %,d | %,d | %,d | %s | %s | %,d | %s |\n".formatted(
-                    growth.day(), growth.dataFiles(), growth.deleteFiles(), growth.metadataFiles().map("%,d"::formatted).orElse("n/a"), growth.snapshots(), growth.manifests(),
+            out.append("| %s | %,d | %,d | %s | %s | %,d | %,d | %,d | %s | %s | %,d | %s |\n".formatted(
+                    growth.day(), growth.dataFiles(), growth.deleteFiles(), mostFilesInSettledMonth(growth).map(String::valueOf).orElse("none settled"),
+                    growth.metadataFiles().map("%,d"::formatted).orElse("n/a"), growth.snapshots(), growth.manifests(),
                     growth.hotPartitions(), megabytes(growth.hotTableBytes()), megabytes(growth.hotIndexBytes()), growth.hotDeadTuples(), megabytes(growth.heapAfterGcBytes())));
         }
         if (!result.growth().isEmpty()) {
-            out.append("\nIceberg's files per month of data at the end (the current snapshot's):\n\n| Month | Data files | Delete files |\n|---|---:|---:|\n");
-            for (Map.Entry<YearMonth, MonthFiles> month : result.growth().getLast().filesPerMonth().entrySet()) {
-                out.append("| %s | %,d | %,d |\n".formatted(month.getKey(), month.getValue().dataFiles(), month.getValue().deleteFiles()));
+            SoakGrowth last = result.growth().getLast();
+            out.append("\nIceberg's files per month of data at the end (the current snapshot's; settled: the workload's corrections of the month stopped at least the compaction delay and a week of maintenance ago):\n\n");
+            out.append("| Month | Data files | Delete files | Settled |\n|---|---:|---:|---|\n");
+            for (Map.Entry<YearMonth, MonthFiles> month : last.filesPerMonth().entrySet()) {
+                out.append("| %s | %,d | %,d | %s |\n".formatted(month.getKey(), month.getValue().dataFiles(), month.getValue().deleteFiles(),
+                        SoakRun.correctionsSettled(month.getKey(), last.day()) ? "yes" : "no"));
             }
         }
         out.append('\n').append(END).append('\n');
         return out.toString();
+    }
+
+    /** The most data and delete files of a month whose corrections had settled on the growth's day ({@link SoakRun#correctionsSettled}); empty when none had. */
+    static Optional<Integer> mostFilesInSettledMonth(SoakGrowth growth)
+    {
+        return growth.filesPerMonth().entrySet().stream()
+                .filter(month -> SoakRun.correctionsSettled(month.getKey(), growth.day()))
+                .map(month -> month.getValue().dataFiles() + month.getValue().deleteFiles())
+                .max(Integer::compare);
     }
 
     /**

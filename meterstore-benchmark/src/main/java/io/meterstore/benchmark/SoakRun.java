@@ -9,6 +9,7 @@ import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
 import io.meterstore.archiver.cycle.ArchiveOutcome;
 import io.meterstore.archiver.cycle.Failpoints.Failpoint;
+import io.meterstore.archiver.maintenance.CompactionSettings;
 import io.meterstore.archiver.maintenance.MaintenanceOutcome;
 import io.meterstore.archiver.maintenance.MaintenanceSettings;
 import io.meterstore.archiver.maintenance.RetentionPeriod;
@@ -21,6 +22,7 @@ import io.meterstore.core.MeteringCalendar;
 import io.meterstore.core.Quality;
 import io.meterstore.core.Reading;
 import io.meterstore.core.ReadingRules;
+import io.meterstore.core.SnapshotRetention;
 import io.meterstore.core.Sparte;
 import io.meterstore.storage.ColdStorage;
 import io.meterstore.testing.ReadingsGenerator;
@@ -48,7 +50,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.InstantSource;
 import java.time.LocalDate;
 import java.time.YearMonth;
 import java.time.ZoneOffset;
@@ -74,7 +75,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static com.google.common.base.Preconditions.checkState;
@@ -89,9 +89,11 @@ import static java.util.Objects.requireNonNull;
  * <p>
  * One clock: the simulated days end two days before the real present, so every recorded_at the driver writes lies in
  * the past (the connector refuses one in its future beyond meterstore.max-clock-skew) and the connector needs no
- * clock of its own; the archiver takes its time from an {@link InstantSource} the run moves to each simulated evening.
- * A deployment never sets that clock: the archiver service's module binds the system clock (ArchiverModule's
- * constructor without arguments), and only tests and this run pass one of their own.
+ * clock of its own; the archiver takes its time from a {@link SoakClock} the run moves to each simulated evening, which
+ * also reads the wall-clock stamps of snapshots and files as the simulated time they were made at, so expiry, erasure
+ * completion and orphan removal judge their ages in simulated days. A deployment never sets that clock: the archiver
+ * service's module binds the system clock (ArchiverModule's constructor without arguments), and only tests and this run
+ * pass one of their own.
  * <p>
  * Each simulated day D: the morning after it, its readings of every meter in statements of {@code metersPerStatement}
  * meters (an MSCONS batch each); a redelivery of an earlier day of one meter (same payload: accepted, nothing changes);
@@ -113,7 +115,7 @@ public final class SoakRun
 {
     private static final Logger log = Logger.get(SoakRun.class);
     private static final String SECOND_OPERATOR_ID = "9900000000010";
-    private static final int MAX_CORRECTION_DAYS = 60;
+    static final int MAX_CORRECTION_DAYS = 60;
     // the soak's engine takes statements of up to 5,000,000 characters (Trino's query.max-length, 1,000,000 by default):
     // a meter's day is about 25 KB of INSERT text (40 KB as VALUES), so a statement may carry up to 100 meters' days
     static final int QUERY_MAX_LENGTH = 5_000_000;
@@ -125,7 +127,7 @@ public final class SoakRun
     // at most 100 quarter-hours a day (the autumn Sunday)
     private static final int MAX_ROWS_PER_METER_DAY = 100;
     private static final int AS_OF_EVERY = 5;
-    private static final int MAINTENANCE_EVERY = 7;
+    static final int MAINTENANCE_EVERY = 7;
     private static final List<Failpoint> KILL_POINTS = List.of(Failpoint.AFTER_DETACH, Failpoint.MID_STREAM, Failpoint.AFTER_WRITE, Failpoint.AFTER_COMMIT);
     private static final int GROWTH_EVERY = 30;
     private static final int COMPLETENESS_DAYS = 30;
@@ -143,16 +145,18 @@ public final class SoakRun
     /**
      * What to run: the days end on {@code lastDay} ({@link #defaultLastDay()}, or earlier: a test pins its days in the
      * month); {@code retentionDays}, when present, is the readings' retention the archiver's expire sweeps by
-     * ({@link RetentionPeriod#ofDays}).
+     * ({@link RetentionPeriod#ofDays}); {@code snapshotRetentionDays} the snapshot retention it expires by (keeping the
+     * newest {@value SnapshotRetention#DEFAULT_MIN_SNAPSHOTS_TO_KEEP} snapshots, as a deployment's default does).
      */
     public record Settings(int days, int meters, int metersPerStatement, int deliveryConnections, double correctionRate, int erasureEvery, int engineRestarts, int archiverKills, int postgresRestarts,
-            int storageOutages, OptionalInt retentionDays, long seed, LocalDate lastDay)
+            int storageOutages, OptionalInt retentionDays, int snapshotRetentionDays, long seed, LocalDate lastDay)
     {
         public Settings
         {
             requireNonNull(retentionDays, "retentionDays is null");
             requireNonNull(lastDay, "lastDay is null");
             checkArgument(retentionDays.isEmpty() || retentionDays.getAsInt() >= 1, "retentionDays must be at least 1");
+            checkArgument(snapshotRetentionDays >= 1, "snapshotRetentionDays must be at least 1");
             checkArgument(!lastDay.isAfter(defaultLastDay()), "lastDay must be at most %s, two days before today (UTC), so that every recorded_at lies in the past", defaultLastDay());
             checkArgument(engineRestarts >= 0 && engineRestarts < days, "engineRestarts must be in [0, days)");
             checkArgument(archiverKills >= 0 && archiverKills < days, "archiverKills must be in [0, days)");
@@ -169,6 +173,18 @@ public final class SoakRun
             checkArgument(correctionRate >= 0 && correctionRate < 1, "correctionRate must be in [0, 1)");
             checkArgument(erasureEvery > 0, "erasureEvery must be positive");
         }
+    }
+
+    /**
+     * Whether the workload stopped correcting {@code month} (UTC, of "from") long enough before {@code day} for the
+     * archiver to have compacted it once more: its last day's corrections ({@value #MAX_CORRECTION_DAYS} days back at
+     * most, a day more for the Berlin day that begins in it), the compaction delay after them, and a week for the weekly
+     * maintenance to come round.
+     */
+    static boolean correctionsSettled(YearMonth month, LocalDate day)
+    {
+        LocalDate lastCorrection = month.atEndOfMonth().plusDays(MAX_CORRECTION_DAYS + 1);
+        return !lastCorrection.plusDays(CompactionSettings.DEFAULT_DELAY.toDays() + MAINTENANCE_EVERY).isAfter(day);
     }
 
     /** The last simulated day by default: two days before today (UTC), delivered the morning of yesterday. */
@@ -220,7 +236,8 @@ public final class SoakRun
     /** What the run did and measured. */
     public record Result(int days, int meters, long rowsSent, long rowsRecorded, Map<String, Integer> refused, int erasures, int archivalCommits,
             int maintenanceRuns, Map<String, Integer> faults, Map<String, Integer> outageFailures, int checks, int dashboardQueries, int lifts, List<Duration> dayTimes,
-            List<Duration> storeTimes, List<SoakGrowth> growth, List<Sweep> sweeps, long rowsRefusedPastRetention)
+            List<Duration> storeTimes, List<SoakGrowth> growth, List<Sweep> sweeps, long rowsRefusedPastRetention, int snapshotsExpired, int orphansRemoved,
+            int erasuresCompleted)
     {
         public Result
         {
@@ -250,7 +267,7 @@ public final class SoakRun
     private final ReadingsGenerator generator;
     private final SoakOracle oracle = new SoakOracle();
     private final Random random;
-    private final AtomicReference<Instant> simulatedNow = new AtomicReference<>();
+    private final SoakClock clock = new SoakClock();
     private final Map<String, Integer> refused = new TreeMap<>();
     private final Map<String, Integer> faultsInjected = new TreeMap<>();
     // what failed during the storage outages, as it must: the evening's archival cycle, the reads of cold data
@@ -267,6 +284,9 @@ public final class SoakRun
     private long rowsRecorded;
     private int archivalCommits;
     private int maintenanceRuns;
+    private int snapshotsExpired;
+    private int orphansRemoved;
+    private int erasuresCompleted;
     private int checks;
     private int dashboardQueries;
     private int erasures;
@@ -306,7 +326,6 @@ public final class SoakRun
         }
         TableIdentifier identifier = TableIdentifier.of(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE);
         IcebergTableSpec.createIfMissing(warehouse.catalog(), identifier);
-        InstantSource clock = simulatedNow::get;
         // on S3 the archiver's files go through a storage of the run's own, with one retry (STORAGE_RETRIES)
         Optional<ColdStorage> storage = warehouse.bucket().map(_ -> ColdStorage.create(ImmutableMap.<String, String>builder()
                 .putAll(warehouse.storageProperties())
@@ -316,8 +335,10 @@ public final class SoakRun
                 ? IcebergCatalogs.jdbc(warehouse.catalogSpec(), properties -> storage.get().fileIo("meterstore-soak"))
                 : warehouse.catalog();
         ArchivalCycle cycle = new ArchivalCycle(catalog, identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, ArchivalSettings.DEFAULTS, clock);
-        // the readings' retention as a deployment configured with one sweeps it, in expire, on the soak's clock
-        MaintenanceSettings maintenanceSettings = new MaintenanceSettings(MaintenanceSettings.DEFAULTS.retention(), MaintenanceSettings.DEFAULTS.orphanSafetyAge(),
+        // the readings' retention as a deployment configured with one sweeps it, in expire, on the soak's clock; the
+        // snapshots expire by a retention of simulated days, which the clock reads their commits' stamps in
+        SnapshotRetention snapshotRetention = new SnapshotRetention(Duration.ofDays(settings.snapshotRetentionDays()), SnapshotRetention.DEFAULT_MIN_SNAPSHOTS_TO_KEEP);
+        MaintenanceSettings maintenanceSettings = new MaintenanceSettings(snapshotRetention, MaintenanceSettings.DEFAULTS.orphanSafetyAge(),
                 MaintenanceSettings.DEFAULTS.readerGrace(), MaintenanceSettings.DEFAULTS.compaction(),
                 settings.retentionDays().isPresent() ? Optional.of(RetentionPeriod.ofDays(settings.retentionDays().getAsInt())) : Optional.empty());
         TableMaintenance maintenance = new TableMaintenance(catalog, identifier, BenchmarkDataset.HOT_TIER, warehouse.database()::connect, maintenanceSettings, clock);
@@ -363,12 +384,12 @@ public final class SoakRun
                 simulateDay(deliveries, dashboard, cycle, index, day, postgresDays.contains(index), outageDays.contains(index));
                 long written = System.nanoTime();
                 // the archiver's evening: archive what is closed, weekly compact and expire
-                simulatedNow.set(evening(day));
+                clock.set(evening(day));
                 boolean killed = false;
                 if (killDays.contains(index)) {
                     // the archiver's own JVM killed in the middle of the evening's cycle; the next cycle recovers on the ordinary path
                     Failpoint point = KILL_POINTS.get(killPoint++ % KILL_POINTS.size());
-                    SoakArchiverProcess.killAt(warehouse, simulatedNow.get(), point);
+                    SoakArchiverProcess.killAt(warehouse, clock.instant(), point);
                     if (point == Failpoint.AFTER_COMMIT) {
                         archivalCommits++;
                     }
@@ -382,6 +403,9 @@ public final class SoakRun
                     if (settings.retentionDays().isPresent()) {
                         swept(table, day, expired.swept().orElseThrow());
                     }
+                    snapshotsExpired += expired.expired().orElseThrow().snapshots();
+                    orphansRemoved += expired.orphans().orElseThrow().files();
+                    erasuresCompleted += expired.erasures().orElseThrow().erasures().size();
                     maintenance.compact();
                     maintenanceRuns++;
                 }
@@ -412,7 +436,7 @@ public final class SoakRun
             storage.ifPresent(ColdStorage::close);
         }
         return new Result(settings.days(), settings.meters(), rowsSent, rowsRecorded, refused, erasures, archivalCommits, maintenanceRuns, faultsInjected, outageFailures, checks,
-                dashboardQueries, lifts, dayTimes, storeTimes, growth, sweeps, rowsRefusedPastRetention);
+                dashboardQueries, lifts, dayTimes, storeTimes, growth, sweeps, rowsRefusedPastRetention, snapshotsExpired, orphansRemoved, erasuresCompleted);
     }
 
     /**
@@ -421,9 +445,9 @@ public final class SoakRun
      */
     private void swept(Table table, LocalDate day, RetentionSweep.Swept swept)
     {
-        long removed = oracle.swept(simulatedNow.get(), settings.retentionDays().getAsInt());
+        long removed = oracle.swept(clock.instant(), settings.retentionDays().getAsInt());
         Instant cut = swept.cut();
-        if (removed != swept.coldRows() + swept.hotRows() || !cut.equals(SoakOracle.retentionCut(simulatedNow.get(), settings.retentionDays().getAsInt()))) {
+        if (removed != swept.coldRows() + swept.hotRows() || !cut.equals(SoakOracle.retentionCut(clock.instant(), settings.retentionDays().getAsInt()))) {
             throw new DivergenceException("Oracle check failed after simulated day %s (%s passed before it): retention: the sweep %s; the oracle removed %s rows before %s"
                     .formatted(day, checks, swept.describe(), removed, oracle.retainedFrom()));
         }
@@ -532,7 +556,7 @@ public final class SoakRun
     {
         TestingS3Server storage = warehouse.bucket().orElseThrow().server();
         String location = warehouse.location();
-        simulatedNow.set(evening(day));
+        clock.set(evening(day));
         try {
             ArchiveOutcome outcome = cycle.archiveOnce();
             throw new DivergenceException("The archival cycle ran while the storage was stopped: " + outcome.describe());

@@ -45,7 +45,7 @@ final class TestSoakRun
         // the retention of 17 days removes at the weekly expire of day 28 (and no other month, at no other evening), after
         // the first erasure's lift (day 26) and before the second erasure (day 31), whatever the date of the run
         LocalDate lastDay = SoakRun.defaultLastDay().getDayOfMonth() >= 4 ? SoakRun.defaultLastDay().withDayOfMonth(4) : SoakRun.defaultLastDay().minusMonths(1).withDayOfMonth(4);
-        SoakRun.Settings settings = new SoakRun.Settings(40, 20, 10, 2, 0.03, 10, 1, 1, 1, 0, OptionalInt.of(17), 34, lastDay);
+        SoakRun.Settings settings = new SoakRun.Settings(40, 20, 10, 2, 0.03, 10, 1, 1, 1, 0, OptionalInt.of(17), 10, 34, lastDay);
         Path directory = Files.createTempDirectory("meterstore-soak-");
         SoakRun.Result result;
         try (TestingPostgresServer server = TestingPostgresServer.restartable(Files.createDirectory(directory.resolve("pgdata")))) {
@@ -95,6 +95,15 @@ final class TestSoakRun
         assertThat(result.rowsRefusedPastRetention()).isGreaterThanOrEqualTo(92L + result.refused().get("retention_correction"));
         // each fault once, on its seeded day (the archiver's at the seed's failpoint), and every check after them passed
         assertThat(result.faults()).isEqualTo(Map.of("engine_restart", 1, "archiver_sigkill_mid-stream", 1, "postgres_restart", 1));
+        // maintenance read the wall-clock stamps of snapshots and files on the soak's clock, so their ages were simulated
+        // days: snapshots past the retention of 10 days expired (fewer are left than the archival commits alone made),
+        // the killed archiver's files were removed as orphans, and both erasures and the retention's became physical
+        String maintained = "expired %s, orphans %s, erasures physical %s, snapshots %s".formatted(result.snapshotsExpired(), result.orphansRemoved(), result.erasuresCompleted(),
+                result.growth().stream().map(growth -> growth.day() + ": " + growth.snapshots()).toList());
+        assertThat(result.snapshotsExpired()).as(maintained).isPositive();
+        assertThat(result.growth().getLast().snapshots()).as(maintained).isLessThan(result.archivalCommits());
+        assertThat(result.orphansRemoved()).as(maintained).isPositive();
+        assertThat(result.erasuresCompleted()).as(maintained).isEqualTo(result.erasures() + result.sweeps().size());
         // the report's growth: the metadata files listed through the table's storage, every day's time with the store's part of it
         assertThat(result.growth().getLast().metadataFiles()).hasValueSatisfying(files -> assertThat(files).isGreaterThan(result.archivalCommits()));
         assertThat(result.storeTimes()).hasSize(40);
@@ -107,7 +116,7 @@ final class TestSoakRun
     void testOracleCatchesALostLateCorrection()
             throws Exception
     {
-        SoakRun.Settings settings = new SoakRun.Settings(12, 10, 10, 1, 0.03, 10, 0, 0, 0, 0, OptionalInt.empty(), 35, SoakRun.defaultLastDay());
+        SoakRun.Settings settings = new SoakRun.Settings(12, 10, 10, 1, 0.03, 10, 0, 0, 0, 0, OptionalInt.empty(), 30, 35, SoakRun.defaultLastDay());
         AtomicReference<Reading> lost = new AtomicReference<>();
         SoakRun.Tampering dropOne = new SoakRun.Tampering()
         {
@@ -134,7 +143,7 @@ final class TestSoakRun
             throws Exception
     {
         // two days: the fault is in the second's check, and every day more is time the suite spends
-        SoakRun.Settings settings = new SoakRun.Settings(2, 10, 10, 1, 0.03, 10, 0, 0, 0, 0, OptionalInt.empty(), 36, SoakRun.defaultLastDay());
+        SoakRun.Settings settings = new SoakRun.Settings(2, 10, 10, 1, 0.03, 10, 0, 0, 0, 0, OptionalInt.empty(), 30, 36, SoakRun.defaultLastDay());
         // the last simulated day is two days before today (SoakRun): hide the second's partition
         LocalDate hidden = LocalDate.now(ZoneOffset.UTC).minusDays(2);
         SoakRun.Tampering hidePartition = new SoakRun.Tampering()
