@@ -145,8 +145,8 @@ public final class HotTierRules
                     %3$s) rows
                 GROUP BY malo_id, obis_code%4$s, "from", version"""
                 .formatted(columns, channel, before, key, groupByChannel), keyColumns);
-        // alone (a day's first ingest): the new rows are all the table holds in their range, one count shows it, so they
-        // are checked against each other and the span before each channel's first
+        // alone (a day's ingest): the new rows are all the table holds in their channels' ranges, an index range probe
+        // per channel shows it, so they are checked against each other and the span before each channel's first
         String alone = firstBrokenPair("""
                 SELECT malo_id, obis_code%s, "from", "to", version, version_scope, true AS written FROM new_rows
                 UNION ALL
@@ -203,7 +203,10 @@ public final class HotTierRules
                     -- each new row is checked against its neighbours: in one pass over its channels' range when the new rows
                     -- fill it (over the new rows alone when the range holds nothing else), else by index probes around each
                     IF written_rows >= 24 * channels THEN
-                        EXECUTE format('SELECT count(*) FROM %%s WHERE "from" >= $1 AND "from" < $2', TG_ARGV[0]) INTO stored_rows USING lower_from, upper_to;
+                        -- the stored rows in each channel's own range, by an index range probe per channel: O(statement),
+                        -- where a count of the whole range grew with the partition through the day; the dense pass reads
+                        -- no more than these ranges (and the span before each, which the alone pass reads too)
+                        EXECUTE format('SELECT count(*) FROM (SELECT malo_id, obis_code%10$s, min("from") AS lower_from, max("to") AS upper_to FROM new_rows GROUP BY %15$s) n CROSS JOIN LATERAL (SELECT 1 FROM %%s p WHERE %16$s AND p."from" >= n.lower_from AND p."from" < n.upper_to AND p."from" >= $1 AND p."from" < $2 OFFSET 0) p', TG_ARGV[0]) INTO stored_rows USING lower_from, upper_to;
                         IF stored_rows = written_rows THEN
                             EXECUTE format($query$%9$s$query$, TG_ARGV[0]) INTO broken USING lower_from, upper_to, interval '%3$d seconds';
                         ELSE
@@ -227,7 +230,7 @@ public final class HotTierRules
                 END
                 $function$""".formatted(quoteIdentifier(schema), functionName(function(table, keyColumns)), ReadingRules.LONGEST_DAILY_SPAN.toSeconds(), CHANNEL_LOCKS,
                 rule("broken.previous_from", "broken.previous_to", "broken.previous_version", "broken.\"from\"", "broken.\"to\"", "broken.version"),
-                dense, sparse, WORK_MEM, alone, key, keyMessage, keyArguments, keyDetail, keyDetailArguments);
+                dense, sparse, WORK_MEM, alone, key, keyMessage, keyArguments, keyDetail, keyDetailArguments, groupByChannel, channel.replace("'", "''"));
     }
 
     /** The function of the rules' triggers of {@code table}: {@link #FUNCTION} for the default key, one of the table's own for a key with {@code keyColumns}. */

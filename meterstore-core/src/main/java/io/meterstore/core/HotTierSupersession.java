@@ -24,8 +24,8 @@ import static io.meterstore.core.Sql.quoteIdentifier;
  * that beat it, or its own recorded_at when one of those was recorded before it (a redelivery of a lower version after
  * a higher one never wins, at no instant). Statement triggers with transition tables on the parent and on every
  * partition (a partition is written by name too) recompute the marks of the keys each statement touches, in the
- * writer's transaction, whoever the writer is; a statement whose new rows are the only rows of their "from" range (a
- * day's ingest into a new partition) marks nothing and costs one count.
+ * writer's transaction, whoever the writer is; a statement whose new rows are the only stored versions of their keys
+ * (a day's ingest) marks nothing and costs an index probe per key, however full the day's partition already is.
  * <p>
  * A re-grid (a higher version whose span covers lower-version spans of another grid) would supersede those spans too;
  * the rules' trigger refuses it today (rule {@link ReadingRules#ONE_GRID_PER_READING}), so only versions of the same
@@ -116,10 +116,12 @@ public final class HotTierSupersession
                             'meterstore.channels:' || TG_ARGV[0], keys);
                     EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM %%s k GROUP BY malo_id, obis_code) c', keys) INTO channels;
                     IF written_rows >= 24 * channels THEN
-                        -- a day's ingest: when the new rows are the only rows of their range and hold one version of each
-                        -- key, no key has a second version
+                        -- a day's ingest: when the new rows are the only stored versions of their keys and hold one
+                        -- version of each key, no key has a second version
                         IF TG_OP = 'INSERT' AND marked_rows = 0 THEN
-                            EXECUTE format('SELECT count(*) FROM %%s WHERE "from" >= $1 AND "from" <= $2', target) INTO stored_rows USING lower_from, upper_from;
+                            -- the stored versions of the statement's keys, by an index probe per key: O(statement), where a
+                            -- count of the whole range grew with the partition through the day
+                            EXECUTE format('SELECT count(*) FROM (SELECT DISTINCT malo_id, obis_code, "from"%7$s FROM new_rows) k CROSS JOIN LATERAL (SELECT 1 FROM %%s p WHERE p.malo_id = k.malo_id AND p.obis_code = k.obis_code AND p."from" = k."from"%8$s AND p."from" >= $1 AND p."from" <= $2 OFFSET 0) p', target) INTO stored_rows USING lower_from, upper_from;
                             IF stored_rows = written_rows THEN
                                 EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM new_rows GROUP BY malo_id, obis_code, "from"%7$s HAVING count(*) > 1 LIMIT 1) r' INTO repeated_keys;
                                 IF repeated_keys = 0 THEN
@@ -138,7 +140,7 @@ public final class HotTierSupersession
                     RETURN NULL;
                 END
                 $function$""".formatted(quoteIdentifier(schema), quoteIdentifier(function(table, keyColumns)), CHANNEL_LOCKS, quoteIdentifier(COLUMN),
-                mark(dense, "%1$s", TRIGGER_RANGE, keyColumns), mark(sparse, "%1$s", TRIGGER_RANGE, keyColumns), key.replace("'", "''"));
+                mark(dense, "%1$s", TRIGGER_RANGE, keyColumns), mark(sparse, "%1$s", TRIGGER_RANGE, keyColumns), key.replace("'", "''"), probeKey.replace("'", "''"));
     }
 
     /** The function of the triggers of {@code table}: {@link #FUNCTION} for the default key, one of the table's own for a key with {@code keyColumns}. */

@@ -181,6 +181,45 @@ final class TestHotTierSupersession
     }
 
     @Test
+    void testDayOfIngestBesideOtherMetersStoredBefore()
+            throws SQLException
+    {
+        HotTier hotTier = hotTier("beside");
+        try (Connection connection = database.connect()) {
+            hotTier.createParent(connection);
+            hotTier.ensurePartition(connection, AUGUST_20);
+            String partition = hotTier.qualifiedPartition("readings_2026_08_20_0000");
+            Oracle oracle = new Oracle();
+            // the day's statements of a delivery one after another, each of other meters: the day's partition already holds
+            // rows in the range of each, and the one-pass test looks at the statement's keys alone
+            insert(connection, partition, day(oracle, 1, 2));
+            List<Row> second = day(oracle, 3, 4);
+            // and one new version of a key an earlier statement stored: that key has two versions, the statement marks it
+            Row correction = new Row(ReadingsGenerator.maloId(1), "1-1:1.29.0", AUGUST_20.plus(Duration.ofHours(5)), 2, FIRST_RECORD.plus(Duration.ofDays(1)));
+            second.add(correction);
+            oracle.rows.add(correction);
+            insert(connection, partition, second);
+            insert(connection, partition, day(oracle, 5, 6));
+            assertMarksAgree(connection, hotTier, oracle);
+            assertThat(winners(connection, hotTier, Instant.MAX)).hasSize(6 * 96).contains(correction)
+                    .doesNotContain(new Row(ReadingsGenerator.maloId(1), "1-1:1.29.0", AUGUST_20.plus(Duration.ofHours(5)), 1, FIRST_RECORD));
+        }
+    }
+
+    /** A day of the meters {@code first} to {@code last}, version 1, recorded in {@code oracle}. */
+    private static List<Row> day(Oracle oracle, int first, int last)
+    {
+        List<Row> rows = new ArrayList<>();
+        for (int meter = first; meter <= last; meter++) {
+            for (int quarter = 0; quarter < 96; quarter++) {
+                rows.add(new Row(ReadingsGenerator.maloId(meter), "1-1:1.29.0", AUGUST_20.plus(Duration.ofMinutes(15L * quarter)), 1, FIRST_RECORD));
+            }
+        }
+        oracle.rows.addAll(rows);
+        return rows;
+    }
+
+    @Test
     void testUpgradeMarksPartitionsWrittenBeforeTheMarks()
             throws Exception
     {
