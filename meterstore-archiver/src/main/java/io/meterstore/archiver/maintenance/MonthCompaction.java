@@ -201,7 +201,7 @@ public final class MonthCompaction
         for (Map.Entry<YearMonth, MonthFiles> entry : ColdTierLayout.of(table).months().entrySet()) {
             YearMonth month = entry.getKey();
             MonthFiles files = entry.getValue();
-            if (!needsCompaction(files, settings.correctionFilesThreshold()) && !correctionsSettled(files, lastChange(files, commits, now), settings.delay(), now)) {
+            if (!needsCompaction(files, settings.correctionFilesThreshold()) && !correctionsSettled(files, lastChange(files, commits), settings.delay(), now)) {
                 continue;
             }
             Instant end = PartitionMonths.end(month);
@@ -248,12 +248,15 @@ public final class MonthCompaction
     }
 
     /**
-     * When the month's newest file since its compaction was committed: its commit's time, or, when expiry has removed that
-     * snapshot, the time of the next one the table keeps, which is later, so a month is never taken as settled too early.
+     * When the month's newest file since its compaction was committed: its commit's time; when expiry has removed that
+     * snapshot, the time of the newest one the table keeps from before it, or none when it keeps none. Earlier than the
+     * commit, so such a month may be rewritten once a little early, never held back: erasure completion expires every
+     * snapshot that held an erased file, the newest months' commits among them, and the next kept snapshot would be the
+     * latest erasure's, so periodic erasures would keep a month from ever settling.
      */
-    private static Instant lastChange(MonthFiles files, NavigableMap<Long, Instant> commits, Instant now)
+    static Instant lastChange(MonthFiles files, NavigableMap<Long, Instant> commits)
     {
-        return Optional.ofNullable(commits.ceilingEntry(files.newestFileSequence())).map(Map.Entry::getValue).orElse(now);
+        return Optional.ofNullable(commits.floorEntry(files.newestFileSequence())).map(Map.Entry::getValue).orElse(Instant.EPOCH);
     }
 
     private record Outcome(Optional<Compacted> compacted, Optional<Skipped> skipped) {}

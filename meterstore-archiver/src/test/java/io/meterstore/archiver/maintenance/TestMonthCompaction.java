@@ -28,7 +28,10 @@ import java.time.LocalDate;
 import java.time.YearMonth;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
 import java.util.Optional;
+import java.util.TreeMap;
 
 import static com.google.common.collect.MoreCollectors.onlyElement;
 import static io.meterstore.archiver.maintenance.TestingMaintenance.READER_GRACE;
@@ -169,6 +172,12 @@ final class TestMonthCompaction
         Instant lastCorrection = Instant.parse("2024-04-20T00:00:00Z");
         assertThat(MonthCompaction.correctionsSettled(corrected, lastCorrection, Duration.ofDays(14), lastCorrection.plus(Duration.ofDays(14)).minusSeconds(1))).isFalse();
         assertThat(MonthCompaction.correctionsSettled(corrected, lastCorrection, Duration.ofDays(14), lastCorrection.plus(Duration.ofDays(14)))).isTrue();
+        // the newest file's commit: its own snapshot's time; once expiry removed that snapshot, the kept one before it
+        // (never the one after, which an erasure's completion would keep moving later), or none kept before it
+        NavigableMap<Long, Instant> commits = new TreeMap<>(Map.of(5L, Instant.parse("2024-04-05T00:00:00Z"), 9L, Instant.parse("2024-04-09T00:00:00Z")));
+        assertThat(MonthCompaction.lastChange(new MonthFiles(3, 10, 100, 1, 2, 0, compacted, 9), commits)).isEqualTo(Instant.parse("2024-04-09T00:00:00Z"));
+        assertThat(MonthCompaction.lastChange(new MonthFiles(3, 10, 100, 1, 2, 0, compacted, 7), commits)).isEqualTo(Instant.parse("2024-04-05T00:00:00Z"));
+        assertThat(MonthCompaction.lastChange(new MonthFiles(3, 10, 100, 1, 2, 0, compacted, 3), commits)).isEqualTo(Instant.EPOCH);
         // nothing gained since its compaction, or never compacted: nothing to settle
         assertThat(MonthCompaction.correctionsSettled(new MonthFiles(2, 10, 100, 0, 2, 0, compacted, 0), lastCorrection, Duration.ofDays(14), lastCorrection.plus(Duration.ofDays(30)))).isFalse();
         assertThat(MonthCompaction.correctionsSettled(new MonthFiles(2, 10, 100), lastCorrection, Duration.ofDays(14), lastCorrection.plus(Duration.ofDays(30)))).isFalse();
