@@ -27,6 +27,8 @@ public final class ConnectionAwaitingPageSource
         implements ConnectorPageSource
 {
     private final CompletableFuture<Connection> connection;
+    // completes once the wait is recorded: a split that finishes at once never reports the wait of a connection it holds as 0
+    private final CompletableFuture<Connection> ready;
     private final Function<Connection, ConnectorPageSource> start;
     private final int poolConnections;
     private final long createdNanos = System.nanoTime();
@@ -44,14 +46,14 @@ public final class ConnectionAwaitingPageSource
         this.poolConnections = poolConnections;
         this.start = requireNonNull(start, "start is null");
         // measured when the pool hands it out, not when the driver next looks
-        connection.whenComplete((_, _) -> waitNanos = System.nanoTime() - createdNanos);
+        this.ready = connection.whenComplete((_, _) -> waitNanos = System.nanoTime() - createdNanos);
     }
 
     @Override
     public CompletableFuture<?> isBlocked()
     {
-        if (!connection.isDone()) {
-            return connection;
+        if (!ready.isDone()) {
+            return ready;
         }
         return delegate.map(ConnectorPageSource::isBlocked).orElse(NOT_BLOCKED);
     }
@@ -60,7 +62,7 @@ public final class ConnectionAwaitingPageSource
     public SourcePage getNextSourcePage()
     {
         if (delegate.isEmpty()) {
-            if (!connection.isDone()) {
+            if (!ready.isDone()) {
                 return null;
             }
             delegate = Optional.of(start.apply(connected()));
@@ -71,7 +73,7 @@ public final class ConnectionAwaitingPageSource
     private Connection connected()
     {
         try {
-            return connection.join();
+            return ready.join();
         }
         catch (CompletionException e) {
             if (e.getCause() instanceof TrinoException trinoException) {
@@ -115,7 +117,7 @@ public final class ConnectionAwaitingPageSource
     public Metrics getMetrics()
     {
         Metrics read = delegate.map(ConnectorPageSource::getMetrics).orElse(Metrics.EMPTY);
-        if (!connection.isDone()) {
+        if (!ready.isDone()) {
             return read;
         }
         return read.mergeWith(MeterstoreMetrics.connectionWait(poolConnections, waitNanos));
