@@ -164,17 +164,12 @@ final class TestHotTierSupersession
             hotTier.createParent(connection);
             hotTier.ensurePartition(connection, AUGUST_20);
             // a day of two meters in one statement, as a day's MSCONS batch and its corrections arrive: the one-pass path
-            List<Row> rows = new ArrayList<>();
-            for (int meter = 1; meter <= 2; meter++) {
-                for (int quarter = 0; quarter < 96; quarter++) {
-                    rows.add(new Row(ReadingsGenerator.maloId(meter), "1-1:1.29.0", AUGUST_20.plus(Duration.ofMinutes(15L * quarter)), 1, FIRST_RECORD));
-                }
-            }
+            Oracle oracle = new Oracle();
+            List<Row> rows = day(oracle, 1, 2);
             Row correction = new Row(ReadingsGenerator.maloId(2), "1-1:1.29.0", AUGUST_20.plus(Duration.ofHours(5)), 2, FIRST_RECORD.plus(Duration.ofDays(1)));
             rows.add(correction);
+            oracle.rows.add(correction);
             insert(connection, hotTier.qualifiedPartition("readings_2026_08_20_0000"), rows);
-            Oracle oracle = new Oracle();
-            oracle.rows.addAll(rows);
             assertMarksAgree(connection, hotTier, oracle);
             assertThat(winners(connection, hotTier, Instant.MAX)).hasSize(192).contains(correction);
         }
