@@ -82,19 +82,40 @@ final class DashboardBenchmark
     /** The queries of a metering dashboard; each filters by "from" the way a user would, so both tiers prune. */
     enum Kind
     {
-        TODAY_TOTAL("today's total", true),
-        METER_LAST_WEEK("one meter's last 7 days", true),
-        MONTH_BY_DAY("this month's totals per day", false),
-        METER_YEAR("one meter over a year", false);
+        TODAY_TOTAL("today's total", true, "count(*), sum(value)", ""),
+        METER_LAST_WEEK("one meter's last 7 days", true, "\"from\", value", " ORDER BY \"from\""),
+        MONTH_BY_DAY("this month's totals per day", false, "balancing_day, count(*), sum(value)", " GROUP BY balancing_day ORDER BY balancing_day"),
+        METER_YEAR("one meter over a year", false, "date_trunc('month', balancing_day), count(*), sum(value)", " GROUP BY 1 ORDER BY 1");
 
         private final String title;
         // a light query reads a day or a meter's week, a heavy one a month of every meter or a meter's year
         private final boolean light;
+        private final String select;
+        private final String tail;
 
-        Kind(String title, boolean light)
+        Kind(String title, boolean light, String select, String tail)
         {
             this.title = title;
             this.light = light;
+            this.select = select;
+            this.tail = tail;
+        }
+
+        /** Its filter on a dashboard whose last day is {@code lastDay}, for {@code meter} where it reads one. */
+        String filter(LocalDate lastDay, String meter)
+        {
+            return switch (this) {
+                case TODAY_TOTAL -> "\"from\" >= %s AND \"from\" < %s".formatted(literal(MeteringCalendar.startOfLocalDay(lastDay)), literal(MeteringCalendar.startOfLocalDay(lastDay.plusDays(1))));
+                case METER_LAST_WEEK -> "malo_id = '%s' AND \"from\" >= %s".formatted(meter, literal(MeteringCalendar.startOfLocalDay(lastDay.minusDays(6))));
+                case MONTH_BY_DAY -> "\"from\" >= %s".formatted(literal(MeteringCalendar.startOfLocalDay(lastDay.withDayOfMonth(1))));
+                case METER_YEAR -> "malo_id = '%s' AND \"from\" >= %s".formatted(meter, literal(MeteringCalendar.startOfLocalDay(lastDay.minusDays(364))));
+            };
+        }
+
+        /** The query over {@code table}, as the mix runs it over {@code readings}. */
+        String sql(String table, LocalDate lastDay, String meter)
+        {
+            return "SELECT %s FROM %s WHERE %s%s".formatted(select, table, filter(lastDay, meter), tail);
         }
     }
 
@@ -174,28 +195,61 @@ final class DashboardBenchmark
     private List<DashboardQuery> queries()
             throws SQLException
     {
-        LocalDate lastDay = BenchmarkSettings.START_DAY.plusDays(settings.days() - 1);
-        Instant today = MeteringCalendar.startOfLocalDay(lastDay);
-        Instant tomorrow = MeteringCalendar.startOfLocalDay(lastDay.plusDays(1));
-        Instant weekAgo = MeteringCalendar.startOfLocalDay(lastDay.minusDays(6));
-        Instant yearAgo = MeteringCalendar.startOfLocalDay(lastDay.minusDays(364));
+        LocalDate lastDay = lastDay(settings);
         List<String> meters = meters(dataset.generator().maloIds());
 
         List<DashboardQuery> queries = new ArrayList<>();
-        queries.add(query(Kind.TODAY_TOTAL, "count(*), sum(value)", "\"from\" >= %s AND \"from\" < %s".formatted(literal(today), literal(tomorrow)), ""));
+        queries.add(query(Kind.TODAY_TOTAL, lastDay, meters.getFirst()));
         queries.add(monthByDay(lastDay.withDayOfMonth(1), lastDay));
         for (String meter : meters) {
-            queries.add(query(Kind.METER_LAST_WEEK, "\"from\", value", "malo_id = '%s' AND \"from\" >= %s".formatted(meter, literal(weekAgo)), " ORDER BY \"from\""));
-            queries.add(query(Kind.METER_YEAR, "date_trunc('month', balancing_day), count(*), sum(value)", "malo_id = '%s' AND \"from\" >= %s".formatted(meter, literal(yearAgo)), " GROUP BY 1 ORDER BY 1"));
+            queries.add(query(Kind.METER_LAST_WEEK, lastDay, meter));
+            queries.add(query(Kind.METER_YEAR, lastDay, meter));
         }
         return ImmutableList.copyOf(queries);
     }
 
-    private DashboardQuery query(Kind kind, String select, String filter, String tail)
+    /** The dataset's last day, the dashboards' today. */
+    static LocalDate lastDay(BenchmarkSettings settings)
+    {
+        return BenchmarkSettings.START_DAY.plusDays(settings.days() - 1);
+    }
+
+    /**
+     * D1's kinds, one client (issue 32): each on {@code readings} against the same query on {@code readings_versions},
+     * for the first of the mix's meters where it reads one. Winners against every version, so not the same answer.
+     */
+    static List<QueryBenchmark.Pair> singleClientPairs(Connection trino, LocalDate lastDay, List<String> maloIds)
+    {
+        String meter = meters(maloIds).getFirst();
+        return Stream.of(Kind.values())
+                .map(kind -> new QueryBenchmark.Pair(
+                        singleClientId(kind),
+                        "D1's %s, one client".formatted(kind.title),
+                        "readings",
+                        "readings_versions",
+                        new TimedQuery("meterstore", trino, kind.sql("meterstore.metering.readings", lastDay, meter)),
+                        List.of(new TimedQuery("meterstore", trino, kind.sql("meterstore.metering.readings_versions", lastDay, meter))),
+                        QueryBenchmark.Answer.NOT_COMPARABLE,
+                        Target.atMost(1.2)))
+                .toList();
+    }
+
+    /** D1t, D1w, D1m, D1y: the pair of one kind, by the word its title turns on. */
+    static String singleClientId(Kind kind)
+    {
+        return switch (kind) {
+            case TODAY_TOTAL -> "D1t";
+            case METER_LAST_WEEK -> "D1w";
+            case MONTH_BY_DAY -> "D1m";
+            case METER_YEAR -> "D1y";
+        };
+    }
+
+    private DashboardQuery query(Kind kind, LocalDate lastDay, String meter)
             throws SQLException
     {
-        String winners = winners(select, filter, tail);
-        return checked(kind, "SELECT %s FROM meterstore.metering.readings WHERE %s%s".formatted(select, filter, tail), new TimedQuery("meterstore", trino, winners).execute().rows(), winners);
+        String winners = winners(kind.select, kind.filter(lastDay, meter), kind.tail);
+        return checked(kind, kind.sql("meterstore.metering.readings", lastDay, meter), new TimedQuery("meterstore", trino, winners).execute().rows(), winners);
     }
 
     /**
@@ -206,8 +260,8 @@ final class DashboardBenchmark
     private DashboardQuery monthByDay(LocalDate firstDay, LocalDate lastDay)
             throws SQLException
     {
-        String select = "balancing_day, count(*), sum(value)";
-        String tail = " GROUP BY balancing_day ORDER BY balancing_day";
+        String select = Kind.MONTH_BY_DAY.select;
+        String tail = Kind.MONTH_BY_DAY.tail;
         List<Execution> days = new ArrayList<>();
         for (LocalDate day = firstDay; !day.isAfter(lastDay); day = day.plusDays(1)) {
             String filter = "\"from\" >= %s AND \"from\" < %s".formatted(literal(MeteringCalendar.startOfLocalDay(day)), literal(MeteringCalendar.startOfLocalDay(day.plusDays(1))));
@@ -216,8 +270,8 @@ final class DashboardBenchmark
         // the query's range is open: whatever lies beyond the last day counts too
         String beyond = "\"from\" >= %s".formatted(literal(MeteringCalendar.startOfLocalDay(lastDay.plusDays(1))));
         days.add(new TimedQuery("meterstore", trino, winners(select, beyond, tail)).execute());
-        String filter = "\"from\" >= %s".formatted(literal(MeteringCalendar.startOfLocalDay(firstDay)));
-        return checked(Kind.MONTH_BY_DAY, "SELECT %s FROM meterstore.metering.readings WHERE %s%s".formatted(select, filter, tail), merged(days),
+        String filter = Kind.MONTH_BY_DAY.filter(lastDay, "");
+        return checked(Kind.MONTH_BY_DAY, Kind.MONTH_BY_DAY.sql("meterstore.metering.readings", lastDay, ""), merged(days),
                 "a local day of \"from\" at a time: " + winners(select, filter, tail));
     }
 

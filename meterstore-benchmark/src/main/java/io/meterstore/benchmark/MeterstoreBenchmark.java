@@ -1,5 +1,6 @@
 package io.meterstore.benchmark;
 
+import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.airlift.log.Level;
 import io.airlift.log.Logger;
@@ -208,7 +209,11 @@ public final class MeterstoreBenchmark
             }
             QueryBenchmark queries = new QueryBenchmark(settings.warmUps(), settings.rounds());
             Instant asOf = QueryBenchmark.asOf(postgres);
-            for (QueryBenchmark.Pair pair : QueryBenchmark.pairs(trino, trinoUnpushed, postgres, dataset.watermark().instant(), asOf, dataset.generator().maloIds())) {
+            List<QueryBenchmark.Pair> pairs = ImmutableList.<QueryBenchmark.Pair>builder()
+                    .addAll(QueryBenchmark.pairs(trino, trinoUnpushed, postgres, dataset.watermark().instant(), asOf, dataset.generator().maloIds()))
+                    .addAll(DashboardBenchmark.singleClientPairs(trino, DashboardBenchmark.lastDay(settings), dataset.generator().maloIds()))
+                    .build();
+            for (QueryBenchmark.Pair pair : pairs) {
                 if (settings.runs(pair.id())) {
                     results.add(queries.run(pair));
                 }
