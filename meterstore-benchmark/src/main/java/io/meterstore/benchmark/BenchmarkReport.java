@@ -271,7 +271,7 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
 
                 MeterStore against the engine a user would otherwise run over the same files and the same database: Trino's
                 own Iceberg connector for the cold tier, PostgreSQL itself for the hot tier. Written by `bin/benchmark`
-                (see [below](#how-to-run)); do not edit by hand, run it again. Each dataset size below is one run: a run
+                (see [below](#how-to-run)); do not edit it by hand but for a run's "This run" part, which says what that run showed, and is replaced with it; run it again. Each dataset size below is one run: a run
                 replaces the section of its size and keeps the others. A run of some rows (`benchmark.queries`) writes a
                 section of its own beside its size's, which the next run of every row at that size replaces.
 

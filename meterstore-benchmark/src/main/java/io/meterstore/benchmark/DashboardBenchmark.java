@@ -82,19 +82,22 @@ final class DashboardBenchmark
     /** The queries of a metering dashboard; each filters by "from" the way a user would, so both tiers prune. */
     enum Kind
     {
-        TODAY_TOTAL("today's total", true, "count(*), sum(value)", ""),
-        METER_LAST_WEEK("one meter's last 7 days", true, "\"from\", value", " ORDER BY \"from\""),
-        MONTH_BY_DAY("this month's totals per day", false, "balancing_day, count(*), sum(value)", " GROUP BY balancing_day ORDER BY balancing_day"),
-        METER_YEAR("one meter over a year", false, "date_trunc('month', balancing_day), count(*), sum(value)", " GROUP BY 1 ORDER BY 1");
+        TODAY_TOTAL("D1t", "today's total", true, "count(*), sum(value)", ""),
+        METER_LAST_WEEK("D1w", "one meter's last 7 days", true, "\"from\", value", " ORDER BY \"from\""),
+        MONTH_BY_DAY("D1m", "this month's totals per day", false, "balancing_day, count(*), sum(value)", " GROUP BY balancing_day ORDER BY balancing_day"),
+        METER_YEAR("D1y", "one meter over a year", false, "date_trunc('month', balancing_day), count(*), sum(value)", " GROUP BY 1 ORDER BY 1");
 
+        // the id of its one-client pair
+        private final String pairId;
         private final String title;
         // a light query reads a day or a meter's week, a heavy one a month of every meter or a meter's year
         private final boolean light;
         private final String select;
         private final String tail;
 
-        Kind(String title, boolean light, String select, String tail)
+        Kind(String pairId, String title, boolean light, String select, String tail)
         {
+            this.pairId = pairId;
             this.title = title;
             this.light = light;
             this.select = select;
@@ -105,7 +108,7 @@ final class DashboardBenchmark
         String filter(LocalDate lastDay, String meter)
         {
             return switch (this) {
-                case TODAY_TOTAL -> "\"from\" >= %s AND \"from\" < %s".formatted(literal(MeteringCalendar.startOfLocalDay(lastDay)), literal(MeteringCalendar.startOfLocalDay(lastDay.plusDays(1))));
+                case TODAY_TOTAL -> dayFilter(lastDay);
                 case METER_LAST_WEEK -> "malo_id = '%s' AND \"from\" >= %s".formatted(meter, literal(MeteringCalendar.startOfLocalDay(lastDay.minusDays(6))));
                 case MONTH_BY_DAY -> "\"from\" >= %s".formatted(literal(MeteringCalendar.startOfLocalDay(lastDay.withDayOfMonth(1))));
                 case METER_YEAR -> "malo_id = '%s' AND \"from\" >= %s".formatted(meter, literal(MeteringCalendar.startOfLocalDay(lastDay.minusDays(364))));
@@ -199,8 +202,8 @@ final class DashboardBenchmark
         List<String> meters = meters(dataset.generator().maloIds());
 
         List<DashboardQuery> queries = new ArrayList<>();
-        queries.add(query(Kind.TODAY_TOTAL, lastDay, meters.getFirst()));
-        queries.add(monthByDay(lastDay.withDayOfMonth(1), lastDay));
+        queries.add(query(Kind.TODAY_TOTAL, lastDay, ""));
+        queries.add(monthByDay(lastDay));
         for (String meter : meters) {
             queries.add(query(Kind.METER_LAST_WEEK, lastDay, meter));
             queries.add(query(Kind.METER_YEAR, lastDay, meter));
@@ -223,7 +226,7 @@ final class DashboardBenchmark
         String meter = meters(maloIds).getFirst();
         return Stream.of(Kind.values())
                 .map(kind -> new QueryBenchmark.Pair(
-                        singleClientId(kind),
+                        kind.pairId,
                         "D1's %s, one client".formatted(kind.title),
                         "readings",
                         "readings_versions",
@@ -232,17 +235,6 @@ final class DashboardBenchmark
                         QueryBenchmark.Answer.NOT_COMPARABLE,
                         Target.atMost(1.2)))
                 .toList();
-    }
-
-    /** D1t, D1w, D1m, D1y: the pair of one kind, by the word its title turns on. */
-    static String singleClientId(Kind kind)
-    {
-        return switch (kind) {
-            case TODAY_TOTAL -> "D1t";
-            case METER_LAST_WEEK -> "D1w";
-            case MONTH_BY_DAY -> "D1m";
-            case METER_YEAR -> "D1y";
-        };
     }
 
     private DashboardQuery query(Kind kind, LocalDate lastDay, String meter)
@@ -257,15 +249,14 @@ final class DashboardBenchmark
      * month TopNRanking holds every key at once, which at 10,000 meters exceeds the engine's per-node memory. Every version
      * of a key shares its "from", so each day's winners are exact.
      */
-    private DashboardQuery monthByDay(LocalDate firstDay, LocalDate lastDay)
+    private DashboardQuery monthByDay(LocalDate lastDay)
             throws SQLException
     {
         String select = Kind.MONTH_BY_DAY.select;
         String tail = Kind.MONTH_BY_DAY.tail;
         List<Execution> days = new ArrayList<>();
-        for (LocalDate day = firstDay; !day.isAfter(lastDay); day = day.plusDays(1)) {
-            String filter = "\"from\" >= %s AND \"from\" < %s".formatted(literal(MeteringCalendar.startOfLocalDay(day)), literal(MeteringCalendar.startOfLocalDay(day.plusDays(1))));
-            days.add(new TimedQuery("meterstore", trino, winners(select, filter, tail)).execute());
+        for (LocalDate day = lastDay.withDayOfMonth(1); !day.isAfter(lastDay); day = day.plusDays(1)) {
+            days.add(new TimedQuery("meterstore", trino, winners(select, dayFilter(day), tail)).execute());
         }
         // the query's range is open: whatever lies beyond the last day counts too
         String beyond = "\"from\" >= %s".formatted(literal(MeteringCalendar.startOfLocalDay(lastDay.plusDays(1))));
@@ -538,6 +529,12 @@ final class DashboardBenchmark
         Collections.sort(nanos);
         int rank = (int) Math.ceil(quantile * nanos.size());
         return Medians.seconds(nanos.get(Math.max(0, rank - 1)));
+    }
+
+    /** The rows of one local day of "from". */
+    private static String dayFilter(LocalDate day)
+    {
+        return "\"from\" >= %s AND \"from\" < %s".formatted(literal(MeteringCalendar.startOfLocalDay(day)), literal(MeteringCalendar.startOfLocalDay(day.plusDays(1))));
     }
 
     private static String literal(Instant instant)
