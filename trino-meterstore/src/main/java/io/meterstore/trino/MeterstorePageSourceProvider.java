@@ -192,12 +192,12 @@ public class MeterstorePageSourceProvider
     }
 
     /**
-     * A hot page source, started once the pool hands out a connection at the query's turn; the driver's thread is free
-     * while it waits.
+     * A hot page source, started on the pool's threads once the pool hands out a connection at the query's turn; the
+     * driver's thread is free while it waits and while PostgreSQL works towards the statement's first rows.
      */
     private ConnectorPageSource withConnection(ConnectorSession session, Function<Connection, ConnectorPageSource> start)
     {
-        return new ConnectionAwaitingPageSource(postgres.connectionAsync(session.getQueryId()), postgres.maxConnections(), start);
+        return new ConnectionAwaitingPageSource(postgres.connectionAsync(session.getQueryId()), postgres.splitStarters(), postgres.maxConnections(), start);
     }
 
     /** A pushed LIMIT: a split stops reading once it has that many rows; Trino still applies the limit. */

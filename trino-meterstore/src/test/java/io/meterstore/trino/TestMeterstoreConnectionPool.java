@@ -57,7 +57,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The hot tier's connections come from a bounded pool: a scan of 100 partitions never holds more than the pool's size,
  * a light query gets its turn while heavy ones hold every connection splits may take, and waits for it, without
- * failing, as long as they read rows, and a read repeats on a fresh connection when PostgreSQL closed the pooled ones.
+ * failing, as long as they read rows, a light query runs while heavy ones' statements execute in PostgreSQL on every
+ * driver thread the node has, and a read repeats on a fresh connection when PostgreSQL closed the pooled ones.
  */
 final class TestMeterstoreConnectionPool
 {
@@ -69,6 +70,8 @@ final class TestMeterstoreConnectionPool
     private static final Duration STALL_TIMEOUT = Duration.ofSeconds(2);
     // how long the heavy scan of the stall test takes between two pages: well within the stall timeout
     private static final long PAGE_MILLIS = 400;
+    // the engine's driver threads on a node: TestingTrinoServer's task.max-worker-threads
+    private static final int DRIVER_THREADS = 4;
 
     @Test
     void testScanOfManyPartitionsHoldsAtMostThePool()
@@ -316,6 +319,69 @@ final class TestMeterstoreConnectionPool
             assertThat((String) queryRunner.execute("EXPLAIN ANALYZE VERBOSE " + light).getOnlyValue())
                     .contains(MeterstoreMetrics.POSTGRESQL_CONNECTIONS)
                     .contains(MeterstoreMetrics.POSTGRESQL_CONNECTION_WAIT_MILLIS);
+        }
+    }
+
+    @Test
+    void testLightQueryRunsWhileAggregationsExecuteInPostgresqlOnEveryDriverThread()
+            throws Exception
+    {
+        TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("pool_starts"));
+        TestingMeterstoreTables.createTables(warehouse);
+        ReadingsGenerator generator = ReadingsGenerator.builder().seed(13).meters(2).startDay(LocalDate.of(2026, 1, 1)).days(4).build();
+        List<HotPartition> partitions;
+        try (Connection connection = warehouse.database().connect()) {
+            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
+            partitions = TestingMeterstoreTables.hotTier().partitions(connection).stream()
+                    .sorted(Comparator.comparing(HotPartition::start))
+                    .toList();
+        }
+        ReadingsOracle oracle = ReadingsOracle.of(generator.iterator());
+        // the light query: one meter's rows of the first day, a partition no heavy query reads
+        HotPartition lightPartition = partitions.getFirst();
+        String meter = generator.iterator().next().maloId();
+        String light = "SELECT malo_id, \"from\", value FROM readings_versions WHERE malo_id = '%s' AND \"from\" >= from_iso8601_timestamp('%s') AND \"from\" < from_iso8601_timestamp('%s')"
+                .formatted(meter, lightPartition.start(), lightPartition.end());
+        long lightCount = oracle.count(View.VERSIONS, ReadingsOracle.maloId(meter).and(ReadingsOracle.fromRange(lightPartition.start(), lightPartition.end())));
+        assertThat(lightCount).isPositive();
+        // a heavy query: an aggregation over the other days, pushed into PostgreSQL as one statement that returns its
+        // rows only when it ends
+        String heavy = "SELECT count(*) FROM readings_versions WHERE \"from\" >= from_iso8601_timestamp('%s')".formatted(lightPartition.end());
+        long heavyCount = oracle.count(View.VERSIONS, ReadingsOracle.fromAtOrAfter(lightPartition.end()));
+
+        // a connection for each heavy query's statement and for the light query's split, besides planning's
+        Map<String, TestingLockHolder> locks = new HashMap<>();
+        try (DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)
+                .withoutIceberg()
+                .setWorkerCount(0)
+                .withCatalogOverrides(Map.of("meterstore.postgresql.max-connections", String.valueOf(DRIVER_THREADS + 2), "meterstore.postgresql.reserved-connections", "1"))
+                .build();
+                ExecutorService clients = Executors.newFixedThreadPool(DRIVER_THREADS + 1);
+                // before the clients are waited for: a heavy query finishes only once its partitions are let go
+                AutoCloseable _ = () -> locks.values().forEach(TestingLockHolder::close)) {
+            // the heavy queries' statements wait in PostgreSQL, as a month's aggregation computes there for seconds
+            for (HotPartition partition : partitions.subList(1, partitions.size())) {
+                locks.put(partition.name(), TestingLockHolder.lockIndexesOf(warehouse.database(), MeterstoreQueryRunner.SCHEMA, partition.name()));
+            }
+            List<Future<Long>> heavyQueries = new ArrayList<>();
+            for (int query = 0; query < DRIVER_THREADS; query++) {
+                heavyQueries.add(clients.submit(() -> count(queryRunner, heavy)));
+            }
+            Future<?>[] running = heavyQueries.toArray(Future<?>[]::new);
+            await(() -> partitionsWaitedFor(warehouse).size() == DRIVER_THREADS, "every heavy statement executes in PostgreSQL", running);
+
+            // as many statements executing as the node has driver threads: the light query's split still runs, because a
+            // statement runs on the pool's threads while the driver that waits for it gives its thread back
+            Future<Long> lightQuery = clients.submit(() -> count(queryRunner, light));
+            assertThat(lightQuery.get(AWAIT.toSeconds(), SECONDS)).isEqualTo(lightCount);
+            assertThat(heavyQueries).noneMatch(Future::isDone);
+            assertThat(partitionsWaitedFor(warehouse)).hasSize(DRIVER_THREADS);
+
+            locks.values().forEach(TestingLockHolder::close);
+            locks.clear();
+            for (Future<Long> heavyQuery : heavyQueries) {
+                assertThat(heavyQuery.get(AWAIT.toSeconds(), SECONDS)).isEqualTo(heavyCount);
+            }
         }
     }
 

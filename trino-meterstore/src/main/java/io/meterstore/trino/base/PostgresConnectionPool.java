@@ -23,6 +23,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicLong;
@@ -83,6 +84,8 @@ public final class PostgresConnectionPool
     private final ThreadPoolExecutor waiters;
     // lends the splits' connections: a turn's borrow finds one free, so it is never held up by the waiters' work
     private final ThreadPoolExecutor lenders;
+    // runs the splits' statements until their first rows: one thread per connection splits may hold, so none waits for a thread
+    private final ThreadPoolExecutor starters;
     private final int maxConnections;
     private final int reservedConnections;
     private final FairConnectionQueue splitTurns;
@@ -118,6 +121,8 @@ public final class PostgresConnectionPool
         waiters.allowCoreThreadTimeOut(true);
         this.lenders = new ThreadPoolExecutor(splitConnections(), splitConnections(), 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-lender-%s"));
         lenders.allowCoreThreadTimeOut(true);
+        this.starters = new ThreadPoolExecutor(splitConnections(), splitConnections(), 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-start-%s"));
+        starters.allowCoreThreadTimeOut(true);
     }
 
     // the pool reports each connection given back with the time it was in use
@@ -391,6 +396,17 @@ public final class PostgresConnectionPool
         return connection;
     }
 
+    /**
+     * The threads that start a split's statement on the connection {@link #connectionAsync} lent it, until its first
+     * rows (all of them, for a pushed-down aggregation): PostgreSQL's work then holds one of these, never one of
+     * Trino's driver threads, which a node has only twice its cores of. Each start holds one of the splits'
+     * connections, and there is a thread for each, so a start never waits for a thread.
+     */
+    public Executor splitStarters()
+    {
+        return starters;
+    }
+
     /** {@link #connectionAsync} for a caller that can wait on its own thread (a completeness report's reader). */
     public Connection connection(String queryId)
     {
@@ -518,6 +534,7 @@ public final class PostgresConnectionPool
     {
         waiters.shutdownNow();
         lenders.shutdownNow();
+        starters.shutdownNow();
         dataSource.close();
         snapshotDataSource.close();
     }

@@ -13,15 +13,19 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.function.Function;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * A hot page source that starts once the connection pool hands it a connection. Until then it reports itself blocked,
- * so the driver gives its thread back instead of holding it: the splits that hold the pool's connections need those
- * threads to finish and return them, and a thread blocked in the pool could otherwise wait for itself. Its metrics
- * add how long the split waited for the connection, and the pool's size, to the read's.
+ * A hot page source that starts once the connection pool hands it a connection, on one of the pool's threads. Until
+ * it has started it reports itself blocked, so the driver gives its thread back instead of holding it: the splits that
+ * hold the pool's connections need those threads to finish and return them, and a thread blocked in the pool could
+ * otherwise wait for itself. Starting runs the split's statement until its first rows, and a pushed-down
+ * aggregation's whole statement: seconds of PostgreSQL's work for a month, which on a driver thread would hold one of
+ * the node's few (twice its cores) from every other query, a dashboard's one-meter read too. Its metrics add how long
+ * the split waited for the connection, and the pool's size, to the read's.
  */
 public final class ConnectionAwaitingPageSource
         implements ConnectorPageSource
@@ -29,31 +33,44 @@ public final class ConnectionAwaitingPageSource
     private final CompletableFuture<Connection> connection;
     // completes once the wait is recorded: a split that finishes at once never reports the wait of a connection it holds as 0
     private final CompletableFuture<Connection> ready;
+    // the started page source, or null when the split was closed before its start began
+    private final CompletableFuture<ConnectorPageSource> started;
     private final Function<Connection, ConnectorPageSource> start;
     private final int poolConnections;
     private final long createdNanos = System.nanoTime();
     private volatile long waitNanos;
     private Optional<ConnectorPageSource> delegate = Optional.empty();
-    private boolean closed;
+    private volatile boolean closed;
 
     /**
+     * @param starter runs {@code start}: the pool's threads for its splits' statements
      * @param poolConnections the size of the pool the connection comes from, reported with the wait
      * @param start creates the page source that reads with the connection and owns it from then on
      */
-    public ConnectionAwaitingPageSource(CompletableFuture<Connection> connection, int poolConnections, Function<Connection, ConnectorPageSource> start)
+    public ConnectionAwaitingPageSource(CompletableFuture<Connection> connection, Executor starter, int poolConnections, Function<Connection, ConnectorPageSource> start)
     {
         this.connection = requireNonNull(connection, "connection is null");
         this.poolConnections = poolConnections;
         this.start = requireNonNull(start, "start is null");
         // measured when the pool hands it out, not when the driver next looks
         this.ready = connection.whenComplete((_, _) -> waitNanos = System.nanoTime() - createdNanos);
+        this.started = ready.thenApplyAsync(this::startUnlessClosed, requireNonNull(starter, "starter is null"));
+    }
+
+    private ConnectorPageSource startUnlessClosed(Connection connection)
+    {
+        if (closed) {
+            closeQuietly(connection);
+            return null;
+        }
+        return start.apply(connection);
     }
 
     @Override
     public CompletableFuture<?> isBlocked()
     {
-        if (!ready.isDone()) {
-            return ready;
+        if (!started.isDone()) {
+            return started;
         }
         return delegate.map(ConnectorPageSource::isBlocked).orElse(NOT_BLOCKED);
     }
@@ -62,18 +79,18 @@ public final class ConnectionAwaitingPageSource
     public SourcePage getNextSourcePage()
     {
         if (delegate.isEmpty()) {
-            if (!ready.isDone()) {
+            if (!started.isDone()) {
                 return null;
             }
-            delegate = Optional.of(start.apply(connected()));
+            delegate = Optional.of(startedSource());
         }
         return delegate.get().getNextSourcePage();
     }
 
-    private Connection connected()
+    private ConnectorPageSource startedSource()
     {
         try {
-            return ready.join();
+            return started.join();
         }
         catch (CompletionException e) {
             if (e.getCause() instanceof TrinoException trinoException) {
@@ -135,9 +152,23 @@ public final class ConnectionAwaitingPageSource
             delegate.get().close();
             return;
         }
-        // never started: leaves the pool's queue, or gives back a connection handed out meanwhile
+        // not started yet: leaves the pool's queue; a connection handed out meanwhile is given back unstarted, and a
+        // start under way closes its page source once it ends (a start that fails gives back its connection itself)
         if (!connection.cancel(false)) {
-            connection.thenAccept(ConnectionAwaitingPageSource::closeQuietly);
+            started.thenAccept(ConnectionAwaitingPageSource::closeQuietly);
+        }
+    }
+
+    private static void closeQuietly(ConnectorPageSource pageSource)
+    {
+        if (pageSource == null) {
+            return;
+        }
+        try {
+            pageSource.close();
+        }
+        catch (IOException | RuntimeException ignored) {
+            // its connection goes back to the pool or is discarded by the page source itself
         }
     }
 
