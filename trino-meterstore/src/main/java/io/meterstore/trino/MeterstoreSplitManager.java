@@ -4,6 +4,7 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import com.google.inject.Inject;
 import io.meterstore.core.MeterstoreException;
+import io.meterstore.core.ReadingsColumn;
 import io.meterstore.core.TierSplit;
 import io.meterstore.core.TieringWatermark;
 import io.meterstore.trino.base.FromRange;
@@ -22,6 +23,7 @@ import io.meterstore.trino.hot.HotAggregationSplit;
 import io.meterstore.trino.hot.HotSplit;
 import io.meterstore.trino.hot.HotSplitPlan;
 import io.meterstore.trino.hot.HotSplitPlanner;
+import io.meterstore.trino.hot.HotSqlPredicate;
 import io.meterstore.trino.hot.QuerySnapshots;
 import io.meterstore.trino.versions.VersionResolution;
 import io.trino.spi.connector.ColumnHandle;
@@ -53,6 +55,13 @@ import static java.util.Objects.requireNonNull;
 public class MeterstoreSplitManager
         implements ConnectorSplitManager
 {
+    /**
+     * At most this many meters, and a read's hot partitions are one statement, one split: 32 meters' rows of a day are
+     * about 3,000 per OBIS code, which one connection streams in milliseconds, where a split per partition would take
+     * a turn at the pool's connections for each.
+     */
+    public static final int ONE_STATEMENT_METERS = 32;
+
     private final MeterstoreTables tables;
     private final HotSplitPlanner hotPlanner;
     private final ColdSplitPlanner coldPlanner;
@@ -72,14 +81,15 @@ public class MeterstoreSplitManager
     {
         if (table instanceof CompletenessTableHandle completeness) {
             // one split: the report rolls up every day of a reading, so it reads every split of the range itself
-            try (MeterstoreSplitSource reads = splits(session, completeness.readings(), 0)) {
+            // its counts are one statement per hot partition
+            try (MeterstoreSplitSource reads = splits(session, completeness.readings(), 0, false)) {
                 return new FixedSplitSource(new CompletenessSplit(reads.all()));
             }
         }
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         // the engine holds the splits back until the dynamic filters arrive or this passes, so they prune both tiers' splits
         long dynamicFilterWaitMillis = prunesBeyondPredicate(handle, dynamicFilterColumns) ? MeterstoreSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis() : 0;
-        return splits(session, handle, dynamicFilterWaitMillis);
+        return splits(session, handle, dynamicFilterWaitMillis, true);
     }
 
     /**
@@ -101,8 +111,13 @@ public class MeterstoreSplitManager
         });
     }
 
-    /** The splits of a read of {@code handle}, both tiers, in batches; what planning them pruned in its metrics. */
-    private MeterstoreSplitSource splits(ConnectorSession session, MeterstoreTableHandle handle, long dynamicFilterWaitMillis)
+    /**
+     * The splits of a read of {@code handle}, both tiers, in batches; what planning them pruned in its metrics.
+     *
+     * @param fewMetersInOneStatement a read of at most {@link #ONE_STATEMENT_METERS} meters reads its hot partitions in
+     * one statement
+     */
+    private MeterstoreSplitSource splits(ConnectorSession session, MeterstoreTableHandle handle, long dynamicFilterWaitMillis, boolean fewMetersInOneStatement)
     {
         VersionResolution resolution = handle.resolution();
         TupleDomain<MeterstoreColumnHandle> predicate = resolution.pruning(handle.constraint());
@@ -116,13 +131,13 @@ public class MeterstoreSplitManager
             // the metadata pushed it only for a read that is hot alone: one statement over every partition the range meets
             TierSplit.Range hotRange = tiers.hot().orElse(new TierSplit.Range(Optional.of(watermark.instant()), Optional.of(watermark.instant())));
             HotSplitPlan hotPlan = tiers.hot().isPresent()
-                    ? hotPlanner.plan(querySnapshots.snapshot(session.getQueryId()), handle.storageTable(), hotRange, handle.watermarkEpochMicros(), OptionalLong.empty(), resolution.resolve())
+                    ? hotPlanner.plan(querySnapshots.snapshot(session.getQueryId()), handle.storageTable(), hotRange, handle.watermarkEpochMicros(), OptionalLong.empty(), resolution.resolve(), false)
                     : HotSplitPlan.EMPTY;
             splits.add(new HotAggregationSplit(
                     hotPlan.splits().stream().map(HotSplit::snapshot).findFirst(),
                     tables.schema(),
-                    hotPlan.splits().stream().map(HotSplit::partition).toList(),
-                    hotPlan.splits().stream().filter(HotSplit::marked).map(HotSplit::partition).toList(),
+                    hotPlan.splits().stream().flatMap(split -> split.partitions().stream()).toList(),
+                    hotPlan.splits().stream().filter(HotSplit::marked).flatMap(split -> split.partitions().stream()).toList(),
                     handle.watermarkEpochMicros(),
                     hotRange.lower().map(MeterstoreTypes::toEpochMicros),
                     hotRange.upper().map(MeterstoreTypes::toEpochMicros)));
@@ -132,7 +147,8 @@ public class MeterstoreSplitManager
         if (!handle.historical() && tiers.hot().isPresent()) {
             // every hot read of the query, in any of its scans, sees one snapshot: a statement that wrote two partitions
             // is seen in both or in neither
-            HotSplitPlan hotPlan = hotPlanner.plan(querySnapshots.snapshot(session.getQueryId()), handle.storageTable(), tiers.hot().get(), handle.watermarkEpochMicros(), handle.limit(), resolution.resolve());
+            boolean oneStatement = fewMetersInOneStatement && readsFewMeters(predicate);
+            HotSplitPlan hotPlan = hotPlanner.plan(querySnapshots.snapshot(session.getQueryId()), handle.storageTable(), tiers.hot().get(), handle.watermarkEpochMicros(), handle.limit(), resolution.resolve(), oneStatement);
             splits.addAll(hotPlan.splits());
             hotPartitionRanges.putAll(hotPlan.partitionRanges());
             addHotMetrics(metrics, hotPlan);
@@ -153,10 +169,23 @@ public class MeterstoreSplitManager
         return new MeterstoreSplitSource(splits.build(), hotPartitionRanges.buildOrThrow(), Optional.of(cold), metrics.buildOrThrow(), resolution, dynamicFilterWaitMillis);
     }
 
+    /**
+     * The predicate holds malo_id, the leading column of every hot partition's primary key, to at most
+     * {@link #ONE_STATEMENT_METERS} values, which the statement carries: each partition's rows are then found by the
+     * index, and one statement over all of them is a dashboard's one turn at the pool's connections.
+     */
+    private static boolean readsFewMeters(TupleDomain<MeterstoreColumnHandle> predicate)
+    {
+        return predicate.getDomains().orElse(Map.of()).entrySet().stream()
+                .anyMatch(entry -> entry.getKey().is(ReadingsColumn.MALO_ID)
+                        && HotSqlPredicate.isPushedAsEquality(entry.getKey(), entry.getValue())
+                        && entry.getValue().getValues().getDiscreteSet().size() <= ONE_STATEMENT_METERS);
+    }
+
     private static void addHotMetrics(ImmutableMap.Builder<String, Long> metrics, HotSplitPlan hotPlan)
     {
         metrics.put(MeterstoreMetrics.HOT_PARTITIONS, hotPlan.partitions())
-                .put(MeterstoreMetrics.HOT_PARTITIONS_SKIPPED, hotPlan.partitions() - hotPlan.splits().size())
+                .put(MeterstoreMetrics.HOT_PARTITIONS_SKIPPED, hotPlan.partitions() - hotPlan.partitionsRead())
                 .put(MeterstoreMetrics.HOT_SPLITS, (long) hotPlan.splits().size());
     }
 }

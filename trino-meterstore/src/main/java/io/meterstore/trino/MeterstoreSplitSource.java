@@ -85,9 +85,16 @@ final class MeterstoreSplitSource
         int size = 0;
         while (size < maxSize && !hotSplits.isEmpty()) {
             ConnectorSplit split = hotSplits.poll();
-            if (split instanceof HotSplit hotSplit && !admits(filter, hotPartitionRanges.get(hotSplit.partition()))) {
-                hotPartitionsDynamicallyPruned++;
-                continue;
+            if (split instanceof HotSplit hotSplit) {
+                // a split of several partitions keeps those the filter admits
+                List<String> admitted = hotSplit.partitions().stream()
+                        .filter(partition -> admits(filter, hotPartitionRanges.get(partition)))
+                        .toList();
+                hotPartitionsDynamicallyPruned += hotSplit.partitions().size() - admitted.size();
+                if (admitted.isEmpty()) {
+                    continue;
+                }
+                split = admitted.size() == hotSplit.partitions().size() ? hotSplit : hotSplit.withPartitions(admitted);
             }
             batch.add(split);
             size++;

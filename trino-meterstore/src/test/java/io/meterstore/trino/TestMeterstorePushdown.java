@@ -24,6 +24,8 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 import static io.meterstore.trino.base.MeterstoreMetrics.COLD_DATA_FILES;
 import static io.meterstore.trino.base.MeterstoreMetrics.COLD_DATA_FILES_SKIPPED;
@@ -200,6 +202,40 @@ final class TestMeterstorePushdown
         assertThat(limited.get(HOT_ROWS_READ)).isLessThanOrEqualTo(7 * limited.get(HOT_SPLITS));
         long allRows = (long) computeActual("SELECT count(*) FROM readings_versions").getOnlyValue();
         assertThat(limited.getOrDefault(COLD_ROWS_READ, 0L)).isLessThan(allRows / 4);
+    }
+
+    @Test
+    void testFewMetersReadTheirHotPartitionsInOneStatement()
+    {
+        // a day below the watermark and every hot day: a split per hot partition for a scan
+        String range = "\"from\" >= from_iso8601_timestamp('%s')".formatted(watermark.instant().minusSeconds(86_400));
+        List<String> fewMeters = IntStream.range(0, MeterstoreSplitManager.ONE_STATEMENT_METERS).mapToObj(ReadingsGenerator::maloId).toList();
+        List<String> moreMeters = IntStream.range(0, MeterstoreSplitManager.ONE_STATEMENT_METERS + 1).mapToObj(ReadingsGenerator::maloId).toList();
+        for (String table : List.of("readings", "readings_versions")) {
+            String sql = "SELECT malo_id, obis_code, \"from\", value FROM %s WHERE malo_id IN (%s) AND %s";
+            String few = sql.formatted(table, quoted(fewMeters), range);
+            String more = sql.formatted(table, quoted(moreMeters), range);
+            Map<String, Long> fewRead = metrics(getSession(), few);
+            Map<String, Long> moreRead = metrics(getSession(), more);
+            assertSameResult(few);
+            assertSameResult(more);
+            // every hot partition is marked: one statement reads them all for a few meters, one each for more
+            long hotPartitionsRead = moreRead.get(HOT_PARTITIONS_READ);
+            assertThat(hotPartitionsRead).isGreaterThan(1);
+            assertThat(moreRead.get(HOT_SPLITS)).as(table).isEqualTo(hotPartitionsRead);
+            assertThat(fewRead.get(HOT_SPLITS)).as(table).isEqualTo(1);
+            assertThat(fewRead.get(HOT_PARTITIONS_READ)).as(table).isEqualTo(hotPartitionsRead);
+            assertThat(fewRead.get(HOT_PARTITIONS_SKIPPED)).as(table).isEqualTo(fewRead.get(HOT_PARTITIONS) - hotPartitionsRead);
+        }
+        // a pushed LIMIT (a read that is hot alone, whose filter the statement enforces) holds for the one statement over all of them
+        String limited = "SELECT malo_id, \"from\", value FROM readings_versions WHERE malo_id = '%s' AND \"from\" >= from_iso8601_timestamp('%s') LIMIT 5".formatted(fewMeters.getFirst(), watermark.instant());
+        assertThat(computeActual(limited).getRowCount()).isEqualTo(5);
+        assertThat(metrics(getSession(), limited).getOrDefault(HOT_ROWS_READ, 0L)).isLessThanOrEqualTo(5);
+    }
+
+    private static String quoted(List<String> values)
+    {
+        return values.stream().map(value -> "'" + value + "'").collect(Collectors.joining(", "));
     }
 
     @Test

@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
+import static com.google.common.collect.Iterables.getOnlyElement;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static java.util.Objects.requireNonNull;
 import static java.util.stream.Collectors.joining;
@@ -124,9 +125,9 @@ final class HotWinnerCounts
         }
         catch (SQLException e) {
             if (HotTier.isUndefinedTable(e)) {
-                throw HotPageSource.partitionMissing("Hot partition '%s.%s'".formatted(split.schema(), split.partition()), e);
+                throw HotPageSource.partitionMissing("Hot partition " + split.describePartitions(), e);
             }
-            throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot count the winners of hot partition '%s.%s' for the completeness report: %s".formatted(split.schema(), split.partition(), e.getMessage()), e);
+            throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot count the winners of hot partition %s for the completeness report: %s".formatted(split.describePartitions(), e.getMessage()), e);
         }
     }
 
@@ -145,7 +146,8 @@ final class HotWinnerCounts
         List<Object> filters = new ArrayList<>();
         List<Object> placements = new ArrayList<>();
         List<Object> bounds = new ArrayList<>();
-        String partition = Sql.qualified(split.schema(), split.partition());
+        // the report plans a split per partition
+        String partition = Sql.qualified(split.schema(), getOnlyElement(split.partitions()));
         StringBuilder where = new StringBuilder();
         // rows below W belong to Iceberg, even while an archived partition still exists detached for the reader grace
         where.append(" WHERE ").append(Tier.HOT.sql("?"));

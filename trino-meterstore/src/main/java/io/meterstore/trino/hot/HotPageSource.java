@@ -44,11 +44,13 @@ import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_PARTITION_
 import static io.trino.spi.type.DateType.DATE;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.Objects.requireNonNull;
+import static java.util.stream.Collectors.joining;
 
 /**
- * Streams one hot partition as binary COPY (never a buffered result set) and decodes the bytes straight into blocks.
- * The statement carries "from" >= W for the W the query planned with, the query's "from" range and equality on the
- * identifier columns, every value bound.
+ * Streams a split's hot partitions as binary COPY (never a buffered result set) and decodes the bytes straight into
+ * blocks: one statement, each partition read by name (a UNION ALL of them for a split of several). The statement
+ * carries "from" >= W for the W the query planned with, the query's "from" range and equality on the identifier
+ * columns, every value bound once.
  */
 public final class HotPageSource
         implements ConnectorPageSource
@@ -124,14 +126,40 @@ public final class HotPageSource
     private String sql(List<String> parameters)
             throws SQLException
     {
-        StringBuilder sql = new StringBuilder("SELECT ");
-        if (columns.isEmpty()) {
-            sql.append("NULL");
+        String selected = columns.isEmpty() ? "NULL" : String.join(", ", columns.stream().map(column -> Sql.quoteIdentifier(column.name())).toList());
+        // every partition's rows meet the same conditions, bound once
+        String conditions = conditions(parameters);
+        StringBuilder sql = new StringBuilder();
+        if (split.partitions().size() == 1) {
+            sql.append("SELECT ").append(selected).append(" FROM ").append(Sql.qualified(split.schema(), split.partitions().getFirst())).append(conditions);
+        }
+        else if (resolvesInKeyOrder()) {
+            // the order below is over all the partitions' rows, with columns the query may not read
+            sql.append("SELECT ").append(selected).append(" FROM (")
+                    .append(split.partitions().stream().map(partition -> "SELECT * FROM " + Sql.qualified(split.schema(), partition) + conditions).collect(joining(" UNION ALL ")))
+                    .append(") AS partitions");
         }
         else {
-            sql.append(String.join(", ", columns.stream().map(column -> Sql.quoteIdentifier(column.name())).toList()));
+            sql.append(split.partitions().stream().map(partition -> "SELECT " + selected + " FROM " + Sql.qualified(split.schema(), partition) + conditions).collect(joining(" UNION ALL ")));
         }
-        sql.append(" FROM ").append(Sql.qualified(split.schema(), split.partition()));
+        if (resolvesInKeyOrder()) {
+            // the primary key's order: the versions of a key arrive together, so the page source resolves in one pass
+            sql.append(" ORDER BY malo_id, obis_code, \"from\"");
+            keyColumns.forEach(column -> sql.append(", ").append(Sql.quoteIdentifier(column)));
+            sql.append(", version");
+        }
+        else if (split.limit().isPresent()) {
+            // a pushed LIMIT: any rows will do, so PostgreSQL stops early; Trino still applies its own limit
+            sql.append(" LIMIT ").append(PgBinaryCopy.parameter(parameters.size() + 1, "int8"));
+            parameters.add(Long.toString(split.limit().getAsLong()));
+        }
+        return sql.toString();
+    }
+
+    // " WHERE ...": "from" >= W for the W the query planned with, the query's bounds and equalities, AS OF and the marks
+    private String conditions(List<String> parameters)
+    {
+        StringBuilder sql = new StringBuilder();
         // rows below W belong to Iceberg, even while an archived partition still exists detached for the reader grace
         sql.append(" WHERE ").append(Tier.HOT.sql(PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz")));
         parameters.add(timestamp(split.watermarkEpochMicros()));
@@ -165,17 +193,6 @@ public final class HotPageSource
             // the winners as known now, or at the AS OF instant: recorded by then and not superseded by then
             sql.append(" AND ").append(winnersByMarks(resolution, PgBinaryCopy.parameter(parameters.size() + 1, "timestamptz")));
             resolution.knownAtEpochMicros().ifPresent(knownAt -> parameters.add(timestamp(knownAt)));
-        }
-        if (resolvesInKeyOrder()) {
-            // the primary key's order: the versions of a key arrive together, so the page source resolves in one pass
-            sql.append(" ORDER BY malo_id, obis_code, \"from\"");
-            keyColumns.forEach(column -> sql.append(", ").append(Sql.quoteIdentifier(column)));
-            sql.append(", version");
-        }
-        else if (split.limit().isPresent()) {
-            // a pushed LIMIT: any rows will do, so PostgreSQL stops early; Trino still applies its own limit
-            sql.append(" LIMIT ").append(PgBinaryCopy.parameter(parameters.size() + 1, "int8"));
-            parameters.add(Long.toString(split.limit().getAsLong()));
         }
         return sql.toString();
     }
@@ -243,7 +260,7 @@ public final class HotPageSource
             throw translate(e);
         }
         catch (Exception e) {
-            throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot decode the rows of hot partition '%s.%s': %s".formatted(split.schema(), split.partition(), e.getMessage()), e);
+            throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot decode the rows of hot partitions %s: %s".formatted(split.describePartitions(), e.getMessage()), e);
         }
         finally {
             readTimeNanos += System.nanoTime() - start;
@@ -254,7 +271,7 @@ public final class HotPageSource
         if (page.getPositionCount() > 0) {
             // splits waiting for a connection wait on while this one reads, however long it holds its connection
             pool.progressed();
-            HotReadFailpoints.afterPage(split.partition());
+            HotReadFailpoints.afterPage(split.partitions());
         }
         if (finished) {
             closeQuietly();
@@ -280,9 +297,9 @@ public final class HotPageSource
     private TrinoException translate(SQLException e)
     {
         if (HotTier.isUndefinedTable(e)) {
-            return partitionMissing("Hot partition '%s.%s'".formatted(split.schema(), split.partition()), e);
+            return partitionMissing(split.partitions().size() == 1 ? "Hot partition " + split.describePartitions() : "A hot partition of %s (%s)".formatted(split.describePartitions(), e.getMessage()), e);
         }
-        return new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot read hot partition '%s.%s': %s".formatted(split.schema(), split.partition(), e.getMessage()), e);
+        return new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot read hot partitions %s: %s".formatted(split.describePartitions(), e.getMessage()), e);
     }
 
     /** {@code partitions} was planned but dropped before its split ran: the archiver's reader grace is too short. */
@@ -308,8 +325,8 @@ public final class HotPageSource
     public Metrics getMetrics()
     {
         return MeterstoreMetrics.counts(ImmutableMap.of(
-                MeterstoreMetrics.HOT_PARTITIONS_READ, 1L,
-                MeterstoreMetrics.HOT_PARTITIONS_RESOLVED, resolvesInKeyOrder() ? 1L : 0L,
+                MeterstoreMetrics.HOT_PARTITIONS_READ, (long) split.partitions().size(),
+                MeterstoreMetrics.HOT_PARTITIONS_RESOLVED, resolvesInKeyOrder() ? (long) split.partitions().size() : 0L,
                 MeterstoreMetrics.HOT_ROWS_READ, completedPositions));
     }
 

@@ -1,5 +1,6 @@
 package io.meterstore.trino.hot;
 
+import java.util.List;
 import java.util.function.Consumer;
 
 import static java.util.Objects.requireNonNull;
@@ -12,7 +13,7 @@ import static java.util.Objects.requireNonNull;
 public final class HotReadFailpoints
 {
     private static volatile Runnable beforeTransaction = () -> {};
-    private static volatile Consumer<String> afterPage = _ -> {};
+    private static volatile Consumer<List<String>> afterPage = _ -> {};
 
     private HotReadFailpoints() {}
 
@@ -27,14 +28,14 @@ public final class HotReadFailpoints
         beforeTransaction.run();
     }
 
-    /** Runs {@code step} with the partition's name after each page a hot split reads; {@code _ -> {}} disarms it. */
-    public static void setAfterPage(Consumer<String> step)
+    /** Runs {@code step} with the split's partitions' names after each page a hot split reads; {@code _ -> {}} disarms it. */
+    public static void setAfterPage(Consumer<List<String>> step)
     {
         afterPage = requireNonNull(step, "step is null");
     }
 
-    static void afterPage(String partition)
+    static void afterPage(List<String> partitions)
     {
-        afterPage.accept(partition);
+        afterPage.accept(partitions);
     }
 }

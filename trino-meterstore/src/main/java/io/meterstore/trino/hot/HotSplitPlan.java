@@ -18,13 +18,19 @@ import static java.util.Objects.requireNonNull;
  */
 public record HotSplitPlan(List<HotSplit> splits, long partitions, Map<String, TierSplit.Range> partitionRanges)
 {
+    /** The partitions the splits read: as many as the splits, or more when a split reads several. */
+    public long partitionsRead()
+    {
+        return splits.stream().mapToLong(split -> split.partitions().size()).sum();
+    }
+
     public static final HotSplitPlan EMPTY = new HotSplitPlan(ImmutableList.of(), 0, ImmutableMap.of());
 
     public HotSplitPlan
     {
         splits = ImmutableList.copyOf(requireNonNull(splits, "splits is null"));
         partitionRanges = ImmutableMap.copyOf(requireNonNull(partitionRanges, "partitionRanges is null"));
-        checkArgument(partitions >= splits.size(), "fewer partitions than splits");
-        checkArgument(splits.stream().map(HotSplit::partition).allMatch(partitionRanges::containsKey), "a split's partition has no range");
+        checkArgument(partitions >= splits.stream().mapToLong(split -> split.partitions().size()).sum(), "fewer partitions than the splits read");
+        checkArgument(splits.stream().flatMap(split -> split.partitions().stream()).allMatch(partitionRanges::containsKey), "a split's partition has no range");
     }
 }

@@ -1,6 +1,5 @@
 package io.meterstore.trino.hot;
 
-import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.core.HotPartition;
 import io.meterstore.core.HotTier;
@@ -12,6 +11,7 @@ import io.meterstore.trino.hot.QuerySnapshots.QuerySnapshot;
 import io.trino.spi.TrinoException;
 
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -19,8 +19,13 @@ import java.util.Set;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_HOT_READ_FAILED;
 import static io.meterstore.trino.base.MeterstoreErrorCode.METERSTORE_TABLE_NOT_FOUND;
 import static java.util.Objects.requireNonNull;
+import static java.util.stream.Collectors.partitioningBy;
 
-/** One split per hot partition whose range meets the hot part of the query's "from" range. */
+/**
+ * The splits of the hot partitions whose ranges meet the hot part of the query's "from" range: one per partition, or,
+ * for a read of a few meters, one for all of them (one for the marked partitions and one for the others, whose reads
+ * differ).
+ */
 public final class HotSplitPlanner
 {
     private final MeterstoreTables tables;
@@ -35,8 +40,10 @@ public final class HotSplitPlanner
      * @param limit a pushed LIMIT, carried by every split that does not resolve versions
      * @param resolving the read resolves versions: a marked partition's split reads its winners, and carries the limit;
      * an unmarked one's is resolved in key order, where a LIMIT could cut a key's versions short and let an older one win
+     * @param oneStatement read the partitions in one statement, not one each: for a read of a few meters, whose rows
+     * the primary key's index finds in each partition
      */
-    public HotSplitPlan plan(QuerySnapshot snapshot, String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros, OptionalLong limit, boolean resolving)
+    public HotSplitPlan plan(QuerySnapshot snapshot, String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros, OptionalLong limit, boolean resolving, boolean oneStatement)
     {
         HotTier hotTier = tables.hotTier(storageTable);
         Listing listing;
@@ -58,7 +65,7 @@ public final class HotSplitPlanner
         catch (SQLException e) {
             throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot list the partitions of %s: %s".formatted(hotTier.qualifiedParent(), e.getMessage()), e);
         }
-        ImmutableList.Builder<HotSplit> splits = ImmutableList.builder();
+        List<HotSplit> splits = new ArrayList<>();
         ImmutableMap.Builder<String, TierSplit.Range> ranges = ImmutableMap.builder();
         for (HotPartition partition : listing.partitions()) {
             if (partition.overlaps(hotRange.lower().orElseThrow(), hotRange.upper())) {
@@ -66,7 +73,7 @@ public final class HotSplitPlanner
                 splits.add(new HotSplit(
                         snapshotId,
                         tables.schema(),
-                        partition.name(),
+                        List.of(partition.name()),
                         watermarkEpochMicros,
                         hotRange.lower().map(MeterstoreTypes::toEpochMicros),
                         hotRange.upper().map(MeterstoreTypes::toEpochMicros),
@@ -76,7 +83,30 @@ public final class HotSplitPlanner
                 ranges.put(partition.name(), partition.range());
             }
         }
-        return new HotSplitPlan(splits.build(), listing.partitions().size(), ranges.buildOrThrow());
+        return new HotSplitPlan(oneStatement ? oneStatement(splits) : splits, listing.partitions().size(), ranges.buildOrThrow());
+    }
+
+    // the partitions' splits as one split for the marked ones and one for the others: their statements differ
+    private static List<HotSplit> oneStatement(List<HotSplit> splits)
+    {
+        return splits.stream()
+                .collect(partitioningBy(HotSplit::marked))
+                .values().stream()
+                .filter(kind -> !kind.isEmpty())
+                .map(kind -> {
+                    HotSplit first = kind.getFirst();
+                    return new HotSplit(
+                            first.snapshot(),
+                            first.schema(),
+                            kind.stream().flatMap(split -> split.partitions().stream()).toList(),
+                            first.watermarkEpochMicros(),
+                            first.lowerEpochMicros(),
+                            first.upperEpochMicros(),
+                            first.limit(),
+                            kind.stream().mapToLong(HotSplit::estimatedBytes).sum(),
+                            first.marked());
+                })
+                .toList();
     }
 
     private record Listing(List<HotPartition> partitions, HotPartitionSizes sizes, Set<String> marked) {}
