@@ -47,7 +47,6 @@ import io.trino.spi.predicate.TupleDomain;
 import java.sql.Connection;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.function.Function;
 
@@ -98,7 +97,7 @@ public class MeterstorePageSourceProvider
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         if (split instanceof HotAggregationSplit aggregationSplit) {
             // the statement enforces the handle's constraint; a dynamic filter is only an optimisation and is not needed
-            return withConnection(session, false, connection -> new HotAggregationPageSource(postgres, connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint(), handle.resolution(),
+            return withConnection(session, connection -> new HotAggregationPageSource(postgres, connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint(), handle.resolution(),
                     handle.columns().keyNames()));
         }
         if (HiddenColumnsPageSource.hasHiddenColumns(columns)) {
@@ -131,7 +130,7 @@ public class MeterstorePageSourceProvider
         if (split instanceof HotSplit hotSplit && (!resolution.resolve() || hotSplit.marked())) {
             // the statement itself drops versions recorded after an AS OF instant, or selects a marked partition's
             // winners, and carries a pushed LIMIT
-            return withConnection(session, hotSplit.fewMeters(), connection -> new HotPageSource(postgres, connection, hotSplit, meterstoreColumns, predicate, resolution));
+            return withConnection(session, connection -> new HotPageSource(postgres, connection, hotSplit, meterstoreColumns, predicate, resolution));
         }
         if (resolution.isNone() && !handle.erased().isEmpty() && split instanceof ColdSplit coldSplit) {
             // an older snapshot's files still hold erased rows: the key columns are read to drop them, the query's passed on
@@ -154,7 +153,7 @@ public class MeterstorePageSourceProvider
                 ? resolution.layoutInVersionOrder(meterstoreColumns, keyColumns)
                 : resolution.layout(meterstoreColumns, keyColumns);
         ConnectorPageSource source = switch (split) {
-            case HotSplit hotSplit -> withConnection(session, hotSplit.fewMeters(), connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution, handle.columns().keyNames()));
+            case HotSplit hotSplit -> withConnection(session, connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution, handle.columns().keyNames()));
             case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, layout.columns(), predicate);
             case ColdFileGroupSplit group -> resolutionGroup(session, group, layout, predicate);
             default -> throw new IllegalArgumentException("Unknown split " + split);
@@ -193,14 +192,12 @@ public class MeterstorePageSourceProvider
     }
 
     /**
-     * A hot page source, started on the pool's threads once the pool hands out a connection at the query's turn (a read
-     * of a few meters: as soon as one outside the turns is free); the driver's thread is free while it waits and while
-     * the statement starts (a pushed-down aggregation's until it ends).
+     * A hot page source, started on the pool's threads once the pool hands out a connection at the query's turn; the
+     * driver's thread is free while it waits and while the statement starts (a pushed-down aggregation's until it ends).
      */
-    private ConnectorPageSource withConnection(ConnectorSession session, boolean fewMeters, Function<Connection, ConnectorPageSource> start)
+    private ConnectorPageSource withConnection(ConnectorSession session, Function<Connection, ConnectorPageSource> start)
     {
-        CompletableFuture<Connection> connection = fewMeters ? postgres.fewMetersConnectionAsync() : postgres.connectionAsync(session.getQueryId());
-        return new ConnectionAwaitingPageSource(connection, postgres.splitStarters(), postgres.maxConnections(), start);
+        return new ConnectionAwaitingPageSource(postgres.connectionAsync(session.getQueryId()), postgres.splitStarters(), postgres.maxConnections(), start);
     }
 
     /** A pushed LIMIT: a split stops reading once it has that many rows; Trino still applies the limit. */

@@ -84,8 +84,7 @@ public final class PostgresConnectionPool
     private final ThreadPoolExecutor waiters;
     // lends the splits' connections: a turn's borrow finds one free, so it is never held up by the waiters' work
     private final ThreadPoolExecutor lenders;
-    // starts the splits' statements: one thread per connection of the pool, which splits may all hold (the few meters'
-    // reads beyond the turns), so none waits for a thread
+    // starts the splits' statements: one thread per connection splits may hold, so none waits for a thread
     private final ThreadPoolExecutor starters;
     private final int maxConnections;
     private final int reservedConnections;
@@ -122,7 +121,7 @@ public final class PostgresConnectionPool
         waiters.allowCoreThreadTimeOut(true);
         this.lenders = new ThreadPoolExecutor(splitConnections(), splitConnections(), 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-lender-%s"));
         lenders.allowCoreThreadTimeOut(true);
-        this.starters = new ThreadPoolExecutor(maxConnections, maxConnections, 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-start-%s"));
+        this.starters = new ThreadPoolExecutor(splitConnections(), splitConnections(), 1, MINUTES, new LinkedBlockingQueue<>(), daemonThreadsNamed("meterstore-postgresql-start-%s"));
         starters.allowCoreThreadTimeOut(true);
     }
 
@@ -398,39 +397,9 @@ public final class PostgresConnectionPool
     }
 
     /**
-     * A connection for a split of a read of a few meters ({@code HotSplit.fewMeters}), without blocking the caller: taken
-     * as planning takes its own, from the connections no split's turn holds (the reserved ones, and any turn's not
-     * taken), so a dashboard's bounded statement never waits for a scan's split to give one back. It waits as
-     * {@link #connection} does, behind planning and other such reads alone, each over within its statement.
-     */
-    public CompletableFuture<Connection> fewMetersConnectionAsync()
-    {
-        CompletableFuture<Connection> connection = new CompletableFuture<>();
-        waiters.execute(() -> {
-            if (connection.isDone()) {
-                // the split gave up before
-                return;
-            }
-            Connection borrowed;
-            try {
-                borrowed = connection();
-            }
-            catch (RuntimeException e) {
-                connection.completeExceptionally(e);
-                return;
-            }
-            if (!connection.complete(borrowed)) {
-                // the split gave up meanwhile
-                closeQuietly(borrowed);
-            }
-        });
-        return connection;
-    }
-
-    /**
      * The threads that start a split's statement on the connection {@link #connectionAsync} lent it, until PostgreSQL
      * starts answering (all of it, for a pushed-down aggregation): PostgreSQL's work then holds one of these, never one of
-     * Trino's driver threads, which a node has only twice its cores of. Each start holds one of the pool's
+     * Trino's driver threads, which a node has only twice its cores of. Each start holds one of the splits'
      * connections, and there is a thread for each, so a start never waits for a thread.
      */
     public Executor splitStarters()

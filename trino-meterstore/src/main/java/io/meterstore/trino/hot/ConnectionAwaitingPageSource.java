@@ -23,8 +23,9 @@ import static java.util.Objects.requireNonNull;
  * it has started it reports itself blocked, so the driver gives its thread back instead of holding it: the splits that
  * hold the pool's connections need those threads to finish and return them, and a thread blocked in the pool could
  * otherwise wait for itself. Starting runs the split's statement until PostgreSQL starts answering (planned and
- * executing, for a COPY), and a pushed-down aggregation's whole statement: seconds of PostgreSQL's work for a month, which on a driver thread would hold one of
- * the node's few (twice its cores) from every other query, a dashboard's one-meter read too. Its metrics add how long
+ * executing, for a COPY), and a pushed-down aggregation's whole statement: seconds of PostgreSQL's work for a month,
+ * which on a driver thread would hold one of the node's few (twice its cores) from every other query, a dashboard's
+ * one-meter read too. Its metrics add how long
  * the split waited for the connection, and the pool's size, to the read's.
  */
 public final class ConnectionAwaitingPageSource

@@ -29,8 +29,6 @@ import static java.util.stream.Collectors.joining;
  * @param estimatedBytes the partitions' size in PostgreSQL at planning, for the split's weight; 0 when unknown
  * @param marked every row of the partitions carries its supersession mark in the query's snapshot: its winners are read
  * as {@code superseded_at IS NULL}, unordered, without resolution
- * @param fewMeters the read names a few meters, whose rows the index finds in each partition: a bounded statement,
- * which takes its connection as planning does, from those no scan's split holds, instead of waiting for a turn
  */
 public record HotSplit(
         HotSnapshot snapshot,
@@ -41,8 +39,7 @@ public record HotSplit(
         Optional<Long> upperEpochMicros,
         OptionalLong limit,
         long estimatedBytes,
-        boolean marked,
-        boolean fewMeters)
+        boolean marked)
         implements ConnectorSplit
 {
     private static final int INSTANCE_SIZE = instanceSize(HotSplit.class);
@@ -65,7 +62,7 @@ public record HotSplit(
     public HotSplit withPartitions(List<String> partitions)
     {
         checkArgument(this.partitions.containsAll(partitions), "not partitions of the split: %s", partitions);
-        return new HotSplit(snapshot, schema, partitions, watermarkEpochMicros, lowerEpochMicros, upperEpochMicros, limit, estimatedBytes, marked, fewMeters);
+        return new HotSplit(snapshot, schema, partitions, watermarkEpochMicros, lowerEpochMicros, upperEpochMicros, limit, estimatedBytes, marked);
     }
 
     /** The partitions as an error message names them: {@code 'schema.partition'}, comma-separated. */
