@@ -97,7 +97,7 @@ public class MeterstorePageSourceProvider
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         if (split instanceof HotAggregationSplit aggregationSplit) {
             // the statement enforces the handle's constraint; a dynamic filter is only an optimisation and is not needed
-            return withConnection(session, connection -> new HotAggregationPageSource(postgres, connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint(), handle.resolution(),
+            return withConnection(session, false, connection -> new HotAggregationPageSource(postgres, connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint(), handle.resolution(),
                     handle.columns().keyNames()));
         }
         if (HiddenColumnsPageSource.hasHiddenColumns(columns)) {
@@ -130,7 +130,7 @@ public class MeterstorePageSourceProvider
         if (split instanceof HotSplit hotSplit && (!resolution.resolve() || hotSplit.marked())) {
             // the statement itself drops versions recorded after an AS OF instant, or selects a marked partition's
             // winners, and carries a pushed LIMIT
-            return withConnection(session, connection -> new HotPageSource(postgres, connection, hotSplit, meterstoreColumns, predicate, resolution));
+            return withConnection(session, hotSplit.fewMeters(), connection -> new HotPageSource(postgres, connection, hotSplit, meterstoreColumns, predicate, resolution));
         }
         if (resolution.isNone() && !handle.erased().isEmpty() && split instanceof ColdSplit coldSplit) {
             // an older snapshot's files still hold erased rows: the key columns are read to drop them, the query's passed on
@@ -153,7 +153,7 @@ public class MeterstorePageSourceProvider
                 ? resolution.layoutInVersionOrder(meterstoreColumns, keyColumns)
                 : resolution.layout(meterstoreColumns, keyColumns);
         ConnectorPageSource source = switch (split) {
-            case HotSplit hotSplit -> withConnection(session, connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution, handle.columns().keyNames()));
+            case HotSplit hotSplit -> withConnection(session, hotSplit.fewMeters(), connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution, handle.columns().keyNames()));
             case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, layout.columns(), predicate);
             case ColdFileGroupSplit group -> resolutionGroup(session, group, layout, predicate);
             default -> throw new IllegalArgumentException("Unknown split " + split);
@@ -194,10 +194,12 @@ public class MeterstorePageSourceProvider
     /**
      * A hot page source, started on the pool's threads once the pool hands out a connection at the query's turn; the
      * driver's thread is free while it waits and while the statement starts (a pushed-down aggregation's until it ends).
+     *
+     * @param shortRead one statement over a few meters' rows, which may take the turn kept from scans
      */
-    private ConnectorPageSource withConnection(ConnectorSession session, Function<Connection, ConnectorPageSource> start)
+    private ConnectorPageSource withConnection(ConnectorSession session, boolean shortRead, Function<Connection, ConnectorPageSource> start)
     {
-        return new ConnectionAwaitingPageSource(postgres.connectionAsync(session.getQueryId()), postgres.splitStarters(), postgres.maxConnections(), start);
+        return new ConnectionAwaitingPageSource(postgres.connectionAsync(session.getQueryId(), shortRead), postgres.splitStarters(), postgres.maxConnections(), start);
     }
 
     /** A pushed LIMIT: a split stops reading once it has that many rows; Trino still applies the limit. */

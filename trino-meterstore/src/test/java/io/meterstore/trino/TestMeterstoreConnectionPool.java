@@ -57,8 +57,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The hot tier's connections come from a bounded pool: a scan of 100 partitions never holds more than the pool's size,
  * a light query gets its turn while heavy ones hold every connection splits may take, and waits for it, without
- * failing, as long as they read rows, a light query runs while heavy ones' statements execute in PostgreSQL on every
- * driver thread the node has, and a read repeats on a fresh connection when PostgreSQL closed the pooled ones.
+ * failing, as long as they read rows, a read of a few meters takes the turn kept from scans, a light query runs
+ * while heavy ones' statements execute in PostgreSQL on every driver thread the node has, and a read repeats on a fresh connection when PostgreSQL closed the pooled ones.
  */
 final class TestMeterstoreConnectionPool
 {
@@ -239,12 +239,13 @@ final class TestMeterstoreConnectionPool
         String heavy = "SELECT malo_id, \"from\", value FROM readings_versions WHERE \"from\" >= from_iso8601_timestamp('%s')".formatted(lightPartition.end());
         long heavyCount = oracle.count(View.VERSIONS, ReadingsOracle.fromAtOrAfter(lightPartition.end()));
 
-        // three connections on the one node, one reserved for planning: splits hold two
+        // four connections on the one node, one reserved for planning: splits hold three, scans two of them (the third
+        // is kept for a few meters' reads, which the light query's pushed-down count is not)
         Map<String, TestingLockHolder> locks = new HashMap<>();
         try (DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)
                 .withoutIceberg()
                 .setWorkerCount(0)
-                .withCatalogOverrides(Map.of("meterstore.postgresql.max-connections", "3", "meterstore.postgresql.reserved-connections", "1"))
+                .withCatalogOverrides(Map.of("meterstore.postgresql.max-connections", "4", "meterstore.postgresql.reserved-connections", "1"))
                 .build();
                 ExecutorService clients = Executors.newFixedThreadPool(3);
                 ScheduledExecutorService planning = Executors.newSingleThreadScheduledExecutor();
@@ -305,7 +306,7 @@ final class TestMeterstoreConnectionPool
                     .reduce(Metrics.EMPTY, Metrics::mergeWith);
             TDigestHistogram poolSize = (TDigestHistogram) metrics.getMetrics().get(MeterstoreMetrics.POSTGRESQL_CONNECTIONS);
             assertThat(poolSize.getTotal()).isEqualTo(1);
-            assertThat(poolSize.getMax()).isEqualTo(3);
+            assertThat(poolSize.getMax()).isEqualTo(4);
             TDigestHistogram wait = (TDigestHistogram) metrics.getMetrics().get(MeterstoreMetrics.POSTGRESQL_CONNECTION_WAIT_MILLIS);
             assertThat(wait.getTotal()).isEqualTo(1);
             assertThat(wait.getMax()).isPositive();
@@ -319,6 +320,77 @@ final class TestMeterstoreConnectionPool
             assertThat((String) queryRunner.execute("EXPLAIN ANALYZE VERBOSE " + light).getOnlyValue())
                     .contains(MeterstoreMetrics.POSTGRESQL_CONNECTIONS)
                     .contains(MeterstoreMetrics.POSTGRESQL_CONNECTION_WAIT_MILLIS);
+        }
+    }
+
+    @Test
+    void testFewMetersReadTakesTheTurnKeptFromScans()
+            throws Exception
+    {
+        TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("pool_few_meters"));
+        TestingMeterstoreTables.createTables(warehouse);
+        ReadingsGenerator generator = ReadingsGenerator.builder().seed(14).meters(2).startDay(LocalDate.of(2026, 1, 1)).days(6).build();
+        List<HotPartition> partitions;
+        try (Connection connection = warehouse.database().connect()) {
+            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
+            partitions = TestingMeterstoreTables.hotTier().partitions(connection).stream()
+                    .sorted(Comparator.comparing(HotPartition::start))
+                    .toList();
+        }
+        ReadingsOracle oracle = ReadingsOracle.of(generator.iterator());
+        // a dashboard's read: one meter's rows of the first two days, one statement, which no scan reads
+        Instant lightStart = partitions.get(0).start();
+        Instant lightEnd = partitions.get(1).end();
+        String meter = generator.iterator().next().maloId();
+        String light = "SELECT malo_id, \"from\", value FROM readings_versions WHERE malo_id = '%s' AND \"from\" >= from_iso8601_timestamp('%s') AND \"from\" < from_iso8601_timestamp('%s')"
+                .formatted(meter, lightStart, lightEnd);
+        long lightCount = oracle.count(View.VERSIONS, ReadingsOracle.maloId(meter).and(ReadingsOracle.fromRange(lightStart, lightEnd)));
+        assertThat(lightCount).isPositive();
+        // a scan: every version of the later days, a split per partition
+        String heavy = "SELECT malo_id, \"from\", value FROM readings_versions WHERE \"from\" >= from_iso8601_timestamp('%s')".formatted(lightEnd);
+        long heavyCount = oracle.count(View.VERSIONS, ReadingsOracle.fromAtOrAfter(lightEnd));
+
+        // four connections on the one node, one reserved: splits hold three, of which scans two
+        Map<String, TestingLockHolder> locks = new HashMap<>();
+        try (DistributedQueryRunner queryRunner = MeterstoreQueryRunner.builder(warehouse)
+                .withoutIceberg()
+                .setWorkerCount(0)
+                .withCatalogOverrides(Map.of("meterstore.postgresql.max-connections", "4", "meterstore.postgresql.reserved-connections", "1"))
+                .build();
+                ExecutorService clients = Executors.newFixedThreadPool(3);
+                ScheduledExecutorService planning = Executors.newSingleThreadScheduledExecutor();
+                AutoCloseable _ = () -> locks.values().forEach(TestingLockHolder::close)) {
+            PostgresConnectionPool pool = ((MeterstoreConnector) queryRunner.getCoordinator().getConnector(MeterstoreQueryRunner.CATALOG)).getInjector().getInstance(PostgresConnectionPool.class);
+            for (HotPartition partition : partitions.subList(2, partitions.size())) {
+                locks.put(partition.name(), TestingLockHolder.lockIndexesOf(warehouse.database(), MeterstoreQueryRunner.SCHEMA, partition.name()));
+            }
+            // the scans' other splits wait for a turn, and fail once for 30 s nothing came back: planning gives one back every second
+            Future<?> givingBack = planning.scheduleWithFixedDelay(() -> {
+                try (Connection _ = pool.connection()) {
+                    // given back at once
+                }
+                catch (SQLException e) {
+                    throw new RuntimeException(e);
+                }
+            }, 0, 1, SECONDS);
+            Future<Long> firstHeavy = clients.submit(() -> count(queryRunner, heavy));
+            Future<Long> secondHeavy = clients.submit(() -> count(queryRunner, heavy));
+            // the scans hold the two turns they may and queue their other splits: the third turn stays free
+            await(() -> partitionsWaitedFor(warehouse).size() == 2 && splitsWaiting(queryRunner, pool, heavy) > 0,
+                    "the scans hold their turns, their splits waiting in PostgreSQL and in the queue", givingBack, firstHeavy, secondHeavy);
+
+            // no turn comes back while the scans' statements wait, and the dashboard's read answers all the same
+            Future<Long> lightQuery = clients.submit(() -> count(queryRunner, light));
+            assertThat(lightQuery.get(AWAIT.toSeconds(), SECONDS)).isEqualTo(lightCount);
+            assertThat(firstHeavy).isNotDone();
+            assertThat(secondHeavy).isNotDone();
+            assertThat(partitionsWaitedFor(warehouse)).hasSize(2);
+            assertThat(splitsWaiting(queryRunner, pool, heavy)).isPositive();
+
+            locks.values().forEach(TestingLockHolder::close);
+            locks.clear();
+            assertThat(firstHeavy.get(AWAIT.toSeconds(), SECONDS)).isEqualTo(heavyCount);
+            assertThat(secondHeavy.get(AWAIT.toSeconds(), SECONDS)).isEqualTo(heavyCount);
         }
     }
 
@@ -424,6 +496,15 @@ final class TestMeterstoreConnectionPool
             }
             return partitions;
         }
+    }
+
+    // the splits of the queries running sql that wait for a turn
+    private static int splitsWaiting(DistributedQueryRunner queryRunner, PostgresConnectionPool pool, String sql)
+    {
+        return queryRunner.getCoordinator().getQueryManager().getQueries().stream()
+                .filter(query -> query.getQuery().equals(sql))
+                .mapToInt(query -> pool.splitsWaiting(query.getQueryId().toString()))
+                .sum();
     }
 
     // the id the engine gave the query running sql, once it has one

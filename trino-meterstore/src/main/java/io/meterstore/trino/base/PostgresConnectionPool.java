@@ -387,9 +387,18 @@ public final class PostgresConnectionPool
      */
     public CompletableFuture<Connection> connectionAsync(String queryId)
     {
+        return connectionAsync(queryId, false);
+    }
+
+    /**
+     * {@link #connectionAsync} for a split that is a short read ({@code shortRead}: one statement over a few meters'
+     * rows), which may take the turn kept from scans ({@link FairConnectionQueue}).
+     */
+    public CompletableFuture<Connection> connectionAsync(String queryId, boolean shortRead)
+    {
         long waitingSince = System.nanoTime();
         CompletableFuture<Connection> connection = new CompletableFuture<>();
-        splitTurns.take(queryId, connection, turn -> lenders.execute(() -> lend(turn, connection, waitingSince)));
+        splitTurns.take(queryId, shortRead, connection, turn -> lenders.execute(() -> lend(turn, connection, waitingSince)));
         if (!connection.isDone()) {
             failWhenStalled(connection, waitingSince);
         }

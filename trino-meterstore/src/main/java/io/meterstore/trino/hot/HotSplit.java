@@ -29,6 +29,8 @@ import static java.util.stream.Collectors.joining;
  * @param estimatedBytes the partitions' size in PostgreSQL at planning, for the split's weight; 0 when unknown
  * @param marked every row of the partitions carries its supersession mark in the query's snapshot: its winners are read
  * as {@code superseded_at IS NULL}, unordered, without resolution
+ * @param fewMeters the read names a few meters, whose rows the index finds in each partition: a short statement, which
+ * may take the turn at the pool's connections kept from scans
  */
 public record HotSplit(
         HotSnapshot snapshot,
@@ -39,7 +41,8 @@ public record HotSplit(
         Optional<Long> upperEpochMicros,
         OptionalLong limit,
         long estimatedBytes,
-        boolean marked)
+        boolean marked,
+        boolean fewMeters)
         implements ConnectorSplit
 {
     private static final int INSTANCE_SIZE = instanceSize(HotSplit.class);
@@ -62,7 +65,7 @@ public record HotSplit(
     public HotSplit withPartitions(List<String> partitions)
     {
         checkArgument(this.partitions.containsAll(partitions), "not partitions of the split: %s", partitions);
-        return new HotSplit(snapshot, schema, partitions, watermarkEpochMicros, lowerEpochMicros, upperEpochMicros, limit, estimatedBytes, marked);
+        return new HotSplit(snapshot, schema, partitions, watermarkEpochMicros, lowerEpochMicros, upperEpochMicros, limit, estimatedBytes, marked, fewMeters);
     }
 
     /** The partitions as an error message names them: {@code 'schema.partition'}, comma-separated. */

@@ -40,8 +40,8 @@ public final class HotSplitPlanner
      * @param limit a pushed LIMIT, carried by every split that does not resolve versions
      * @param resolving the read resolves versions: a marked partition's split reads its winners, and carries the limit;
      * an unmarked one's is resolved in key order, where a LIMIT could cut a key's versions short and let an older one win
-     * @param oneStatement read the partitions in one statement, not one each: for a read of a few meters, whose rows
-     * the primary key's index finds in each partition
+     * @param oneStatement read the partitions in one statement, not one each, a short read at the pool's connections
+     * ({@link HotSplit#fewMeters}): for a read of a few meters, whose rows the primary key's index finds in each partition
      */
     public HotSplitPlan plan(QuerySnapshot snapshot, String storageTable, TierSplit.Range hotRange, long watermarkEpochMicros, OptionalLong limit, boolean resolving, boolean oneStatement)
     {
@@ -79,7 +79,8 @@ public final class HotSplitPlanner
                         hotRange.upper().map(MeterstoreTypes::toEpochMicros),
                         resolving && !marked ? OptionalLong.empty() : limit,
                         listing.sizes().size(partition.name()).map(HotPartitionSizes.Size::bytes).orElse(0L),
-                        marked));
+                        marked,
+                        oneStatement));
                 ranges.put(partition.name(), partition.range());
             }
         }
@@ -104,7 +105,8 @@ public final class HotSplitPlanner
                             first.upperEpochMicros(),
                             first.limit(),
                             kind.stream().mapToLong(HotSplit::estimatedBytes).sum(),
-                            first.marked());
+                            first.marked(),
+                            true);
                 })
                 .toList();
     }

@@ -205,9 +205,9 @@ final class TestPostgresConnectionPool
     void testSplitsTakeTurnsByQuery()
             throws Exception
     {
-        // three connections, one reserved: splits hold two
-        try (PostgresConnectionPool pool = pool("pool_turns", 3, 1)) {
-            assertThat(pool.splitConnections()).isEqualTo(2);
+        // four connections, one reserved: splits hold three, scans two of them (the third is kept for short reads)
+        try (PostgresConnectionPool pool = pool("pool_turns", 4, 1)) {
+            assertThat(pool.splitConnections()).isEqualTo(3);
             List<Connection> heavyHeld = new ArrayList<>(List.of(pool.connectionAsync("heavy").join(), pool.connectionAsync("heavy").join()));
             List<CompletableFuture<Connection>> heavyWaiting = new ArrayList<>();
             for (int split = 0; split < 10; split++) {
@@ -216,6 +216,11 @@ final class TestPostgresConnectionPool
             CompletableFuture<Connection> light = pool.connectionAsync("light");
             assertThat(pool.splitsWaiting()).isEqualTo(11);
             assertThat(light).isNotDone();
+            // a short read takes the kept turn at once, and gives it back
+            try (Connection shortRead = pool.connectionAsync("dashboard", true).get(AWAIT_SECONDS, SECONDS)) {
+                assertThat(shortRead.isValid(1)).isTrue();
+            }
+            assertThat(pool.splitsWaiting()).isEqualTo(11);
 
             // planning takes the reserved connection, behind none of the eleven splits
             try (Connection planning = pool.connection()) {
