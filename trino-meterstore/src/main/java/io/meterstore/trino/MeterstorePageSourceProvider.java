@@ -47,6 +47,7 @@ import io.trino.spi.predicate.TupleDomain;
 import java.sql.Connection;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.function.Function;
 
@@ -97,7 +98,7 @@ public class MeterstorePageSourceProvider
         MeterstoreTableHandle handle = (MeterstoreTableHandle) table;
         if (split instanceof HotAggregationSplit aggregationSplit) {
             // the statement enforces the handle's constraint; a dynamic filter is only an optimisation and is not needed
-            return withConnection(session, false, connection -> new HotAggregationPageSource(postgres, connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint(), handle.resolution(),
+            return withConnection(session, false, true, connection -> new HotAggregationPageSource(postgres, connection, aggregationSplit, handle.aggregation().orElseThrow(), columns, handle.constraint(), handle.resolution(),
                     handle.columns().keyNames()));
         }
         if (HiddenColumnsPageSource.hasHiddenColumns(columns)) {
@@ -130,7 +131,7 @@ public class MeterstorePageSourceProvider
         if (split instanceof HotSplit hotSplit && (!resolution.resolve() || hotSplit.marked())) {
             // the statement itself drops versions recorded after an AS OF instant, or selects a marked partition's
             // winners, and carries a pushed LIMIT
-            return withConnection(session, hotSplit.fewMeters(), connection -> new HotPageSource(postgres, connection, hotSplit, meterstoreColumns, predicate, resolution));
+            return withConnection(session, hotSplit.fewMeters(), false, connection -> new HotPageSource(postgres, connection, hotSplit, meterstoreColumns, predicate, resolution));
         }
         if (resolution.isNone() && !handle.erased().isEmpty() && split instanceof ColdSplit coldSplit) {
             // an older snapshot's files still hold erased rows: the key columns are read to drop them, the query's passed on
@@ -153,7 +154,7 @@ public class MeterstorePageSourceProvider
                 ? resolution.layoutInVersionOrder(meterstoreColumns, keyColumns)
                 : resolution.layout(meterstoreColumns, keyColumns);
         ConnectorPageSource source = switch (split) {
-            case HotSplit hotSplit -> withConnection(session, hotSplit.fewMeters(), connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution, handle.columns().keyNames()));
+            case HotSplit hotSplit -> withConnection(session, hotSplit.fewMeters(), false, connection -> new HotPageSource(postgres, connection, hotSplit, layout.columns(), predicate, resolution, handle.columns().keyNames()));
             case ColdSplit coldSplit -> coldPageSources.createPageSource(session, coldSplit, layout.columns(), predicate);
             case ColdFileGroupSplit group -> resolutionGroup(session, group, layout, predicate);
             default -> throw new IllegalArgumentException("Unknown split " + split);
@@ -192,14 +193,16 @@ public class MeterstorePageSourceProvider
     }
 
     /**
-     * A hot page source, started on the pool's threads once the pool hands out a connection at the query's turn; the
-     * driver's thread is free while it waits and while the statement starts (a pushed-down aggregation's until it ends).
+     * A hot page source, started once the pool hands out a connection at the query's turn; the driver's thread is free
+     * while it waits, and while a long start runs on the pool's threads.
      *
      * @param shortRead one statement over a few meters' rows, which may take the turn kept from scans
+     * @param longStart its start runs the whole statement (a pushed-down aggregation), not only its beginning
      */
-    private ConnectorPageSource withConnection(ConnectorSession session, boolean shortRead, Function<Connection, ConnectorPageSource> start)
+    private ConnectorPageSource withConnection(ConnectorSession session, boolean shortRead, boolean longStart, Function<Connection, ConnectorPageSource> start)
     {
-        return new ConnectionAwaitingPageSource(postgres.connectionAsync(session.getQueryId(), shortRead), postgres.splitStarters(), postgres.maxConnections(), start);
+        Optional<Executor> starter = longStart ? Optional.of(postgres.splitStarters()) : Optional.empty();
+        return new ConnectionAwaitingPageSource(postgres.connectionAsync(session.getQueryId(), shortRead), starter, postgres.maxConnections(), start);
     }
 
     /** A pushed LIMIT: a split stops reading once it has that many rows; Trino still applies the limit. */

@@ -84,7 +84,7 @@ public final class PostgresConnectionPool
     private final ThreadPoolExecutor waiters;
     // lends the splits' connections: a turn's borrow finds one free, so it is never held up by the waiters' work
     private final ThreadPoolExecutor lenders;
-    // starts the splits' statements: one thread per connection splits may hold, so none waits for a thread
+    // runs the splits' long starts: one thread per connection splits may hold, so none waits for a thread
     private final ThreadPoolExecutor starters;
     private final int maxConnections;
     private final int reservedConnections;
@@ -406,9 +406,9 @@ public final class PostgresConnectionPool
     }
 
     /**
-     * The threads that start a split's statement on the connection {@link #connectionAsync} lent it, until PostgreSQL
-     * starts answering (all of it, for a pushed-down aggregation): PostgreSQL's work then holds one of these, never one of
-     * Trino's driver threads, which a node has only twice its cores of. Each start holds one of the splits'
+     * The threads that run a split's long start on the connection {@link #connectionAsync} lent it (a pushed-down
+     * aggregation's whole statement): PostgreSQL's work then holds one of these, never one of Trino's driver threads,
+     * which a node has only twice its cores of. Each start holds one of the splits'
      * connections, and there is a thread for each, so a start never waits for a thread.
      */
     public Executor splitStarters()

@@ -19,14 +19,15 @@ import java.util.function.Function;
 import static java.util.Objects.requireNonNull;
 
 /**
- * A hot page source that starts once the connection pool hands it a connection, on one of the pool's threads. Until
- * it has started it reports itself blocked, so the driver gives its thread back instead of holding it: the splits that
- * hold the pool's connections need those threads to finish and return them, and a thread blocked in the pool could
- * otherwise wait for itself. Starting runs the split's statement until PostgreSQL starts answering (planned and
- * executing, for a COPY), and a pushed-down aggregation's whole statement: seconds of PostgreSQL's work for a month,
- * which on a driver thread would hold one of the node's few (twice its cores) from every other query, a dashboard's
- * one-meter read too. Its metrics add how long
- * the split waited for the connection, and the pool's size, to the read's.
+ * A hot page source that starts once the connection pool hands it a connection. Until then it reports itself blocked,
+ * so the driver gives its thread back instead of holding it: the splits that hold the pool's connections need those
+ * threads to finish and return them, and a thread blocked in the pool could otherwise wait for itself. A page source
+ * whose start is long, a pushed-down aggregation whose whole statement runs in it (seconds of PostgreSQL's work for a
+ * month), starts on one of the pool's threads and reports itself blocked until then too: on a driver thread it would
+ * hold one of the node's few (twice its cores) from every other query, a dashboard's one-meter read too. A read's COPY
+ * starts on the driver, which goes on to read its rows: starting it elsewhere would send every split through the
+ * engine's queue of drivers once more. Its metrics add how long the split waited for the connection, and the pool's
+ * size, to the read's.
  */
 public final class ConnectionAwaitingPageSource
         implements ConnectorPageSource
@@ -34,8 +35,9 @@ public final class ConnectionAwaitingPageSource
     private final CompletableFuture<Connection> connection;
     // completes once the wait is recorded: a split that finishes at once never reports the wait of a connection it holds as 0
     private final CompletableFuture<Connection> ready;
-    // the started page source, or null when the split was closed before its start began
-    private final CompletableFuture<ConnectorPageSource> started;
+    // the page source started on the pool's threads, or null when the split was closed before its start began; empty
+    // for one the driver starts
+    private final Optional<CompletableFuture<ConnectorPageSource>> started;
     private final Function<Connection, ConnectorPageSource> start;
     private final int poolConnections;
     private final long createdNanos = System.nanoTime();
@@ -44,18 +46,19 @@ public final class ConnectionAwaitingPageSource
     private volatile boolean closed;
 
     /**
-     * @param starter runs {@code start}: the pool's threads for its splits' statements
+     * @param starter runs {@code start}, for one whose start is long: the pool's threads for its splits' statements; empty
+     * for the driver to start it
      * @param poolConnections the size of the pool the connection comes from, reported with the wait
      * @param start creates the page source that reads with the connection and owns it from then on
      */
-    public ConnectionAwaitingPageSource(CompletableFuture<Connection> connection, Executor starter, int poolConnections, Function<Connection, ConnectorPageSource> start)
+    public ConnectionAwaitingPageSource(CompletableFuture<Connection> connection, Optional<Executor> starter, int poolConnections, Function<Connection, ConnectorPageSource> start)
     {
         this.connection = requireNonNull(connection, "connection is null");
         this.poolConnections = poolConnections;
         this.start = requireNonNull(start, "start is null");
         // measured when the pool hands it out, not when the driver next looks
         this.ready = connection.whenComplete((_, _) -> waitNanos = System.nanoTime() - createdNanos);
-        this.started = ready.thenApplyAsync(this::startUnlessClosed, requireNonNull(starter, "starter is null"));
+        this.started = requireNonNull(starter, "starter is null").map(executor -> ready.thenApplyAsync(this::startUnlessClosed, executor));
     }
 
     private ConnectorPageSource startUnlessClosed(Connection connection)
@@ -70,8 +73,9 @@ public final class ConnectionAwaitingPageSource
     @Override
     public CompletableFuture<?> isBlocked()
     {
-        if (!started.isDone()) {
-            return started;
+        CompletableFuture<?> awaited = started.isPresent() ? started.get() : ready;
+        if (!awaited.isDone()) {
+            return awaited;
         }
         return delegate.map(ConnectorPageSource::isBlocked).orElse(NOT_BLOCKED);
     }
@@ -80,18 +84,26 @@ public final class ConnectionAwaitingPageSource
     public SourcePage getNextSourcePage()
     {
         if (delegate.isEmpty()) {
-            if (!started.isDone()) {
-                return null;
+            if (started.isPresent()) {
+                if (!started.get().isDone()) {
+                    return null;
+                }
+                delegate = Optional.of(joined(started.get()));
             }
-            delegate = Optional.of(startedSource());
+            else {
+                if (!ready.isDone()) {
+                    return null;
+                }
+                delegate = Optional.of(start.apply(joined(ready)));
+            }
         }
         return delegate.get().getNextSourcePage();
     }
 
-    private ConnectorPageSource startedSource()
+    private static <T> T joined(CompletableFuture<T> future)
     {
         try {
-            return started.join();
+            return future.join();
         }
         catch (CompletionException e) {
             if (e.getCause() instanceof TrinoException trinoException) {
@@ -156,7 +168,12 @@ public final class ConnectionAwaitingPageSource
         // not started yet: leaves the pool's queue; a connection handed out meanwhile is given back unstarted, and a
         // start under way closes its page source once it ends (a start that fails gives back its connection itself)
         if (!connection.cancel(false)) {
-            started.thenAccept(ConnectionAwaitingPageSource::closeQuietly);
+            if (started.isPresent()) {
+                started.get().thenAccept(ConnectionAwaitingPageSource::closeQuietly);
+            }
+            else {
+                connection.thenAccept(ConnectionAwaitingPageSource::closeQuietly);
+            }
         }
     }
 
