@@ -145,13 +145,7 @@ final class TestMeterstoreConnectionPool
         // one Berlin day of 1,000 meters: its first hour in one partition, the other 23 hours in the next, which the heavy
         // scan reads in about twelve pages of 8,192 rows
         ReadingsGenerator generator = ReadingsGenerator.builder().seed(13).meters(1_000).startDay(LocalDate.of(2026, 1, 1)).days(1).build();
-        List<HotPartition> partitions;
-        try (Connection connection = warehouse.database().connect()) {
-            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
-            partitions = TestingMeterstoreTables.hotTier().partitions(connection).stream()
-                    .sorted(Comparator.comparing(HotPartition::start))
-                    .toList();
-        }
+        List<HotPartition> partitions = load(warehouse, generator);
         assertThat(partitions).hasSize(2);
         ReadingsOracle oracle = ReadingsOracle.of(generator.iterator());
         // the light query: one meter in the first partition; the heavy one: every version in the second, one split that
@@ -220,13 +214,7 @@ final class TestMeterstoreConnectionPool
         TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("pool_turns"));
         TestingMeterstoreTables.createTables(warehouse);
         ReadingsGenerator generator = ReadingsGenerator.builder().seed(12).meters(2).startDay(LocalDate.of(2026, 1, 1)).days(8).build();
-        List<HotPartition> partitions;
-        try (Connection connection = warehouse.database().connect()) {
-            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
-            partitions = TestingMeterstoreTables.hotTier().partitions(connection).stream()
-                    .sorted(Comparator.comparing(HotPartition::start))
-                    .toList();
-        }
+        List<HotPartition> partitions = load(warehouse, generator);
         ReadingsOracle oracle = ReadingsOracle.of(generator.iterator());
         // the light query: one meter in the first day's partition, which no heavy query reads
         HotPartition lightPartition = partitions.getFirst();
@@ -260,14 +248,7 @@ final class TestMeterstoreConnectionPool
             // a waiter fails once for 30 s no connection came back and no holder read a row, and while the splits wait on
             // the test's locks neither would happen: the test takes one and gives it back every second, as planning does
             // on a busy node (a query's planning on a loaded machine can take longer than 30 s, so not a query)
-            Future<?> givingBack = planning.scheduleWithFixedDelay(() -> {
-                try (Connection _ = pool.connection()) {
-                    // given back at once
-                }
-                catch (SQLException e) {
-                    throw new RuntimeException(e);
-                }
-            }, 0, 1, SECONDS);
+            Future<?> givingBack = givingBackEverySecond(planning, pool);
             Future<Long> firstHeavy = clients.submit(() -> count(queryRunner, heavy));
             Future<Long> secondHeavy = clients.submit(() -> count(queryRunner, heavy));
             // both connections splits may hold are held by heavy splits waiting in PostgreSQL; the heavy queries' other
@@ -330,13 +311,7 @@ final class TestMeterstoreConnectionPool
         TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("pool_few_meters"));
         TestingMeterstoreTables.createTables(warehouse);
         ReadingsGenerator generator = ReadingsGenerator.builder().seed(14).meters(2).startDay(LocalDate.of(2026, 1, 1)).days(6).build();
-        List<HotPartition> partitions;
-        try (Connection connection = warehouse.database().connect()) {
-            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
-            partitions = TestingMeterstoreTables.hotTier().partitions(connection).stream()
-                    .sorted(Comparator.comparing(HotPartition::start))
-                    .toList();
-        }
+        List<HotPartition> partitions = load(warehouse, generator);
         ReadingsOracle oracle = ReadingsOracle.of(generator.iterator());
         // a dashboard's read: one meter's rows of the first two days, one statement, which no scan reads
         Instant lightStart = partitions.get(0).start();
@@ -365,14 +340,7 @@ final class TestMeterstoreConnectionPool
                 locks.put(partition.name(), TestingLockHolder.lockIndexesOf(warehouse.database(), MeterstoreQueryRunner.SCHEMA, partition.name()));
             }
             // the scans' other splits wait for a turn, and fail once for 30 s nothing came back: planning gives one back every second
-            Future<?> givingBack = planning.scheduleWithFixedDelay(() -> {
-                try (Connection _ = pool.connection()) {
-                    // given back at once
-                }
-                catch (SQLException e) {
-                    throw new RuntimeException(e);
-                }
-            }, 0, 1, SECONDS);
+            Future<?> givingBack = givingBackEverySecond(planning, pool);
             Future<Long> firstHeavy = clients.submit(() -> count(queryRunner, heavy));
             Future<Long> secondHeavy = clients.submit(() -> count(queryRunner, heavy));
             // the scans hold the two turns they may and queue their other splits: the third turn stays free
@@ -401,13 +369,7 @@ final class TestMeterstoreConnectionPool
         TestingWarehouse warehouse = TestingWarehouse.create(TestingPostgresServer.shared().createDatabase("pool_starts"));
         TestingMeterstoreTables.createTables(warehouse);
         ReadingsGenerator generator = ReadingsGenerator.builder().seed(13).meters(2).startDay(LocalDate.of(2026, 1, 1)).days(4).build();
-        List<HotPartition> partitions;
-        try (Connection connection = warehouse.database().connect()) {
-            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
-            partitions = TestingMeterstoreTables.hotTier().partitions(connection).stream()
-                    .sorted(Comparator.comparing(HotPartition::start))
-                    .toList();
-        }
+        List<HotPartition> partitions = load(warehouse, generator);
         ReadingsOracle oracle = ReadingsOracle.of(generator.iterator());
         // the light query: one meter's rows of the first day, a partition no heavy query reads
         HotPartition lightPartition = partitions.getFirst();
@@ -455,6 +417,31 @@ final class TestMeterstoreConnectionPool
                 assertThat(heavyQuery.get(AWAIT.toSeconds(), SECONDS)).isEqualTo(heavyCount);
             }
         }
+    }
+
+    // the generator's readings in the hot tier, and its partitions from the oldest
+    private static List<HotPartition> load(TestingWarehouse warehouse, ReadingsGenerator generator)
+            throws SQLException
+    {
+        try (Connection connection = warehouse.database().connect()) {
+            new ReadingsLoader(TestingMeterstoreTables.hotTier()).load(connection, generator);
+            return TestingMeterstoreTables.hotTier().partitions(connection).stream()
+                    .sorted(Comparator.comparing(HotPartition::start))
+                    .toList();
+        }
+    }
+
+    // a connection taken and given back every second, as planning does on a busy node: a waiter's progress
+    private static Future<?> givingBackEverySecond(ScheduledExecutorService planning, PostgresConnectionPool pool)
+    {
+        return planning.scheduleWithFixedDelay(() -> {
+            try (Connection _ = pool.connection()) {
+                // given back at once
+            }
+            catch (SQLException e) {
+                throw new RuntimeException(e);
+            }
+        }, 0, 1, SECONDS);
     }
 
     // rows the query returns, read through the Trino JDBC driver as a dashboard would
