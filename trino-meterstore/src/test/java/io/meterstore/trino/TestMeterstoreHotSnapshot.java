@@ -173,9 +173,11 @@ class TestMeterstoreHotSnapshot
         assertThat(openSnapshots()).isZero();
     }
 
+    // the meter through a function, which the connector is not handed: a read of a meter named outright is one statement
+    // over both days, where this test needs two hot reads, one per day's partition, to commit a statement between
     private String bothDays()
     {
-        return "malo_id = '%s' AND obis_code = '%s' AND \"from\" IN (%s, %s)".formatted(ReadingsGenerator.maloId(0), ReadingsGenerator.OBIS_CODE, timestamp(first), timestamp(second));
+        return "substr(malo_id, 1) = '%s' AND obis_code = '%s' AND \"from\" IN (%s, %s)".formatted(ReadingsGenerator.maloId(0), ReadingsGenerator.OBIS_CODE, timestamp(first), timestamp(second));
     }
 
     /** One statement: version and value {@code statement} at 10:00 on both days. */
