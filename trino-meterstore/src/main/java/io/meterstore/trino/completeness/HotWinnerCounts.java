@@ -125,9 +125,9 @@ final class HotWinnerCounts
         }
         catch (SQLException e) {
             if (HotTier.isUndefinedTable(e)) {
-                throw HotPageSource.partitionMissing("Hot partition " + split.describePartitions(), e);
+                throw HotPageSource.partitionMissing("The " + split.describePartitions(), e);
             }
-            throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot count the winners of hot partition %s for the completeness report: %s".formatted(split.describePartitions(), e.getMessage()), e);
+            throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot count the winners of %s for the completeness report: %s".formatted(split.describePartitions(), e.getMessage()), e);
         }
     }
 

@@ -260,7 +260,7 @@ public final class HotPageSource
             throw translate(e);
         }
         catch (Exception e) {
-            throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot decode the rows of hot partitions %s: %s".formatted(split.describePartitions(), e.getMessage()), e);
+            throw new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot decode the rows of %s: %s".formatted(split.describePartitions(), e.getMessage()), e);
         }
         finally {
             readTimeNanos += System.nanoTime() - start;
@@ -297,9 +297,9 @@ public final class HotPageSource
     private TrinoException translate(SQLException e)
     {
         if (HotTier.isUndefinedTable(e)) {
-            return partitionMissing(split.partitions().size() == 1 ? "Hot partition " + split.describePartitions() : "A hot partition of %s (%s)".formatted(split.describePartitions(), e.getMessage()), e);
+            return partitionMissing(split.partitions().size() == 1 ? "The " + split.describePartitions() : "One of the %s (%s)".formatted(split.describePartitions(), e.getMessage()), e);
         }
-        return new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot read hot partitions %s: %s".formatted(split.describePartitions(), e.getMessage()), e);
+        return new TrinoException(METERSTORE_HOT_READ_FAILED, "Cannot read %s: %s".formatted(split.describePartitions(), e.getMessage()), e);
     }
 
     /** {@code partitions} was planned but dropped before its split ran: the archiver's reader grace is too short. */

@@ -68,10 +68,10 @@ public record HotSplit(
         return new HotSplit(snapshot, schema, partitions, watermarkEpochMicros, lowerEpochMicros, upperEpochMicros, limit, estimatedBytes, marked, fewMeters);
     }
 
-    /** The partitions as an error message names them: {@code 'schema.partition'}, comma-separated. */
+    /** The partitions as an error message names them: {@code hot partition 'schema.partition'}, or several comma-separated. */
     public String describePartitions()
     {
-        return partitions.stream().map(partition -> "'%s.%s'".formatted(schema, partition)).collect(joining(", "));
+        return (partitions.size() == 1 ? "hot partition " : "hot partitions ") + partitions.stream().map(partition -> "'%s.%s'".formatted(schema, partition)).collect(joining(", "));
     }
 
     /** Proportional to the partitions' size against the cold tier's target split size, so a worker takes many small partitions at once. */
