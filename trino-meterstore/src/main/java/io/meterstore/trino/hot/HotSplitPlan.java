@@ -18,19 +18,24 @@ import static java.util.Objects.requireNonNull;
  */
 public record HotSplitPlan(List<HotSplit> splits, long partitions, Map<String, TierSplit.Range> partitionRanges)
 {
-    /** The partitions the splits read: as many as the splits, or more when a split reads several. */
-    public long partitionsRead()
-    {
-        return splits.stream().mapToLong(split -> split.partitions().size()).sum();
-    }
-
     public static final HotSplitPlan EMPTY = new HotSplitPlan(ImmutableList.of(), 0, ImmutableMap.of());
 
     public HotSplitPlan
     {
         splits = ImmutableList.copyOf(requireNonNull(splits, "splits is null"));
         partitionRanges = ImmutableMap.copyOf(requireNonNull(partitionRanges, "partitionRanges is null"));
-        checkArgument(partitions >= splits.stream().mapToLong(split -> split.partitions().size()).sum(), "fewer partitions than the splits read");
+        checkArgument(partitions >= partitionsRead(splits), "fewer partitions than the splits read");
         checkArgument(splits.stream().flatMap(split -> split.partitions().stream()).allMatch(partitionRanges::containsKey), "a split's partition has no range");
+    }
+
+    /** The partitions the splits read: as many as the splits, or more when a split reads several. */
+    public long partitionsRead()
+    {
+        return partitionsRead(splits);
+    }
+
+    private static long partitionsRead(List<HotSplit> splits)
+    {
+        return splits.stream().mapToLong(split -> split.partitions().size()).sum();
     }
 }
