@@ -50,6 +50,7 @@ import static io.meterstore.trino.base.MeterstoreMetrics.COLD_ROW_GROUPS_READ;
 import static io.meterstore.trino.base.MeterstoreMetrics.HOT_PARTITIONS_DYNAMIC_FILTER_SKIPPED;
 import static io.meterstore.trino.base.MeterstoreMetrics.HOT_PARTITIONS_READ;
 import static io.meterstore.trino.base.MeterstoreMetrics.HOT_ROWS_READ;
+import static io.meterstore.trino.base.MeterstoreMetrics.HOT_SPLITS;
 import static io.trino.testing.MaterializedResult.DEFAULT_PRECISION;
 import static java.util.stream.Collectors.joining;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -421,6 +422,31 @@ final class TestMeterstoreJoins
                 assertThat(unpruned.get(HOT_PARTITIONS_DYNAMIC_FILTER_SKIPPED)).as(sql).isZero();
                 assertThat(unpruned.get(COLD_DATA_FILES_DYNAMIC_FILTER_SKIPPED)).as(sql).isZero();
             }
+        }
+    }
+
+    @Test
+    void testDynamicFilterNarrowsTheSplitOfAFewMeters()
+    {
+        // one meter named outright: its hot partitions are one split, one statement. The second hot day's instants,
+        // opaque to the planner, leave that split the one partition that holds them
+        String secondHotDay = "(SELECT IF(random() >= 0, %s + x * INTERVAL '15' MINUTE) AS t FROM UNNEST(sequence(0, 95)) s(x)) v"
+                .formatted(timestamp(PARTITION_BOUNDARY));
+        for (String table : tables(0, 4)) {
+            String sql = "SELECT %s FROM %s r JOIN %s ON r.\"from\" = v.t WHERE r.malo_id = %s".formatted(COLUMNS, table, secondHotDay, meter(3));
+            MaterializedResultWithPlan filtered = getDistributedQueryRunner().executeWithPlan(dynamicFiltering(), sql);
+            MaterializedResultWithPlan unfiltered = getDistributedQueryRunner().executeWithPlan(withoutDynamicFiltering(), sql);
+            assertThat(filtered.result().getMaterializedRows()).as(sql)
+                    .isNotEmpty()
+                    .containsExactlyInAnyOrderElementsOf(unfiltered.result().getMaterializedRows());
+
+            Map<String, Long> narrowed = metrics(filtered);
+            Map<String, Long> whole = metrics(unfiltered);
+            assertThat(whole.get(HOT_SPLITS)).as(sql).isEqualTo(1);
+            assertThat(whole.get(HOT_PARTITIONS_READ)).as(sql).isEqualTo(2);
+            assertThat(narrowed.get(HOT_SPLITS)).as(sql).isEqualTo(1);
+            assertThat(narrowed.get(HOT_PARTITIONS_READ)).as(sql).isEqualTo(1);
+            assertThat(narrowed.get(HOT_PARTITIONS_DYNAMIC_FILTER_SKIPPED)).as(sql).isEqualTo(1);
         }
     }
 
