@@ -307,7 +307,9 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
 
                 D1t, D1w, D1m and D1y time D1's four query kinds (today's total, one meter's last 7 days, this month's totals per
                 day, one meter over a year) with one client as pairs: each on `readings` against the same query on
-                `readings_versions` (issue 32). D1 itself runs them as a mix of 1, 4 and 8 clients.
+                `readings_versions` (issue 32). D1 itself runs them as a mix of 1, 4 and 8 clients; D1g runs that mix again with
+                the resource groups [operations.md](operations.md#sizing-for-dashboards) gives a deployment (heavy queries one at a
+                time, in a group of their own).
 
                 E1 erases a meter for good (`DELETE FROM readings_versions WHERE malo_id = ?`, timed once, no peer): each run
                 erases one no other row reads and names it under `erased-meters` in `dataset.properties` beside the dataset,

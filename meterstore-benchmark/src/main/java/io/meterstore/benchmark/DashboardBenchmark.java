@@ -144,31 +144,42 @@ final class DashboardBenchmark
     private final Supplier<Connection> trinoConnections;
     private final Function<String, Metrics> connectorMetrics;
     private final Connection trino;
+    private final boolean reportsApart;
 
     /**
      * @param trinoConnections opens a JDBC connection to the engine, one per client
      * @param connectorMetrics the connector's metrics of a finished query, by its query id
      * @param trino a connection of the benchmark's own, for the expected answers and the corrections
+     * @param reportsApart D1g: the heavy kinds tagged {@value DashboardResourceGroups#REPORT_TAG}, for an engine with
+     *         {@link DashboardResourceGroups}; D1 otherwise
      */
-    DashboardBenchmark(BenchmarkSettings settings, BenchmarkDataset dataset, Supplier<Connection> trinoConnections, Function<String, Metrics> connectorMetrics, Connection trino)
+    DashboardBenchmark(BenchmarkSettings settings, BenchmarkDataset dataset, Supplier<Connection> trinoConnections, Function<String, Metrics> connectorMetrics, Connection trino, boolean reportsApart)
     {
         this.settings = requireNonNull(settings, "settings is null");
         this.dataset = requireNonNull(dataset, "dataset is null");
         this.trinoConnections = requireNonNull(trinoConnections, "trinoConnections is null");
         this.connectorMetrics = requireNonNull(connectorMetrics, "connectorMetrics is null");
         this.trino = requireNonNull(trino, "trino is null");
+        this.reportsApart = reportsApart;
+    }
+
+    private String id()
+    {
+        return reportsApart ? "D1g" : "D1";
     }
 
     BenchmarkResult run()
     {
-        String title = "dashboards: light queries' p95 at 8 clients against 1 client, heavy ones beside them";
+        String title = reportsApart
+                ? "D1 with heavy queries in a resource group of their own, one at a time (docs/operations.md)"
+                : "dashboards: light queries' p95 at 8 clients against 1 client, heavy ones beside them";
         Target target = new Target(MAX_P95_RATIO, "<= 8.00, no error, no wrong answer");
         DatasetRestore before;
         try {
             before = DatasetRestore.capture(dataset);
         }
         catch (SQLException e) {
-            return BenchmarkResult.failed("D1", title, "8 clients", "1 client", Unit.SECONDS, target, e);
+            return BenchmarkResult.failed(id(), title, "8 clients", "1 client", Unit.SECONDS, target, e);
         }
         try {
             List<DashboardQuery> queries = queries();
@@ -181,10 +192,10 @@ final class DashboardBenchmark
         }
         catch (Exception e) {
             log.error(e, "D1 failed");
-            return BenchmarkResult.failed("D1", title, "8 clients", "1 client", Unit.SECONDS, target, e);
+            return BenchmarkResult.failed(id(), title, "8 clients", "1 client", Unit.SECONDS, target, e);
         }
         finally {
-            before.restore("D1", Optional.of(SOURCE_KIND));
+            before.restore(id(), Optional.of(SOURCE_KIND));
         }
     }
 
@@ -356,6 +367,10 @@ final class DashboardBenchmark
                 // each kind as often as the others, whatever the number of meters
                 List<DashboardQuery> ofKind = byKind.get(Kind.values()[random.nextInt(Kind.values().length)]);
                 DashboardQuery query = ofKind.get(random.nextInt(ofKind.size()));
+                if (reportsApart) {
+                    // as a deployment's report panels would be set up: a data source of their own, with its client tags
+                    connection.setClientInfo("ClientTags", query.kind().light ? null : DashboardResourceGroups.REPORT_TAG);
+                }
                 long start = System.nanoTime();
                 try {
                     TimedQuery.Execution execution = new TimedQuery("meterstore", connection, query.sql()).execute();
@@ -445,6 +460,10 @@ final class DashboardBenchmark
                 Every answer is compared with the one ROW_NUMBER over `readings_versions` gave before the clients started (this month's totals per day a local day of "from" at a time, added up by balancing day: over the whole month ROW_NUMBER holds every key and can exceed the engine's memory): the corrections leave every right answer as it was. \
                 Headline: the light query kind (today's total, one meter's last 7 days) whose p95 grew most from 1 to 8 clients (%s), the heavy ones (this month's totals per day, one meter over a year) running beside it in the same mix. After D1 the dataset is restored: the Iceberg table rolled back to its snapshot before D1, the partitions D1 archived attached again, the corrections deleted."""
                 .formatted(CLIENTS.stream().map(String::valueOf).collect(Collectors.joining(", ")), settings.d1Seconds(), METERS, worst.title));
+        if (reportsApart) {
+            details.add("""
+                    The engine has the resource groups docs/operations.md gives for dashboards beside heavy reports (DashboardResourceGroups): each client tags its queries of the heavy kinds `%s` (the JDBC driver's client tags), and those run in the group `reports`, %s at a time, the others queued there; the light kinds, the corrections and every other query run in `dashboards`, whose limits do not bind. A heavy query's latency below includes its time queued.""".formatted(DashboardResourceGroups.REPORT_TAG, DashboardResourceGroups.REPORTS_AT_ONCE));
+        }
         StringBuilder table = new StringBuilder("| clients | query | queries | queries/s | p50 | p95 | connection wait p95 | errors | wrong answers |\n|--:|---|--:|--:|--:|--:|--:|--:|--:|\n");
         for (Phase phase : phases) {
             for (Kind kind : Kind.values()) {
@@ -475,7 +494,7 @@ final class DashboardBenchmark
         Map<Kind, String> examples = new EnumMap<>(Kind.class);
         queries.forEach(query -> examples.putIfAbsent(query.kind(), query.sql()));
         examples.forEach((kind, sql) -> details.add("%s:\n\n```sql\n%s\n```".formatted(kind.title, sql)));
-        return new BenchmarkResult("D1", title, "8 clients", "1 client", Unit.SECONDS,
+        return new BenchmarkResult(id(), title, "8 clients", "1 client", Unit.SECONDS,
                 percentile(eight, worst, 0.95), percentile(one, worst, 0.95), target,
                 wrong > 0 ? Comparison.MISMATCH : Comparison.SAME_RESULT, error, details);
     }

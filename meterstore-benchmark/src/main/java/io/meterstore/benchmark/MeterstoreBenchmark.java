@@ -126,6 +126,8 @@ public final class MeterstoreBenchmark
                     + "Light queries do not queue behind heavy ones for PostgreSQL connections: a connection a split gives back goes to the waiting query holding the fewest, so a light query has the next turn however many splits a month's aggregation queued; a read of a few meters (one meter's last 7 days, and over a year) reads its hot partitions in one statement, so it takes one turn, not one per partition; planning and metadata take reserved connections (`meterstore.postgresql.reserved-connections`); and a pushed-down aggregation's statement runs on the connector's threads, not the node's driver threads. The connection wait in the table below shows what is left: the wait for the next connection a heavy split gives back. "
                     + "What a light query still waits for at 8 clients is the two cores, which eight clients share (Trino runs each query's splits in parallel, PostgreSQL's scans of the hot part take the second core): the queueing paragraph under D1 below gives the throughput figures of this run, and the per-kind ratios show what the heavy queries pay. "
                     + "Each query then waits for the queries ahead of it, and its latency grows with the number of clients (Little's law), up to eight times one client's on cores one client already keeps busy.")
+            .put("D1g", "D1's mix and clients on the same engine, with the resource groups docs/operations.md gives a deployment whose dashboards share it with heavy reports: the heavy kinds run one at a time and queue in their own group, the light ones run at once. "
+                    + "What is left for a light query at 8 clients is the share of the cores it gets beside the one heavy query running, the other light ones and the corrections: the queueing paragraph under D1g below gives this run's throughput.")
             .put("W1", "The cycle runs in the benchmark's JVM beside the engine, on the same two cores: an INSERT of today's rows takes no lock the cycle holds (the boundary lock is the cycle's only while it publishes its window, and an INSERT of rows at or above the window's end takes it shared), so what the statements beside the cycle wait for is the CPU and the disk the cycle's ordered read of the day and its Parquet writing take.")
             .put("W2", "The rules' statement trigger runs one window pass over the new rows and the stored versions of their channels (a sort of the statement's rows) and the CHECK constraints evaluate nine conditions per row; measured in psql on 96,000 new rows (2026-12-06, idle), the trigger added about 380 ms to an INSERT of about 620 ms, after it was made cheaper (an anti-join instead of joining every candidate back to the transition table, the range read from the first new \"from\", the channels counted by a hash aggregate; it added about 650 ms before). "
                     + "Through Trino the INSERT without the rules takes about 2.1 s, and the trigger and the checks add about 0.75 s. Exclusion constraints (btree_gist) cost ten times an INSERT and see one partition only. What would close it: checking against the stored rows in the statement's own staging pass (which already sorts the rows), with the trigger left to other writers.")
@@ -249,7 +251,12 @@ public final class MeterstoreBenchmark
             }
             if (settings.runs("D1")) {
                 // it archives and corrects, and puts the dataset back when it ends
-                results.add(new DashboardBenchmark(settings, dataset, () -> trinoConnectionUnchecked(queryRunner), queryId -> connectorMetrics(queryRunner, queryId), trino).run());
+                results.add(new DashboardBenchmark(settings, dataset, () -> trinoConnectionUnchecked(queryRunner), queryId -> connectorMetrics(queryRunner, queryId), trino, false).run());
+            }
+            if (settings.runs("D1g")) {
+                // after D1, which runs without them; only D1g's clients tag queries, so no other row's query is limited
+                DashboardResourceGroups.install(queryRunner);
+                results.add(new DashboardBenchmark(settings, dataset, () -> trinoConnectionUnchecked(queryRunner), queryId -> connectorMetrics(queryRunner, queryId), trino, true).run());
             }
             if (settings.runs(IngestBesideArchivalBenchmark.ID)) {
                 // it archives a day and puts the dataset back when it ends, as D1 does
