@@ -1,6 +1,5 @@
 package io.meterstore.benchmark;
 
-import com.google.common.collect.ImmutableList;
 import com.google.common.collect.Iterators;
 import io.airlift.log.Logger;
 import io.meterstore.benchmark.BenchmarkResult.Comparison;
@@ -25,8 +24,6 @@ import org.postgresql.PGConnection;
 
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -41,7 +38,6 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -321,47 +317,14 @@ final class ArchivalBenchmark
     private List<Matcher> archiveInChildJvm()
             throws IOException, InterruptedException
     {
-        Path output = Files.createTempFile(settings.directory(), "archive-once-", ".log");
-        try {
-            Process process = new ProcessBuilder(ImmutableList.<String>builder().add(
-                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Xmx" + settings.archiverHeap(),
-                    "-XX:+ExitOnOutOfMemoryError",
-                    "--add-modules=jdk.incubator.vector",
-                    "--enable-native-access=ALL-UNNAMED",
-                    "--sun-misc-unsafe-memory-access=allow",
-                    "-Duser.timezone=UTC",
-                    "-cp",
-                    System.getProperty("java.class.path"),
-                    ArchiveOnceProbe.class.getName(),
-                    warehouse.database().jdbcUrl(),
-                    warehouse.database().user(),
-                    warehouse.catalogName(),
-                    warehouse.location(),
-                    SCHEMA,
-                    TABLE)
-                    // the storage properties last, as key=value: on S3 the archiver writes through the S3 server
-                    .addAll(warehouse.storageProperties().entrySet().stream().map(entry -> entry.getKey() + "=" + entry.getValue()).iterator())
-                    .build())
-                    .redirectErrorStream(true)
-                    .redirectOutput(output.toFile())
-                    .start();
-            if (!process.waitFor(30, TimeUnit.MINUTES)) {
-                process.destroyForcibly().waitFor();
-                throw new IllegalStateException("The archiver did not finish in 30 minutes; its output is in " + output);
-            }
-            String text = Files.readString(output);
-            Matcher matcher = PROBE.matcher(text);
-            Matcher warm = WARM_PROBE.matcher(text);
-            if (process.exitValue() != 0 || !matcher.find() || !warm.find()) {
-                throw new IllegalStateException("The archiver failed (exit %s):%n%s".formatted(process.exitValue(), text));
-            }
-            log.info("A1: the archiver's output:%n%s", text.strip());
-            return List.of(matcher, warm);
+        String text = ArchiveOnceProbe.runInChildJvm(List.of(), settings.archiverHeap(), 2, warehouse, SCHEMA, TABLE, settings.directory());
+        Matcher matcher = PROBE.matcher(text);
+        Matcher warm = WARM_PROBE.matcher(text);
+        if (!matcher.find() || !warm.find()) {
+            throw new IllegalStateException("The archiver printed no cycle's figures:%n%s".formatted(text));
         }
-        finally {
-            Files.deleteIfExists(output);
-        }
+        log.info("A1: the archiver's output:%n%s", text.strip());
+        return List.of(matcher, warm);
     }
 
     private void execute(String sql)

@@ -1,5 +1,6 @@
 package io.meterstore.benchmark;
 
+import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import io.meterstore.archiver.cycle.ArchivalCycle;
 import io.meterstore.archiver.cycle.ArchivalSettings;
@@ -9,13 +10,17 @@ import io.meterstore.core.IcebergCatalogs;
 import io.meterstore.core.IcebergCatalogs.JdbcCatalogSpec;
 import io.meterstore.core.PartitionNaming;
 import io.meterstore.storage.ColdStorage;
+import io.meterstore.testing.TestingWarehouse;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 
 import java.io.Closeable;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.DriverManager;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -23,6 +28,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import static com.google.common.base.Preconditions.checkArgument;
 
 /**
  * Archival cycles in a JVM of their own, so the heap is the archiver's alone: the first as
@@ -38,7 +46,61 @@ public final class ArchiveOnceProbe
     public static final String RESULT_PREFIX = "archive-once-probe:";
     public static final String WARM_RESULT_PREFIX = "archive-once-probe-warm:";
 
+    // 1: the fresh JVM's cycle alone
+    private static final String CYCLES_PROPERTY = "archive-once-probe.cycles";
+
     private ArchiveOnceProbe() {}
+
+    /**
+     * Runs the probe on {@code warehouse}'s table {@code schema.table} in a JVM of its own, of {@code heap}, for
+     * {@code cycles} cycles (1 or 2), its command line after {@code launcher} ({@code nice -n 19}, or nothing); its
+     * output once it exited 0.
+     */
+    static String runInChildJvm(List<String> launcher, String heap, int cycles, TestingWarehouse warehouse, String schema, String table, Path directory)
+            throws IOException, InterruptedException
+    {
+        checkArgument(cycles == 1 || cycles == 2, "cycles must be 1 or 2: %s", cycles);
+        Path output = Files.createTempFile(directory, "archive-once-", ".log");
+        try {
+            Process process = new ProcessBuilder(ImmutableList.<String>builder()
+                    .addAll(launcher)
+                    .add(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                            "-Xmx" + heap,
+                            "-XX:+ExitOnOutOfMemoryError",
+                            "--add-modules=jdk.incubator.vector",
+                            "--enable-native-access=ALL-UNNAMED",
+                            "--sun-misc-unsafe-memory-access=allow",
+                            "-Duser.timezone=UTC",
+                            "-D%s=%s".formatted(CYCLES_PROPERTY, cycles),
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            ArchiveOnceProbe.class.getName(),
+                            warehouse.database().jdbcUrl(),
+                            warehouse.database().user(),
+                            warehouse.catalogName(),
+                            warehouse.location(),
+                            schema,
+                            table)
+                    // the storage properties last, as key=value: on S3 the archiver writes through the S3 server
+                    .addAll(warehouse.storageProperties().entrySet().stream().map(entry -> entry.getKey() + "=" + entry.getValue()).iterator())
+                    .build())
+                    .redirectErrorStream(true)
+                    .redirectOutput(output.toFile())
+                    .start();
+            if (!process.waitFor(30, TimeUnit.MINUTES)) {
+                process.destroyForcibly().waitFor();
+                throw new IllegalStateException("The archiver did not finish in 30 minutes; its output is in " + output);
+            }
+            String text = Files.readString(output);
+            if (process.exitValue() != 0) {
+                throw new IllegalStateException("The archiver failed (exit %s):%n%s".formatted(process.exitValue(), text));
+            }
+            return text;
+        }
+        finally {
+            Files.deleteIfExists(output);
+        }
+    }
 
     public static void main(String[] args)
             throws Exception
@@ -68,7 +130,7 @@ public final class ArchiveOnceProbe
                     ArchivalSettings.DEFAULTS,
                     InstantSource.fixed(BenchmarkDataset.LATER));
             List<MemoryPoolMXBean> heap = ManagementFactory.getMemoryPoolMXBeans().stream().filter(pool -> pool.getType() == MemoryType.HEAP).toList();
-            for (String prefix : List.of(RESULT_PREFIX, WARM_RESULT_PREFIX)) {
+            for (String prefix : List.of(RESULT_PREFIX, WARM_RESULT_PREFIX).subList(0, Integer.getInteger(CYCLES_PROPERTY, 2))) {
                 System.gc();
                 heap.forEach(MemoryPoolMXBean::resetPeakUsage);
                 long start = System.nanoTime();

@@ -309,7 +309,8 @@ public record BenchmarkReport(Run run, Environment environment, List<String> dat
                 day, one meter over a year) with one client as pairs: each on `readings` against the same query on
                 `readings_versions` (issue 32). D1 itself runs them as a mix of 1, 4 and 8 clients; D1g runs that mix again with
                 the resource groups [operations.md](operations.md#sizing-for-dashboards) gives a deployment (heavy queries one at a
-                time, in a group of their own).
+                time, in a group of their own). W1n runs W1's stream beside a cycle in a JVM of its own at nice 19, as
+                [operations.md](operations.md#sharing-cores-with-the-archiver) gives a deployment whose archiver shares cores.
 
                 E1 erases a meter for good (`DELETE FROM readings_versions WHERE malo_id = ?`, timed once, no peer): each run
                 erases one no other row reads and names it under `erased-meters` in `dataset.properties` beside the dataset,

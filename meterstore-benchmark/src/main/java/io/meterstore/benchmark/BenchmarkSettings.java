@@ -34,7 +34,7 @@ public record BenchmarkSettings(
         Path output,
         Optional<Path> probe)
 {
-    public static final Set<String> ALL = ImmutableSet.of("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "R1", "R2", "R3", "R1c", "R1h", "R1L", "R3L", "C1", "H1", "H2", "J1", "D1t", "D1w", "D1m", "D1y", "A1", "S1", "D1", "D1g", "W1", "W2", "W3", "E1");
+    public static final Set<String> ALL = ImmutableSet.of("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "R1", "R2", "R3", "R1c", "R1h", "R1L", "R3L", "C1", "H1", "H2", "J1", "D1t", "D1w", "D1m", "D1y", "A1", "S1", "D1", "D1g", "W1", "W1n", "W2", "W3", "E1");
     /**
      * The layout the archiver writes the cold tier in. A dataset made by an archiver of another layout is made again:
      * "resolved-1" is winners apart from the versions they supersede (issue 12); datasets from before it lack the key.

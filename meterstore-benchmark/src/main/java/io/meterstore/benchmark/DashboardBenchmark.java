@@ -312,7 +312,7 @@ final class DashboardBenchmark
     private Phase phase(int clients, List<DashboardQuery> queries, AtomicLong version)
             throws Exception
     {
-        log.info("D1: %s clients for %s s", clients, settings.d1Seconds());
+        log.info("%s: %s clients for %s s", id(), clients, settings.d1Seconds());
         long deadline = System.nanoTime() + Duration.ofSeconds(settings.d1Seconds()).toNanos();
         Queue<Sample> samples = new ConcurrentLinkedQueue<>();
         // each query's statistics looked up beside the clients, as soon as it finished, so that no client pauses between
@@ -429,7 +429,7 @@ final class DashboardBenchmark
                 ArchivalSettings.DEFAULTS,
                 InstantSource.fixed(BenchmarkDataset.LATER));
         ArchiveOutcome outcome = cycle.archiveOnce();
-        log.info("D1: %s", outcome.describe());
+        log.info("%s: %s", id(), outcome.describe());
         return outcome.describe();
     }
 

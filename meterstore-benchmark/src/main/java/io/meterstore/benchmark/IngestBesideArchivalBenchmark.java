@@ -27,6 +27,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
@@ -42,8 +44,13 @@ import static java.util.Objects.requireNonNull;
 final class IngestBesideArchivalBenchmark
 {
     static final String ID = "W1";
+    // the same, the cycle in a JVM of its own at the lowest CPU priority, as docs/operations.md gives a deployment
+    static final String NICE_ID = "W1n";
     private static final Logger log = Logger.get(IngestBesideArchivalBenchmark.class);
+    private static final Pattern CHILD_CYCLE = Pattern.compile(Pattern.quote(ArchiveOnceProbe.RESULT_PREFIX) + " kind=(\\w+) rows=(\\d+) nanos=(\\d+)");
+    private static final List<String> NICE = List.of("nice", "-n", "19");
     private static final String TITLE = "INSERT today's readings beside an archival cycle: p95";
+    private static final String NICE_TITLE = "W1 with the archiver at nice 19, in a JVM of its own";
     private static final String LABEL = "beside a cycle";
     private static final String PEER = "no cycle";
     private static final Target TARGET = new Target(1.5, "<= 1.50, no error, every row in one tier");
@@ -53,17 +60,27 @@ final class IngestBesideArchivalBenchmark
     private final BenchmarkDataset dataset;
     private final Supplier<Connection> trinoConnections;
     private final Connection trino;
+    private final boolean niced;
+    private final String id;
+    private final String title;
+
+    /** What the cycle beside the stream did. */
+    private record CycleRun(boolean archived, String description) {}
 
     /**
      * @param trinoConnections opens the ingestion stream's JDBC connection to the engine
      * @param trino a connection of the benchmark's own, for the checks
+     * @param niced W1n: the cycle in a JVM of its own at nice 19; W1, in the benchmark's JVM, otherwise
      */
-    IngestBesideArchivalBenchmark(BenchmarkSettings settings, BenchmarkDataset dataset, Supplier<Connection> trinoConnections, Connection trino)
+    IngestBesideArchivalBenchmark(BenchmarkSettings settings, BenchmarkDataset dataset, Supplier<Connection> trinoConnections, Connection trino, boolean niced)
     {
         this.settings = requireNonNull(settings, "settings is null");
         this.dataset = requireNonNull(dataset, "dataset is null");
         this.trinoConnections = requireNonNull(trinoConnections, "trinoConnections is null");
         this.trino = requireNonNull(trino, "trino is null");
+        this.niced = niced;
+        this.id = niced ? NICE_ID : ID;
+        this.title = niced ? NICE_TITLE : TITLE;
     }
 
     BenchmarkResult run()
@@ -73,19 +90,19 @@ final class IngestBesideArchivalBenchmark
             before = DatasetRestore.capture(dataset);
         }
         catch (SQLException e) {
-            return BenchmarkResult.failed(ID, TITLE, LABEL, PEER, Unit.SECONDS, TARGET, e);
+            return BenchmarkResult.failed(id, title, LABEL, PEER, Unit.SECONDS, TARGET, e);
         }
         IngestionStream stream = new IngestionStream(settings, dataset, trinoConnections, Set.of());
         try {
             return measure(stream, before.table());
         }
         catch (Exception e) {
-            log.error(e, "W1 failed");
-            return BenchmarkResult.failed(ID, TITLE, LABEL, PEER, Unit.SECONDS, TARGET, e);
+            log.error(e, "%s failed", id);
+            return BenchmarkResult.failed(id, title, LABEL, PEER, Unit.SECONDS, TARGET, e);
         }
         finally {
             stream.dropCreated();
-            before.restore(ID, Optional.empty());
+            before.restore(id, Optional.empty());
         }
     }
 
@@ -95,15 +112,8 @@ final class IngestBesideArchivalBenchmark
         long rowsBefore = tierRows();
         TieringWatermark watermarkBefore = WatermarkReader.current(table).watermark();
         LockWaits lockWaits = new LockWaits();
-        IngestionStream.Beside<ArchiveOutcome> beside = stream.beside(() -> lockWaits.sampledWhile(() -> new ArchivalCycle(
-                dataset.warehouse().catalog(),
-                TableIdentifier.of(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE),
-                BenchmarkDataset.HOT_TIER,
-                () -> dataset.database().connect(),
-                ArchivalSettings.DEFAULTS,
-                InstantSource.fixed(BenchmarkDataset.LATER))
-                .archiveOnce()));
-        log.info("W1: %s", beside.event().describe());
+        IngestionStream.Beside<CycleRun> beside = stream.beside(() -> lockWaits.sampledWhile(this::cycle));
+        log.info("%s: %s", id, beside.event().description());
         table.refresh();
         TieringWatermark watermark = WatermarkReader.current(table).watermark();
 
@@ -115,15 +125,15 @@ final class IngestBesideArchivalBenchmark
         long cold = count("SELECT count(*) FROM iceberg.metering.readings");
         long streamHot = stream.hotRows();
         List<String> failures = new ArrayList<>();
-        check(failures, beside.event().kind() == ArchiveOutcome.Kind.ARCHIVED && watermark.instant().isAfter(watermarkBefore.instant()),
-                "the cycle archived a day beside the stream (%s)", beside.event().describe());
+        check(failures, beside.event().archived() && watermark.instant().isAfter(watermarkBefore.instant()),
+                "the cycle archived a day beside the stream (%s)", beside.event().description());
         check(failures, streamHot == inserted, "the stream's %,d rows are all in PostgreSQL (%,d there)", inserted, streamHot);
         check(failures, coldAboveW == 0 && hotBelowW == 0, "no row lies on the wrong side of W %s: %,d in Iceberg at or above it, %,d in PostgreSQL's attached partitions below it",
                 TieringWatermark.formatInstant(watermark.instant()), coldAboveW, hotBelowW);
         check(failures, cold + hot == rowsBefore + inserted, "Iceberg's %,d rows and PostgreSQL's %,d add up to the %,d before and the stream's %,d", cold, hot, rowsBefore, inserted);
 
         List<String> details = new ArrayList<>();
-        details.add(beside.describe("an archival cycle (%s)".formatted(beside.event().describe())));
+        details.add(beside.describe("an archival cycle (%s)".formatted(beside.event().description())));
         details.add(lockWaits.describe());
         details.add("The headline is the p95 of the statements that overlapped the cycle against the p95 of the stream alone; at small sizes a cycle overlaps a few statements only, so its p95 is their slowest.");
         details.add("Checks, after the cycle: %s.".formatted(failures.isEmpty()
@@ -131,8 +141,35 @@ final class IngestBesideArchivalBenchmark
                         .formatted(cold, hot, rowsBefore, inserted)
                 : "**failed**: " + String.join("; ", failures)));
         details.add("Afterwards the dataset is restored: the Iceberg table rolled back to its snapshot before W1, the partition the cycle archived attached again, the stream's rows and partitions dropped.");
-        return new BenchmarkResult(ID, TITLE, LABEL, PEER, Unit.SECONDS, IngestionStream.p95(beside.during()), IngestionStream.p95(beside.alone()), TARGET,
+        return new BenchmarkResult(id, title, LABEL, PEER, Unit.SECONDS, IngestionStream.p95(beside.during()), IngestionStream.p95(beside.alone()), TARGET,
                 failures.isEmpty() ? Comparison.SAME_RESULT : Comparison.MISMATCH, beside.error(), details);
+    }
+
+    /**
+     * One archival cycle of the dataset's table: W1 runs it in the benchmark's JVM, warm, beside the engine; W1n as a
+     * deployment that shares its cores would run the archiver, in a JVM of its own at the lowest CPU priority, so the
+     * engine's and PostgreSQL's work goes first (PostgreSQL's backend reading the day for it keeps its own priority).
+     */
+    private CycleRun cycle()
+            throws Exception
+    {
+        if (!niced) {
+            ArchiveOutcome outcome = new ArchivalCycle(
+                    dataset.warehouse().catalog(),
+                    TableIdentifier.of(BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE),
+                    BenchmarkDataset.HOT_TIER,
+                    () -> dataset.database().connect(),
+                    ArchivalSettings.DEFAULTS,
+                    InstantSource.fixed(BenchmarkDataset.LATER))
+                    .archiveOnce();
+            return new CycleRun(outcome.kind() == ArchiveOutcome.Kind.ARCHIVED, outcome.describe());
+        }
+        String output = ArchiveOnceProbe.runInChildJvm(NICE, settings.archiverHeap(), 1, dataset.warehouse(), BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE, settings.directory());
+        Matcher cycle = CHILD_CYCLE.matcher(output);
+        checkState(cycle.find(), "The archiver printed no cycle's figures:%n%s", output);
+        return new CycleRun(cycle.group(1).equals(ArchiveOutcome.Kind.ARCHIVED.name()),
+                "%s, %,d rows in %.1f s, the cycle alone, in a JVM of its own at nice 19"
+                        .formatted(cycle.group(1), Long.parseLong(cycle.group(2)), Long.parseLong(cycle.group(3)) / 1e9));
     }
 
     /**
