@@ -38,8 +38,6 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import static com.google.common.base.Preconditions.checkState;
@@ -69,8 +67,6 @@ final class ArchivalBenchmark
     private static final String TRINO_LAYOUT = """
             WITH (format = 'PARQUET', partitioning = ARRAY['month("from")'], sorted_by = ARRAY['malo_id', 'obis_code', '"from"', 'version'],
                   parquet_bloom_filter_columns = ARRAY['malo_id', 'obis_code'])""";
-    private static final Pattern PROBE = Pattern.compile(Pattern.quote(ArchiveOnceProbe.RESULT_PREFIX) + " kind=(\\w+) rows=(\\d+) nanos=(\\d+) peak_heap_bytes=(\\d+) max_heap_bytes=(\\d+)");
-    private static final Pattern WARM_PROBE = Pattern.compile(Pattern.quote(ArchiveOnceProbe.WARM_RESULT_PREFIX) + " kind=(\\w+) rows=(\\d+) nanos=(\\d+) peak_heap_bytes=(\\d+) max_heap_bytes=(\\d+)");
 
     private final BenchmarkSettings settings;
     private final TestingWarehouse warehouse;
@@ -274,13 +270,14 @@ final class ArchivalBenchmark
         long insertNanos = System.nanoTime() - start;
         checkState(inserted == rows, "Trino inserted %s rows, the partition holds %s", inserted, rows);
 
-        List<Matcher> probes = archiveInChildJvm();
-        Matcher probe = probes.get(0);
-        Matcher warmProbe = probes.get(1);
-        checkState(probe.group(1).equals("ARCHIVED") && Long.parseLong(probe.group(2)) == rows, "The archiver did not archive the day's %s rows: %s", rows, probe.group());
-        checkState(warmProbe.group(1).equals("ARCHIVED") && Long.parseLong(warmProbe.group(2)) == rows, "The archiver did not archive the second day's %s rows: %s", rows, warmProbe.group());
-        Round result = new Round(rows, postgresBytes, copyNanos, insertNanos, Long.parseLong(probe.group(3)), Long.parseLong(warmProbe.group(3)),
-                Math.max(Long.parseLong(probe.group(4)), Long.parseLong(warmProbe.group(4))), Long.parseLong(probe.group(5)));
+        ArchiveOnceProbe.Run run = ArchiveOnceProbe.runInChildJvm(List.of(), settings.archiverHeap(), 2, warehouse, SCHEMA, TABLE, settings.directory());
+        log.info("A1: the archiver's output:%n%s", run.output().strip());
+        ArchiveOnceProbe.Cycle fresh = run.cycles().get(0);
+        ArchiveOnceProbe.Cycle warm = run.cycles().get(1);
+        checkState(fresh.archived() && fresh.rows() == rows, "The archiver did not archive the day's %s rows: %s", rows, fresh);
+        checkState(warm.archived() && warm.rows() == rows, "The archiver did not archive the second day's %s rows: %s", rows, warm);
+        Round result = new Round(rows, postgresBytes, copyNanos, insertNanos, fresh.nanos(), warm.nanos(),
+                Math.max(fresh.peakHeapBytes(), warm.peakHeapBytes()), fresh.maxHeapBytes());
         log.info("A1: %s", result);
         return result;
     }
@@ -312,19 +309,6 @@ final class ArchivalBenchmark
     {
         String order = ReadingsColumn.SORT_KEY.stream().map(column -> quoteIdentifier(column.columnName())).collect(Collectors.joining(", "));
         return "COPY (SELECT %s FROM %s ORDER BY %s) TO STDOUT (FORMAT binary)".formatted(ReadingsSchema.postgresColumnList(), partition, order);
-    }
-
-    private List<Matcher> archiveInChildJvm()
-            throws IOException, InterruptedException
-    {
-        String text = ArchiveOnceProbe.runInChildJvm(List.of(), settings.archiverHeap(), 2, warehouse, SCHEMA, TABLE, settings.directory());
-        Matcher matcher = PROBE.matcher(text);
-        Matcher warm = WARM_PROBE.matcher(text);
-        if (!matcher.find() || !warm.find()) {
-            throw new IllegalStateException("The archiver printed no cycle's figures:%n%s".formatted(text));
-        }
-        log.info("A1: the archiver's output:%n%s", text.strip());
-        return List.of(matcher, warm);
     }
 
     private void execute(String sql)

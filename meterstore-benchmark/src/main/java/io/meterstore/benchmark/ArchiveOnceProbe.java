@@ -29,8 +29,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.base.Preconditions.checkState;
 
 /**
  * Archival cycles in a JVM of their own, so the heap is the archiver's alone: the first as
@@ -43,20 +45,34 @@ import static com.google.common.base.Preconditions.checkArgument;
  */
 public final class ArchiveOnceProbe
 {
-    public static final String RESULT_PREFIX = "archive-once-probe:";
-    public static final String WARM_RESULT_PREFIX = "archive-once-probe-warm:";
-
+    static final String RESULT_PREFIX = "archive-once-probe:";
+    static final String WARM_RESULT_PREFIX = "archive-once-probe-warm:";
+    // how main prints each cycle's figures, and how the launcher reads them back
+    static final String FIGURES = "%s kind=%s rows=%d nanos=%d peak_heap_bytes=%d max_heap_bytes=%d%n";
+    private static final Pattern FIGURES_LINE = Pattern.compile("^archive-once-probe(?:-warm)?: kind=(\\w+) rows=(\\d+) nanos=(\\d+) peak_heap_bytes=(\\d+) max_heap_bytes=(\\d+)$", Pattern.MULTILINE);
     // 1: the fresh JVM's cycle alone
     private static final String CYCLES_PROPERTY = "archive-once-probe.cycles";
+
+    /** One cycle in the child JVM: its outcome's kind and rows, its time without the JVM's start, the heap's peak and cap. */
+    record Cycle(String kind, long rows, long nanos, long peakHeapBytes, long maxHeapBytes)
+    {
+        boolean archived()
+        {
+            return kind.equals(ArchiveOutcome.Kind.ARCHIVED.name());
+        }
+    }
+
+    /** The child JVM's output, and its cycles in order: the fresh JVM's first, then the warm one's. */
+    record Run(String output, List<Cycle> cycles) {}
 
     private ArchiveOnceProbe() {}
 
     /**
      * Runs the probe on {@code warehouse}'s table {@code schema.table} in a JVM of its own, of {@code heap}, for
-     * {@code cycles} cycles (1 or 2), its command line after {@code launcher} ({@code nice -n 19}, or nothing); its
-     * output once it exited 0.
+     * {@code cycles} cycles (1 or 2), its command line after {@code launcher} ({@code nice -n 19}, or nothing); once it
+     * exited 0 and printed each cycle's figures.
      */
-    static String runInChildJvm(List<String> launcher, String heap, int cycles, TestingWarehouse warehouse, String schema, String table, Path directory)
+    static Run runInChildJvm(List<String> launcher, String heap, int cycles, TestingWarehouse warehouse, String schema, String table, Path directory)
             throws IOException, InterruptedException
     {
         checkArgument(cycles == 1 || cycles == 2, "cycles must be 1 or 2: %s", cycles);
@@ -95,11 +111,21 @@ public final class ArchiveOnceProbe
             if (process.exitValue() != 0) {
                 throw new IllegalStateException("The archiver failed (exit %s):%n%s".formatted(process.exitValue(), text));
             }
-            return text;
+            List<Cycle> figures = cycles(text);
+            checkState(figures.size() == cycles, "The archiver printed the figures of %s cycles, not %s:%n%s", figures.size(), cycles, text);
+            return new Run(text, figures);
         }
         finally {
             Files.deleteIfExists(output);
         }
+    }
+
+    /** The cycles' figures in the child's output, in the order it printed them; its log lines and the outcomes around them skipped. */
+    static List<Cycle> cycles(String output)
+    {
+        return FIGURES_LINE.matcher(output).results()
+                .map(line -> new Cycle(line.group(1), Long.parseLong(line.group(2)), Long.parseLong(line.group(3)), Long.parseLong(line.group(4)), Long.parseLong(line.group(5))))
+                .toList();
     }
 
     public static void main(String[] args)
@@ -139,7 +165,7 @@ public final class ArchiveOnceProbe
                 // each pool's own peak, added: an upper bound of the heap in use at any one moment
                 long peak = heap.stream().mapToLong(pool -> pool.getPeakUsage().getUsed()).sum();
                 System.out.println(outcome.describe());
-                System.out.printf("%s kind=%s rows=%d nanos=%d peak_heap_bytes=%d max_heap_bytes=%d%n",
+                System.out.printf(FIGURES,
                         prefix, outcome.kind(), outcome.rows(), nanos, peak, Runtime.getRuntime().maxMemory());
             }
         }

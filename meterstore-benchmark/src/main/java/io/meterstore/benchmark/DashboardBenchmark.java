@@ -191,7 +191,7 @@ final class DashboardBenchmark
             return result(title, target, queries, phases);
         }
         catch (Exception e) {
-            log.error(e, "D1 failed");
+            log.error(e, "%s failed", id());
             return BenchmarkResult.failed(id(), title, "8 clients", "1 client", Unit.SECONDS, target, e);
         }
         finally {

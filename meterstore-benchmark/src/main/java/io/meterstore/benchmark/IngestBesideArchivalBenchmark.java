@@ -29,8 +29,6 @@ import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
@@ -47,7 +45,6 @@ final class IngestBesideArchivalBenchmark
     // the same, the cycle in a JVM of its own at the lowest CPU priority, as docs/operations.md gives a deployment
     static final String NICE_ID = "W1n";
     private static final Logger log = Logger.get(IngestBesideArchivalBenchmark.class);
-    private static final Pattern CHILD_CYCLE = Pattern.compile(Pattern.quote(ArchiveOnceProbe.RESULT_PREFIX) + " kind=(\\w+) rows=(\\d+) nanos=(\\d+)");
     private static final List<String> NICE = List.of("nice", "-n", "19");
     private static final String TITLE = "INSERT today's readings beside an archival cycle: p95";
     private static final String NICE_TITLE = "W1 with the archiver at nice 19, in a JVM of its own";
@@ -164,12 +161,9 @@ final class IngestBesideArchivalBenchmark
                     .archiveOnce();
             return new CycleRun(outcome.kind() == ArchiveOutcome.Kind.ARCHIVED, outcome.describe());
         }
-        String output = ArchiveOnceProbe.runInChildJvm(NICE, settings.archiverHeap(), 1, dataset.warehouse(), BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE, settings.directory());
-        Matcher cycle = CHILD_CYCLE.matcher(output);
-        checkState(cycle.find(), "The archiver printed no cycle's figures:%n%s", output);
-        return new CycleRun(cycle.group(1).equals(ArchiveOutcome.Kind.ARCHIVED.name()),
-                "%s, %,d rows in %.1f s, the cycle alone, in a JVM of its own at nice 19"
-                        .formatted(cycle.group(1), Long.parseLong(cycle.group(2)), Long.parseLong(cycle.group(3)) / 1e9));
+        ArchiveOnceProbe.Cycle cycle = ArchiveOnceProbe.runInChildJvm(NICE, settings.archiverHeap(), 1, dataset.warehouse(), BenchmarkDataset.SCHEMA, BenchmarkDataset.TABLE, settings.directory())
+                .cycles().getFirst();
+        return new CycleRun(cycle.archived(), "%s, %,d rows in %.1f s, the cycle alone, in a JVM of its own at nice 19".formatted(cycle.kind(), cycle.rows(), cycle.nanos() / 1e9));
     }
 
     /**

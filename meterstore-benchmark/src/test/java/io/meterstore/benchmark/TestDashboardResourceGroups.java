@@ -11,11 +11,11 @@ import java.util.Set;
 import static io.trino.testing.TestingSession.testSessionBuilder;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** D1g's resource groups on a real engine: a query's client tags choose its group, and the reports' group runs one at a time. */
+/** D1g's resource groups on a real engine: a query's client tags choose its group, and the reports' group admits one running query. */
 final class TestDashboardResourceGroups
 {
     @Test
-    void testReportsRunInTheirOwnGroupOneAtATime()
+    void testReportsRunInAGroupOfTheirOwnLimitedToOne()
             throws Exception
     {
         try (DistributedQueryRunner engine = DistributedQueryRunner.builder(testSessionBuilder().build()).setWorkerCount(0).build()) {
@@ -30,11 +30,10 @@ final class TestDashboardResourceGroups
             assertThat(groupOf(engine, "the report")).isEqualTo("reports");
             assertThat(groupOf(engine, "the panel")).isEqualTo("dashboards");
             assertThat(groupOf(engine, "untagged")).isEqualTo("dashboards");
-            ResourceGroupInfo reports = engine.getCoordinator().getResourceGroupManager().orElseThrow()
-                    .tryGetResourceGroupInfo(new ResourceGroupId("reports")).orElseThrow();
+            var groups = engine.getCoordinator().getResourceGroupManager().orElseThrow();
+            ResourceGroupInfo reports = groups.tryGetResourceGroupInfo(new ResourceGroupId("reports")).orElseThrow();
             assertThat(reports.hardConcurrencyLimit()).isEqualTo(DashboardResourceGroups.REPORTS_AT_ONCE);
-            ResourceGroupInfo dashboards = engine.getCoordinator().getResourceGroupManager().orElseThrow()
-                    .tryGetResourceGroupInfo(new ResourceGroupId("dashboards")).orElseThrow();
+            ResourceGroupInfo dashboards = groups.tryGetResourceGroupInfo(new ResourceGroupId("dashboards")).orElseThrow();
             assertThat(dashboards.hardConcurrencyLimit()).isGreaterThan(100);
         }
     }
